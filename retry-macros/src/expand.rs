@@ -1,0 +1,124 @@
+//! Writes the retry loop around a checked function.
+//!
+//! ```text
+//! async fn f(args) -> Ret {
+//!     let attempts = Attempts::start(const { &Policy::new().with_...() });
+//!     let on = classifier::<Ret, _>(on);
+//!     loop {
+//!         let outcome: Ret = async { /* the original body */ }.await;
+//!         let wait = match attempts.next(outcome, &on) {
+//!             Break(outcome) => return outcome,
+//!             Continue(wait) => wait,
+//!         };
+//!         sleep(wait).await;
+//!     }
+//! }
+//! ```
+//!
+//! The body goes into a non-`move` async block, so each attempt borrows the
+//! arguments afresh and a body that moves one gets the compiler's own "moved
+//! in previous iteration of loop" error at the move. The outcome is consumed
+//! by `next` before the wait, so an error that is not `Send` never makes the
+//! future `!Send`. Locals use `Span::mixed_site()`, invisible to the body.
+
+use core::time::Duration;
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{ReturnType, Type};
+
+use crate::attr::Function;
+use crate::validate::Config;
+
+pub fn expand(function: Function, config: Config) -> TokenStream {
+    let Function { attrs, vis, sig, inner_attrs, stmts } = function;
+    let stmts = stmts.unwrap_or_default();
+    let ReturnType::Type(_, output) = &sig.output else {
+        unreachable!("validate::function rejects functions without a return type")
+    };
+    let output: &Type = output;
+    let krate = config.krate.as_ref().map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
+    let private = quote!(#krate::__private);
+    let policy = policy(&krate, &config);
+
+    let span = Span::mixed_site();
+    let attempts = syn::Ident::new("attempts", span);
+    let on = syn::Ident::new("on", span);
+    let outcome = syn::Ident::new("outcome", span);
+    let wait = syn::Ident::new("wait", span);
+    let fake = syn::Ident::new("fake", span);
+
+    let classifier = config.on.map_or_else(
+        || quote!(#private::every_error),
+        |on| quote_spanned!(on.span()=> #on),
+    );
+    // Spanned on the return type, so a type that is not a `Result` is
+    // reported there.
+    let on_init = quote_spanned! {output.span()=>
+        #private::classifier::<#output, _>(#classifier)
+    };
+
+    quote! {
+        #(#attrs)*
+        #vis #sig {
+            #(#inner_attrs)*
+            let mut #attempts = #private::Attempts::start(#policy);
+            let #on = #on_init;
+            loop {
+                let #outcome: #output = async {
+                    // Gives the block the function's return type, so `?`
+                    // and `.into()` in the body infer as they did before.
+                    #[allow(
+                        unreachable_code,
+                        clippy::diverging_sub_expression,
+                        clippy::empty_loop,
+                        clippy::let_unit_value,
+                        clippy::unreachable,
+                        clippy::needless_return
+                    )]
+                    if false {
+                        let #fake: #output = loop {};
+                        return #fake;
+                    }
+                    #(#stmts)*
+                }
+                .await;
+                let #wait = match #attempts.next(#outcome, &#on) {
+                    #private::ControlFlow::Break(#outcome) => return #outcome,
+                    #private::ControlFlow::Continue(#wait) => #wait,
+                };
+                #private::sleep(#wait).await;
+            }
+        }
+    }
+}
+
+fn policy(krate: &TokenStream, config: &Config) -> TokenStream {
+    let max = config.max;
+    let base = duration(config.base);
+    let cap = duration(config.cap);
+    let multiplier = config.multiplier;
+    let jitter = syn::Ident::new(config.jitter, Span::call_site());
+    let deadline = config.deadline.map(|d| {
+        let d = duration(d);
+        quote!(.with_deadline(#d))
+    });
+    quote! {
+        const {
+            &#krate::Policy::new()
+                .with_max_attempts(#max)
+                .with_base(#base)
+                .with_cap(#cap)
+                .with_multiplier(#multiplier)
+                .with_jitter(#krate::Jitter::#jitter)
+                #deadline
+        }
+    }
+}
+
+fn duration(d: Duration) -> TokenStream {
+    let secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    quote!(::core::time::Duration::new(#secs, #nanos))
+}

@@ -1,0 +1,77 @@
+//! The `#[retry]` attribute. Use it through `retry-runtime`, which re-exports
+//! it as `retry_runtime::retry` and documents it; this crate only parses,
+//! checks and expands. No retry logic lives here.
+//!
+//! Stages, one module each: `attr` reads the tokens, `validate` judges them,
+//! `expand` writes the loop. On any mistake the function is emitted unchanged
+//! next to the errors, so the rest of the crate still compiles and one mistake
+//! is one error.
+#![forbid(unsafe_code)]
+
+mod attr;
+#[path = "../../retry-runtime/src/duration.rs"]
+#[allow(dead_code)]
+mod duration;
+mod expand;
+mod validate;
+
+use proc_macro::TokenStream;
+use proc_macro2::{Span, TokenTree};
+use quote::ToTokens;
+
+/// Retries an `async fn` that returns a `Result`. Documented in
+/// `retry_runtime::retry`.
+#[proc_macro_attribute]
+pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
+    retry_impl(args.into(), item.into()).into()
+}
+
+fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+    let function: attr::Function = match syn::parse2(item.clone()) {
+        Ok(function) => function,
+        Err(_) => {
+            let error = syn::Error::new(
+                item_keyword(&item),
+                "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
+            );
+            let mut output = item;
+            output.extend(error.to_compile_error());
+            return output;
+        }
+    };
+    let config = attr::parse_args(args).and_then(validate::config);
+    let checked = validate::function(&function);
+    match (config, checked) {
+        (Ok(config), Ok(())) => expand::expand(function, config),
+        (config, checked) => {
+            let mut errors = validate::Errors::default();
+            for error in [config.err(), checked.err()].into_iter().flatten() {
+                errors.push(error);
+            }
+            let mut output = function.into_token_stream();
+            if let Err(error) = errors.finish(()) {
+                output.extend(error.to_compile_error());
+            }
+            output
+        }
+    }
+}
+
+/// The token that says what the item is (`struct`, `impl`, ...), past its
+/// attributes and visibility.
+fn item_keyword(item: &proc_macro2::TokenStream) -> Span {
+    let mut tokens = item.clone().into_iter();
+    let mut first = None;
+    while let Some(token) = tokens.next() {
+        first.get_or_insert_with(|| token.span());
+        match &token {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next();
+            }
+            TokenTree::Ident(ident) if ident == "pub" => {}
+            TokenTree::Group(_) => {}
+            _ => return token.span(),
+        }
+    }
+    first.unwrap_or_else(Span::call_site)
+}

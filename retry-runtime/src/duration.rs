@@ -1,0 +1,159 @@
+//! Duration strings: `"200ms"`, `"1.5s"`, `"1m30s"`.
+//!
+//! This one file is compiled into both crates (`retry-macros` includes it with
+//! `#[path]`), so the attribute, checking literals while compiling, and a policy
+//! read from configuration at run time accept exactly the same strings.
+
+use core::fmt;
+use core::time::Duration;
+
+/// Why a duration string was rejected by [`parse_duration`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+#[non_exhaustive]
+pub enum DurationError {
+    /// The string is empty.
+    Empty,
+    /// A unit with no number before it, as in `"ms"`.
+    MissingNumber,
+    /// A number with no unit after it, as in `"200"`.
+    MissingUnit,
+    /// A unit that is not one of `ns`, `us`, `ms`, `s`, `m`, `h`.
+    UnknownUnit(String),
+    /// A character that is neither a digit, a `.` nor part of a unit.
+    Unexpected(char),
+    /// A number such as `"1."` or `"1.2.3"`.
+    BadNumber,
+    /// A unit used twice, or a larger unit after a smaller one, as in `"30s1m"`.
+    UnitOrder,
+    /// More than `Duration::MAX`.
+    Overflow,
+}
+
+impl fmt::Display for DurationError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::Empty => f.write_str("the string is empty"),
+            Self::MissingNumber => f.write_str("a unit has no number before it"),
+            Self::MissingUnit => f.write_str("a number has no unit after it"),
+            Self::UnknownUnit(unit) => write!(f, "`{unit}` is not a unit"),
+            Self::Unexpected(c) => write!(f, "unexpected character `{c}`"),
+            Self::BadNumber => f.write_str("a number is malformed"),
+            Self::UnitOrder => f.write_str("units must go from largest to smallest, each once"),
+            Self::Overflow => f.write_str("the duration is too large"),
+        }
+    }
+}
+
+impl std::error::Error for DurationError {}
+
+/// Nanoseconds per unit, largest first; the position gives the order units
+/// must appear in.
+const UNITS: [(&str, u128); 6] = [
+    ("h", 3_600_000_000_000),
+    ("m", 60_000_000_000),
+    ("s", 1_000_000_000),
+    ("ms", 1_000_000),
+    ("us", 1_000),
+    ("ns", 1),
+];
+
+/// Parses a duration string: one or more groups of a number (integer or
+/// decimal) and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`), largest unit first,
+/// with no spaces: `"200ms"`, `"1.5s"`, `"1m30s"`, `"2h"`.
+///
+/// Fractions finer than a nanosecond are dropped. Never panics.
+///
+/// # Errors
+///
+/// A [`DurationError`] saying what is wrong with the string.
+///
+/// # Examples
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::parse_duration;
+///
+/// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
+/// assert_eq!(parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));
+/// assert!(parse_duration("200").is_err());
+/// ```
+pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
+    if text.is_empty() {
+        return Err(DurationError::Empty);
+    }
+    let mut rest = text;
+    let mut total: u128 = 0;
+    // Index into `UNITS` that the next unit must be at or after.
+    let mut next_unit = 0;
+    while !rest.is_empty() {
+        let number_len = rest
+            .find(|c: char| !(c.is_ascii_digit() || c == '.'))
+            .unwrap_or(rest.len());
+        let (number, after) = rest.split_at(number_len);
+        if number.is_empty() {
+            return Err(match after.chars().next() {
+                Some(c) if c.is_ascii_alphabetic() => DurationError::MissingNumber,
+                Some(c) => DurationError::Unexpected(c),
+                None => DurationError::Empty,
+            });
+        }
+        let unit_len = after
+            .find(|c: char| !c.is_ascii_alphabetic())
+            .unwrap_or(after.len());
+        let (unit, after) = after.split_at(unit_len);
+        if unit.is_empty() {
+            return Err(match after.chars().next() {
+                Some(c) => DurationError::Unexpected(c),
+                None => DurationError::MissingUnit,
+            });
+        }
+        let index = UNITS
+            .iter()
+            .position(|&(name, _)| name == unit)
+            .ok_or_else(|| DurationError::UnknownUnit(unit.to_owned()))?;
+        if index < next_unit {
+            return Err(DurationError::UnitOrder);
+        }
+        next_unit = index + 1;
+        let nanos = scaled(number, UNITS[index].1)?;
+        total = total.checked_add(nanos).ok_or(DurationError::Overflow)?;
+        rest = after;
+    }
+    let secs = u64::try_from(total / 1_000_000_000).map_err(|_| DurationError::Overflow)?;
+    // The remainder is below 10^9 and so fits a u32.
+    let nanos = u32::try_from(total % 1_000_000_000).unwrap_or(0);
+    Ok(Duration::new(secs, nanos))
+}
+
+/// `number` (digits, at most one `.`) times `unit` nanoseconds, exactly.
+fn scaled(number: &str, unit: u128) -> Result<u128, DurationError> {
+    let (whole, fraction) = match number.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (number, ""),
+    };
+    let has_point = number.contains('.');
+    if whole.is_empty() || (has_point && fraction.is_empty()) || fraction.contains('.') {
+        return Err(DurationError::BadNumber);
+    }
+    let mut nanos: u128 = 0;
+    for digit in whole.bytes() {
+        nanos = nanos
+            .checked_mul(10)
+            .and_then(|n| n.checked_add(u128::from(digit - b'0')))
+            .ok_or(DurationError::Overflow)?;
+    }
+    nanos = nanos.checked_mul(unit).ok_or(DurationError::Overflow)?;
+    // Each fractional digit is worth a tenth of the one before; below a
+    // nanosecond nothing is left to add.
+    let mut place = unit;
+    for digit in fraction.bytes() {
+        place /= 10;
+        if place == 0 {
+            break;
+        }
+        nanos = nanos
+            .checked_add(u128::from(digit - b'0') * place)
+            .ok_or(DurationError::Overflow)?;
+    }
+    Ok(nanos)
+}

@@ -1,0 +1,399 @@
+//! What a retry loop does between attempts: how many attempts, how long each
+//! wait may be, how it is randomized, and when to stop for good.
+
+use core::fmt;
+use core::str::FromStr;
+use core::time::Duration;
+
+/// How a wait is drawn from the ceiling for that retry.
+///
+/// With `ceiling(n) = min(cap, base * multiplier^n)` for the retry numbered
+/// `n` (`n = 0` before the first retry):
+///
+/// | jitter | wait before retry `n` |
+/// |---|---|
+/// | [`Full`](Jitter::Full) | uniform in `[0, ceiling(n)]` |
+/// | [`Equal`](Jitter::Equal) | `ceiling(n)/2` + uniform in `[0, ceiling(n)/2]` |
+/// | [`Decorrelated`](Jitter::Decorrelated) | `min(cap, uniform in [base, 3 * previous wait])`, the previous wait starting at `base` |
+/// | [`None`](Jitter::None) | `ceiling(n)` |
+///
+/// No jitter ever waits longer than `cap`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Jitter {
+    /// Uniform between zero and the ceiling: the widest spread and, in the
+    /// published simulations, the least total work for the server. The default.
+    #[default]
+    Full,
+    /// At least half the ceiling, plus a uniform share of the other half.
+    Equal,
+    /// Each wait drawn from `[base, 3 * previous]`, capped: it grows with the
+    /// waits actually taken rather than with the attempt number.
+    Decorrelated,
+    /// Exactly the ceiling. Clients that failed together retry together: use
+    /// it only where a single client retries alone, or in tests.
+    None,
+}
+
+impl Jitter {
+    /// Every jitter, in the order the documentation lists them.
+    pub const ALL: [Jitter; 4] = [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None];
+
+    /// The name the attribute and configuration use: `"full"`, `"equal"`,
+    /// `"decorrelated"` or `"none"`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Jitter::Full => "full",
+            Jitter::Equal => "equal",
+            Jitter::Decorrelated => "decorrelated",
+            Jitter::None => "none",
+        }
+    }
+}
+
+impl fmt::Display for Jitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
+/// A jitter name that is not `"full"`, `"equal"`, `"decorrelated"` or `"none"`.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct UnknownJitter(pub String);
+
+impl fmt::Display for UnknownJitter {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "unknown jitter `{}`: expected \"full\", \"equal\", \"decorrelated\" or \"none\"",
+            self.0
+        )
+    }
+}
+
+impl std::error::Error for UnknownJitter {}
+
+impl FromStr for Jitter {
+    type Err = UnknownJitter;
+
+    fn from_str(name: &str) -> Result<Self, Self::Err> {
+        Jitter::ALL
+            .into_iter()
+            .find(|jitter| jitter.name() == name)
+            .ok_or_else(|| UnknownJitter(name.to_owned()))
+    }
+}
+
+/// A retry policy: attempts, capped exponential backoff, jitter, deadline.
+///
+/// Every setter is a `const fn`, so a policy can live in a `const` or a
+/// `static`; this is what `#[retry(...)]` builds from its keys.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Jitter, Policy};
+///
+/// const FETCH: Policy = Policy::new()
+///     .with_max_attempts(4)
+///     .with_base(Duration::from_millis(200))
+///     .with_cap(Duration::from_secs(10))
+///     .with_jitter(Jitter::Full);
+///
+/// // Ceilings of the three retries: 200ms, 400ms, 800ms.
+/// assert_eq!(FETCH.ceiling(2), Duration::from_millis(800));
+/// assert!(FETCH.validate().is_ok());
+/// ```
+///
+/// # Out-of-range values
+///
+/// The attribute rejects bad values while compiling and [`Policy::validate`]
+/// reports them at run time. A policy that holds one anyway still never
+/// panics: `max_attempts` of 0 makes one attempt, a `multiplier` below 1 (or
+/// NaN) acts as 1, and a `cap` below `base` makes every wait `cap`. Waits are
+/// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Policy {
+    max_attempts: u32,
+    base: Duration,
+    cap: Duration,
+    multiplier: f64,
+    jitter: Jitter,
+    deadline: Option<Duration>,
+}
+
+impl Default for Policy {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Policy {
+    /// The defaults of the attribute: 3 attempts, base 100ms, cap 10s,
+    /// multiplier 2, full jitter, no deadline.
+    #[must_use]
+    pub const fn new() -> Self {
+        Policy {
+            max_attempts: 3,
+            base: Duration::from_millis(100),
+            cap: Duration::from_secs(10),
+            multiplier: 2.0,
+            jitter: Jitter::Full,
+            deadline: None,
+        }
+    }
+
+    /// Attempts in total, the first call included: 4 is the call and up to
+    /// three retries.
+    #[must_use]
+    pub const fn with_max_attempts(mut self, max_attempts: u32) -> Self {
+        self.max_attempts = max_attempts;
+        self
+    }
+
+    /// The ceiling of the first backoff.
+    #[must_use]
+    pub const fn with_base(mut self, base: Duration) -> Self {
+        self.base = base;
+        self
+    }
+
+    /// No computed wait exceeds this.
+    #[must_use]
+    pub const fn with_cap(mut self, cap: Duration) -> Self {
+        self.cap = cap;
+        self
+    }
+
+    /// Growth of the ceiling per retry: `ceiling(n) = min(cap, base * multiplier^n)`.
+    #[must_use]
+    pub const fn with_multiplier(mut self, multiplier: f64) -> Self {
+        self.multiplier = multiplier;
+        self
+    }
+
+    /// How each wait is randomized.
+    #[must_use]
+    pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
+        self.jitter = jitter;
+        self
+    }
+
+    /// Total time for the call, from the start of the first attempt. A wait
+    /// that would end past it is not started: the last error is returned at
+    /// once instead.
+    #[must_use]
+    pub const fn with_deadline(mut self, deadline: Duration) -> Self {
+        self.deadline = Some(deadline);
+        self
+    }
+
+    /// Removes the deadline.
+    #[must_use]
+    pub const fn without_deadline(mut self) -> Self {
+        self.deadline = None;
+        self
+    }
+
+    /// Attempts in total, the first included.
+    #[must_use]
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// The ceiling of the first backoff.
+    #[must_use]
+    pub const fn base(&self) -> Duration {
+        self.base
+    }
+
+    /// The largest wait.
+    #[must_use]
+    pub const fn cap(&self) -> Duration {
+        self.cap
+    }
+
+    /// Growth of the ceiling per retry.
+    #[must_use]
+    pub const fn multiplier(&self) -> f64 {
+        self.multiplier
+    }
+
+    /// How each wait is randomized.
+    #[must_use]
+    pub const fn jitter(&self) -> Jitter {
+        self.jitter
+    }
+
+    /// The time allowed for the whole call, if any.
+    #[must_use]
+    pub const fn deadline(&self) -> Option<Duration> {
+        self.deadline
+    }
+
+    /// Checks the rules the attribute enforces while compiling: at least one
+    /// attempt, `base > 0`, `cap >= base`, a finite `multiplier >= 1`, and a
+    /// deadline above zero.
+    ///
+    /// # Errors
+    ///
+    /// The first rule broken, as a [`PolicyError`].
+    pub fn validate(&self) -> Result<(), PolicyError> {
+        if self.max_attempts == 0 {
+            return Err(PolicyError::NoAttempts);
+        }
+        if self.base.is_zero() {
+            return Err(PolicyError::ZeroBase);
+        }
+        if self.cap < self.base {
+            return Err(PolicyError::CapBelowBase { base: self.base, cap: self.cap });
+        }
+        if !(self.multiplier.is_finite() && self.multiplier >= 1.0) {
+            return Err(PolicyError::Multiplier(self.multiplier));
+        }
+        if self.deadline.is_some_and(|deadline| deadline.is_zero()) {
+            return Err(PolicyError::ZeroDeadline);
+        }
+        Ok(())
+    }
+
+    /// The ceiling of the wait before retry `n` (`n = 0` before the first
+    /// retry): `min(cap, base * multiplier^n)`.
+    ///
+    /// Exact for whole multipliers; any `n` and any multiplier are fine.
+    #[must_use]
+    pub fn ceiling(&self, n: u32) -> Duration {
+        Duration::from_nanos(self.ceiling_nanos(n))
+    }
+
+    fn ceiling_nanos(&self, n: u32) -> u64 {
+        let base = nanos(self.base);
+        let cap = nanos(self.cap);
+        let multiplier = self.multiplier;
+        if base >= cap {
+            return cap;
+        }
+        // `!(m > 1)` also catches NaN.
+        if !(multiplier > 1.0) || n == 0 {
+            return base;
+        }
+        if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
+            // A whole multiplier of at least 2 passes the cap within 64 steps.
+            // The check above keeps the value below 2^32.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let factor = multiplier as u64;
+            let mut ceiling = base;
+            for _ in 0..n {
+                ceiling = ceiling.saturating_mul(factor);
+                if ceiling >= cap {
+                    return cap;
+                }
+            }
+            return ceiling;
+        }
+        #[allow(clippy::cast_precision_loss)]
+        let ceiling = base as f64 * multiplier.powf(f64::from(n));
+        #[allow(clippy::cast_precision_loss)]
+        let below_cap = ceiling < cap as f64;
+        if below_cap {
+            // Saturating float-to-int conversion, below the cap by the check.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let ceiling = ceiling.round() as u64;
+            ceiling.min(cap)
+        } else {
+            cap
+        }
+    }
+
+    /// A wait before retry `n`, drawn with this thread's generator (see
+    /// [`seed_thread_rng`](crate::seed_thread_rng)). `previous` is the wait
+    /// before the last retry, or `base` before the first; only
+    /// [`Jitter::Decorrelated`] uses it.
+    #[must_use]
+    pub fn wait(&self, n: u32, previous: Duration) -> Duration {
+        self.wait_with(n, previous, crate::rng::next_u64())
+    }
+
+    /// The wait before retry `n` for a given random `sample`: `0` gives the
+    /// shortest wait the jitter allows and `u64::MAX` the longest, with the
+    /// values between spread evenly. See [`Jitter`] for the formulas.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Jitter, Policy};
+    ///
+    /// let policy = Policy::new().with_jitter(Jitter::Equal);
+    /// let ceiling = policy.ceiling(3); // 800ms
+    /// assert_eq!(policy.wait_with(3, policy.base(), 0), ceiling / 2);
+    /// assert_eq!(policy.wait_with(3, policy.base(), u64::MAX), ceiling);
+    /// ```
+    #[must_use]
+    pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
+        let nanos = match self.jitter {
+            Jitter::None => self.ceiling_nanos(n),
+            Jitter::Full => uniform(0, self.ceiling_nanos(n), sample),
+            Jitter::Equal => {
+                let ceiling = self.ceiling_nanos(n);
+                let half = ceiling / 2;
+                uniform(half, ceiling, sample)
+            }
+            Jitter::Decorrelated => {
+                let low = nanos(self.base);
+                let high = nanos(previous).saturating_mul(3).max(low);
+                uniform(low, high, sample).min(nanos(self.cap))
+            }
+        };
+        Duration::from_nanos(nanos)
+    }
+}
+
+/// `d` in nanoseconds, saturating at `u64::MAX`.
+fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// Uniform in `[low, high]` (both included), from a uniform `sample`.
+fn uniform(low: u64, high: u64, sample: u64) -> u64 {
+    let span = u128::from(high.saturating_sub(low)) + 1;
+    let offset = (span * u128::from(sample)) >> 64;
+    // `offset <= high - low`, so it fits and the sum does not overflow.
+    low.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
+}
+
+/// A rule of [`Policy::validate`] that a policy breaks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `max_attempts` is 0; it counts the first call, so it must be at least 1.
+    NoAttempts,
+    /// `base` is zero.
+    ZeroBase,
+    /// `cap` is below `base`.
+    CapBelowBase {
+        /// The base.
+        base: Duration,
+        /// The cap, smaller than the base.
+        cap: Duration,
+    },
+    /// The multiplier is below 1, infinite or NaN.
+    Multiplier(f64),
+    /// The deadline is zero.
+    ZeroDeadline,
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoAttempts => f.write_str(
+                "`max` must be at least 1: it counts every attempt, the first call included",
+            ),
+            Self::ZeroBase => f.write_str("`base` must be above zero"),
+            Self::CapBelowBase { base, cap } => {
+                write!(f, "`cap` ({cap:?}) must be at least `base` ({base:?})")
+            }
+            Self::Multiplier(m) => write!(f, "`multiplier` must be a finite number >= 1, not {m}"),
+            Self::ZeroDeadline => f.write_str("`deadline` must be above zero"),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}
