@@ -2,7 +2,7 @@
 //! span, and the annotated item into its parts. Nothing is checked here beyond
 //! the `key = value` shape; `validate.rs` judges the values.
 
-use proc_macro2::TokenStream;
+use proc_macro2::{Span, TokenStream};
 use syn::ext::IdentExt;
 use syn::parse::{Parse, ParseStream, Parser};
 use syn::punctuated::Punctuated;
@@ -51,22 +51,27 @@ pub struct Function {
     pub sig: Signature,
     pub inner_attrs: Vec<Attribute>,
     pub stmts: Option<Vec<Stmt>>,
+    /// The body's braces, so that errors about the body as a whole (a move
+    /// of an argument) point at it rather than at the attribute.
+    pub body_span: Span,
 }
 
 impl Parse for Function {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         let attrs = input.call(Attribute::parse_outer)?;
         let vis = input.parse()?;
-        let sig = input.parse()?;
+        let sig: Signature = input.parse()?;
         if input.peek(Token![;]) {
             input.parse::<Token![;]>()?;
-            return Ok(Function { attrs, vis, sig, inner_attrs: Vec::new(), stmts: None });
+            let body_span = sig.ident.span();
+            return Ok(Function { attrs, vis, sig, inner_attrs: Vec::new(), stmts: None, body_span });
         }
         let content;
-        syn::braced!(content in input);
+        let braces = syn::braced!(content in input);
+        let body_span = braces.span.join();
         let inner_attrs = content.call(Attribute::parse_inner)?;
         let stmts = content.call(Block::parse_within)?;
-        Ok(Function { attrs, vis, sig, inner_attrs, stmts: Some(stmts) })
+        Ok(Function { attrs, vis, sig, inner_attrs, stmts: Some(stmts), body_span })
     }
 }
 

@@ -32,7 +32,7 @@ use crate::attr::Function;
 use crate::validate::Config;
 
 pub fn expand(function: Function, config: Config) -> TokenStream {
-    let Function { attrs, vis, sig, inner_attrs, stmts } = function;
+    let Function { attrs, vis, sig, inner_attrs, stmts, body_span } = function;
     let stmts = stmts.unwrap_or_default();
     let ReturnType::Type(_, output) = &sig.output else {
         unreachable!("validate::function rejects functions without a return type")
@@ -59,6 +59,28 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         #private::classifier::<#output, _>(#classifier)
     };
 
+    // The attempt: the original body in a block of its own, spanned on the
+    // body so that the compiler's errors about it point there.
+    let body = quote_spanned! {body_span=>
+        async {
+            // Gives the block the function's return type, so `?` and
+            // `.into()` in the body infer as they did before.
+            #[allow(
+                unreachable_code,
+                clippy::diverging_sub_expression,
+                clippy::empty_loop,
+                clippy::let_unit_value,
+                clippy::unreachable,
+                clippy::needless_return
+            )]
+            if false {
+                let #fake: #output = loop {};
+                return #fake;
+            }
+            #(#stmts)*
+        }
+    };
+
     quote! {
         #(#attrs)*
         #vis #sig {
@@ -66,24 +88,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
             let mut #attempts = #private::Attempts::start(#policy);
             let #on = #on_init;
             loop {
-                let #outcome: #output = async {
-                    // Gives the block the function's return type, so `?`
-                    // and `.into()` in the body infer as they did before.
-                    #[allow(
-                        unreachable_code,
-                        clippy::diverging_sub_expression,
-                        clippy::empty_loop,
-                        clippy::let_unit_value,
-                        clippy::unreachable,
-                        clippy::needless_return
-                    )]
-                    if false {
-                        let #fake: #output = loop {};
-                        return #fake;
-                    }
-                    #(#stmts)*
-                }
-                .await;
+                let #outcome: #output = #body.await;
                 let #wait = match #attempts.next(#outcome, &#on) {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,

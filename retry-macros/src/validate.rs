@@ -71,8 +71,8 @@ impl Errors {
         }
     }
 
-    fn add(&mut self, span: impl Spanned, message: impl core::fmt::Display) {
-        self.push(syn::Error::new(span.span(), message));
+    fn add(&mut self, tokens: impl ToTokens, message: impl core::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
     }
 
     pub fn finish<T>(self, value: T) -> Result<T, syn::Error> {
@@ -127,16 +127,16 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
     if config.cap < config.base {
         let (base, cap) = (config.base, config.cap);
         match (cap_span, base_span) {
-            (Some(span), _) => errors.add(
+            (Some(span), _) => errors.push(syn::Error::new(
                 span,
                 format!("`cap` ({cap:?}) is below `base` ({base:?}); make `cap` at least `base`"),
-            ),
-            (None, Some(span)) => errors.add(
+            )),
+            (None, Some(span)) => errors.push(syn::Error::new(
                 span,
                 format!(
                     "`base` ({base:?}) is above the default `cap` of 10s; lower `base` or set `cap` too"
                 ),
-            ),
+            )),
             (None, None) => {}
         }
     }
@@ -205,7 +205,7 @@ fn attempts(value: &Expr) -> syn::Result<u32> {
                 value.span(),
                 "`max` must be at least 1: it counts every attempt, the first call included",
             ),
-            _ => syn::Error::new(value.span(), help),
+            _ => syn::Error::new_spanned(value, help),
         });
     };
     match int.base10_parse::<u32>() {
@@ -274,7 +274,7 @@ fn positive_duration(key: &str, value: &Expr) -> syn::Result<Duration> {
         } else {
             "a zero deadline leaves no time for any attempt; remove `deadline` for no limit"
         };
-        return Err(syn::Error::new(value.span(), format!("`{key}` must be above zero: {why}")));
+        return Err(syn::Error::new_spanned(value, format!("`{key}` must be above zero: {why}")));
     }
     Ok(duration)
 }
@@ -291,7 +291,7 @@ fn multiplier(value: &Expr) -> syn::Result<f64> {
                 "`multiplier` must be at least 1: below 1 each wait would be shorter than the last",
             ))
         }
-        _ => return Err(syn::Error::new(value.span(), help)),
+        _ => return Err(syn::Error::new_spanned(value, help)),
     };
     match parsed {
         Ok(m) if m.is_finite() && m >= 1.0 => Ok(m),
@@ -299,7 +299,7 @@ fn multiplier(value: &Expr) -> syn::Result<f64> {
             value.span(),
             format!("`multiplier = {m}` must be at least 1: below 1 each wait would be shorter than the last"),
         )),
-        _ => Err(syn::Error::new(value.span(), format!("{help}; this one is not a finite number"))),
+        _ => Err(syn::Error::new_spanned(value, format!("{help}; this one is not a finite number"))),
     }
 }
 
@@ -469,11 +469,7 @@ fn borrows(tokens: TokenStream, lifetime: Option<&str>) -> bool {
     let mut tokens = tokens.into_iter().peekable();
     while let Some(token) = tokens.next() {
         match token {
-            TokenTree::Group(group) => {
-                if borrows(group.stream(), lifetime) {
-                    return true;
-                }
-            }
+            TokenTree::Group(group) if borrows(group.stream(), lifetime) => return true,
             TokenTree::Punct(punct) if punct.as_char() == '&' => match tokens.peek() {
                 Some(TokenTree::Punct(tick)) if tick.as_char() == '\'' => {}
                 _ => return true,

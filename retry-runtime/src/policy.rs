@@ -272,8 +272,7 @@ impl Policy {
         if base >= cap {
             return cap;
         }
-        // `!(m > 1)` also catches NaN.
-        if !(multiplier > 1.0) || n == 0 {
+        if multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
             return base;
         }
         if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
