@@ -9,7 +9,13 @@ use retry_runtime::retry;
 use support::{Failure, Flaky};
 use tokio::time::{sleep, Instant};
 
-#[retry(max = 10, base = "100ms", cap = "10s", jitter = "none", deadline = "1s")]
+#[retry(
+    max = 10,
+    base = "100ms",
+    cap = "10s",
+    jitter = "none",
+    deadline = "1s"
+)]
 async fn quick(dep: &Flaky) -> Result<u32, Failure> {
     dep.call()
 }
@@ -47,7 +53,13 @@ async fn time_spent_inside_attempts_counts() {
 
 #[tokio::test(start_paused = true)]
 async fn a_wait_ending_exactly_at_the_deadline_is_allowed() {
-    #[retry(max = 10, base = "500ms", multiplier = 1, jitter = "none", deadline = "1s")]
+    #[retry(
+        max = 10,
+        base = "500ms",
+        multiplier = 1,
+        jitter = "none",
+        deadline = "1s"
+    )]
     async fn exact(dep: &Flaky) -> Result<u32, Failure> {
         dep.call()
     }

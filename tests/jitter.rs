@@ -28,7 +28,11 @@ fn mean_wait(policy: &Policy, n: u32, low: Duration, high: Duration) -> f64 {
     let mut total = 0.0;
     for _ in 0..RUNS {
         let wait = policy.wait(n, policy.base());
-        assert!(wait >= low && wait <= high, "{:?} retry {n}: {wait:?} outside [{low:?}, {high:?}]", policy.jitter());
+        assert!(
+            wait >= low && wait <= high,
+            "{:?} retry {n}: {wait:?} outside [{low:?}, {high:?}]",
+            policy.jitter()
+        );
         total += ms(wait);
     }
     total / f64::from(RUNS)
@@ -41,7 +45,10 @@ fn full_is_uniform_up_to_the_ceiling() {
         let ceiling = p.ceiling(n);
         let mean = mean_wait(&p, n, Duration::ZERO, ceiling);
         let expected = ms(ceiling) / 2.0;
-        assert!((mean - expected).abs() < expected * 0.05, "retry {n}: mean {mean}, expected {expected}");
+        assert!(
+            (mean - expected).abs() < expected * 0.05,
+            "retry {n}: mean {mean}, expected {expected}"
+        );
     }
 }
 
@@ -52,7 +59,10 @@ fn equal_keeps_at_least_half_the_ceiling() {
         let ceiling = p.ceiling(n);
         let mean = mean_wait(&p, n, ceiling / 2, ceiling);
         let expected = ms(ceiling) * 0.75;
-        assert!((mean - expected).abs() < expected * 0.05, "retry {n}: mean {mean}, expected {expected}");
+        assert!(
+            (mean - expected).abs() < expected * 0.05,
+            "retry {n}: mean {mean}, expected {expected}"
+        );
     }
 }
 
@@ -73,14 +83,20 @@ fn decorrelated_draws_between_base_and_three_times_the_previous_wait() {
         for n in 0..5 {
             let wait = p.wait(n, previous);
             assert!(wait >= p.base(), "{wait:?} below base");
-            assert!(wait <= (previous * 3).min(p.cap()), "{wait:?} above min(cap, 3 * {previous:?})");
+            assert!(
+                wait <= (previous * 3).min(p.cap()),
+                "{wait:?} above min(cap, 3 * {previous:?})"
+            );
             previous = wait;
         }
         // The first wait is uniform in [base, 3 * base]: mean 2 * base.
         total += ms(p.wait(0, p.base()));
     }
     let mean = total / f64::from(RUNS);
-    assert!((mean - 200.0).abs() < 10.0, "mean first wait {mean}ms, expected 200ms");
+    assert!(
+        (mean - 200.0).abs() < 10.0,
+        "mean first wait {mean}ms, expected 200ms"
+    );
 }
 
 #[test]
@@ -90,7 +106,10 @@ fn no_jitter_ever_waits_past_the_cap() {
         let p = policy(jitter).with_cap(cap);
         for n in [0, 1, 5, 64, 1000, u32::MAX] {
             for previous in [p.base(), cap, Duration::MAX] {
-                assert!(p.wait_with(n, previous, u64::MAX) <= cap, "{jitter:?} retry {n}");
+                assert!(
+                    p.wait_with(n, previous, u64::MAX) <= cap,
+                    "{jitter:?} retry {n}"
+                );
             }
         }
     }
@@ -107,8 +126,16 @@ fn extreme_samples_reach_both_ends_of_each_range() {
     ];
     for (jitter, low, high) in cases {
         let p = policy(jitter);
-        assert_eq!(p.wait_with(3, previous, 0), Duration::from_millis(low), "{jitter:?}");
-        assert_eq!(p.wait_with(3, previous, u64::MAX), Duration::from_millis(high), "{jitter:?}");
+        assert_eq!(
+            p.wait_with(3, previous, 0),
+            Duration::from_millis(low),
+            "{jitter:?}"
+        );
+        assert_eq!(
+            p.wait_with(3, previous, u64::MAX),
+            Duration::from_millis(high),
+            "{jitter:?}"
+        );
     }
 }
 
@@ -120,7 +147,10 @@ fn seeding_makes_the_waits_repeatable() {
     seed_thread_rng(42);
     let second: Vec<Duration> = (0..5).map(|n| p.wait(n, p.base())).collect();
     assert_eq!(first, second);
-    assert!(first.windows(2).any(|w| w[0] != w[1]), "waits should vary: {first:?}");
+    assert!(
+        first.windows(2).any(|w| w[0] != w[1]),
+        "waits should vary: {first:?}"
+    );
 }
 
 #[retry(max = 4, base = "100ms", cap = "1s", jitter = "full")]
@@ -173,7 +203,10 @@ async fn the_attribute_draws_full_jitter() {
     )
     .await;
     for (mean, expected) in means.into_iter().zip([50.0, 100.0, 200.0]) {
-        assert!((mean - expected).abs() < expected * 0.1, "mean {mean}, expected {expected}");
+        assert!(
+            (mean - expected).abs() < expected * 0.1,
+            "mean {mean}, expected {expected}"
+        );
     }
 }
 
@@ -188,7 +221,10 @@ async fn the_attribute_draws_equal_jitter() {
     )
     .await;
     for (mean, expected) in means.into_iter().zip([75.0, 150.0, 300.0]) {
-        assert!((mean - expected).abs() < expected * 0.1, "mean {mean}, expected {expected}");
+        assert!(
+            (mean - expected).abs() < expected * 0.1,
+            "mean {mean}, expected {expected}"
+        );
     }
 }
 

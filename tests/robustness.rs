@@ -23,10 +23,16 @@ async fn dropping_the_future_stops_the_retries() {
     let calls = AtomicU32::new(0);
     // Attempts at 0, 1s, 3s; the timeout drops the future during the wait
     // that would end at 7s.
-    assert!(timeout(Duration::from_secs(5), counted(&calls)).await.is_err());
+    assert!(timeout(Duration::from_secs(5), counted(&calls))
+        .await
+        .is_err());
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     sleep(Duration::from_secs(600)).await;
-    assert_eq!(calls.load(Ordering::SeqCst), 3, "nothing may run after the drop");
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        3,
+        "nothing may run after the drop"
+    );
 }
 
 #[retry(max = 5, base = "1ms")]
@@ -44,7 +50,13 @@ async fn a_panic_propagates_and_is_not_retried() {
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }
 
-#[retry(max = 4294967295, base = "1ns", cap = "1ms", multiplier = 1e300, jitter = "none")]
+#[retry(
+    max = 4294967295,
+    base = "1ns",
+    cap = "1ms",
+    multiplier = 1e300,
+    jitter = "none"
+)]
 async fn enormous(dep: &Flaky) -> Result<u32, Failure> {
     dep.call()
 }
@@ -67,9 +79,15 @@ fn ceilings_and_waits_are_total_functions() {
         Policy::new().with_multiplier(0.5),
         Policy::new().with_multiplier(1e308),
         Policy::new().with_multiplier(1.000_001),
-        Policy::new().with_base(Duration::MAX).with_cap(Duration::MAX),
-        Policy::new().with_base(Duration::from_secs(5)).with_cap(Duration::from_secs(1)),
-        Policy::new().with_base(Duration::ZERO).with_cap(Duration::ZERO),
+        Policy::new()
+            .with_base(Duration::MAX)
+            .with_cap(Duration::MAX),
+        Policy::new()
+            .with_base(Duration::from_secs(5))
+            .with_cap(Duration::from_secs(1)),
+        Policy::new()
+            .with_base(Duration::ZERO)
+            .with_cap(Duration::ZERO),
         Policy::new().with_max_attempts(0),
     ];
     for policy in odd {
@@ -77,7 +95,10 @@ fn ceilings_and_waits_are_total_functions() {
             let policy = policy.with_jitter(jitter);
             for n in [0, 1, 2, 63, 64, 1024, u32::MAX - 1, u32::MAX] {
                 let ceiling = policy.ceiling(n);
-                assert!(ceiling <= policy.cap(), "{policy:?} retry {n}: ceiling {ceiling:?}");
+                assert!(
+                    ceiling <= policy.cap(),
+                    "{policy:?} retry {n}: ceiling {ceiling:?}"
+                );
                 for sample in [0, 1, u64::MAX / 2, u64::MAX] {
                     for previous in [Duration::ZERO, policy.base(), Duration::MAX] {
                         let wait = policy.wait_with(n, previous, sample);
@@ -110,7 +131,14 @@ fn out_of_range_policies_are_reported_by_validate() {
 async fn max_zero_at_run_time_still_makes_one_attempt() {
     let dep = Flaky::failing(5);
     let policy = Policy::new().with_max_attempts(0);
-    assert_eq!(policy.retry(|| async { dep.call() }).await.unwrap_err().call, 1);
+    assert_eq!(
+        policy
+            .retry(|| async { dep.call() })
+            .await
+            .unwrap_err()
+            .call,
+        1
+    );
 }
 
 fn assert_send<T: Send>(_: &T) {}
@@ -139,7 +167,12 @@ async fn the_future_is_send_when_the_body_is() {
     let future = awaits_between(b"abc");
     assert_send(&future);
     // And it runs on a multi-threaded runtime's worker.
-    assert_eq!(tokio::spawn(async { awaits_between(b"abc").await.unwrap() }).await.unwrap(), 3);
+    assert_eq!(
+        tokio::spawn(async { awaits_between(b"abc").await.unwrap() })
+            .await
+            .unwrap(),
+        3
+    );
 }
 
 #[tokio::test(start_paused = true)]

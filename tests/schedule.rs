@@ -48,7 +48,13 @@ async fn max_counts_every_attempt_and_waits_follow_the_ceilings() {
     // max = 4: the call and three retries, waiting 200, 400 and 800 ms.
     assert_eq!(dep.starts_ms(), [0, 200, 600, 1400]);
     // The caller gets the fourth call's error, unchanged.
-    assert_eq!(error, Failure { call: 4, transient: true });
+    assert_eq!(
+        error,
+        Failure {
+            call: 4,
+            transient: true
+        }
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -112,7 +118,13 @@ async fn max_one_never_retries() {
 async fn an_error_on_rejects_is_returned_at_once() {
     let dep = Flaky::permanent(10);
     let start = tokio::time::Instant::now();
-    assert_eq!(fetch(&dep).await, Err(Failure { call: 1, transient: false }));
+    assert_eq!(
+        fetch(&dep).await,
+        Err(Failure {
+            call: 1,
+            transient: false
+        })
+    );
     assert_eq!(dep.calls(), 1);
     assert_eq!(start.elapsed(), std::time::Duration::ZERO);
 }

@@ -30,7 +30,10 @@ struct Client {
 
 impl Client {
     fn new(failures: u32) -> Self {
-        Client { calls: AtomicU32::new(0), failures }
+        Client {
+            calls: AtomicU32::new(0),
+            failures,
+        }
     }
 
     fn hit(&self) -> Result<u32, AppError> {
@@ -81,9 +84,9 @@ impl Counter {
 }
 
 #[retry(max = 3, base = "10ms", jitter = "none", on = |e| matches!(e, AppError::Busy(_)))]
-async fn generic<'a, T: Display + ?Sized>(client: &Client, label: &'a T) -> Result<String, AppError>
+async fn generic<'a, T>(client: &Client, label: &'a T) -> Result<String, AppError>
 where
-    T: Sync,
+    T: Display + Sync + ?Sized,
 {
     let call = client.hit()?;
     Ok(format!("{label}#{call}"))
@@ -105,7 +108,9 @@ async fn impl_trait(client: &Client, text: impl AsRef<str>) -> Result<u32, AppEr
 
 #[retry(max = 3, base = "10ms", jitter = "none", on = |e: &io::Error| e.kind() == io::ErrorKind::Interrupted)]
 async fn aliased(client: &Client) -> io::Result<u32> {
-    client.hit().map_err(|_| io::Error::from(io::ErrorKind::Interrupted))
+    client
+        .hit()
+        .map_err(|_| io::Error::from(io::ErrorKind::Interrupted))
 }
 
 #[retry(max = 3, base = "10ms", jitter = "none")]
@@ -149,7 +154,10 @@ async fn methods_taking_self_in_every_form() {
     assert_eq!(Client::new(1).by_value().await, Ok(2));
     assert_eq!(start.elapsed(), Duration::from_millis(10));
 
-    let mut counter = Counter { attempts: 0, name: "c".into() };
+    let mut counter = Counter {
+        attempts: 0,
+        name: "c".into(),
+    };
     assert_eq!(counter.bump().await, Ok(3));
     assert_eq!(counter.attempts, 3);
     assert_eq!(counter.name().await, Ok("c"));
@@ -162,7 +170,10 @@ async fn generics_lifetimes_and_impl_trait() {
     let words = vec!["first".to_owned()];
     assert_eq!(borrowed(&Client::new(2), &words).await, Ok("first"));
     assert_eq!(impl_trait(&Client::new(1), "42").await, Ok(42));
-    assert_eq!(impl_trait(&Client::new(0), String::from("x")).await, Err(AppError::Parse));
+    assert_eq!(
+        impl_trait(&Client::new(0), String::from("x")).await,
+        Err(AppError::Parse)
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -181,7 +192,10 @@ async fn question_mark_errors_are_classified_like_any_other() {
 #[tokio::test(start_paused = true)]
 async fn aliases_early_returns_traits_and_modules() {
     assert_eq!(aliased(&Client::new(2)).await.unwrap(), 3);
-    assert_eq!(aliased(&Client::new(5)).await.unwrap_err().kind(), io::ErrorKind::Interrupted);
+    assert_eq!(
+        aliased(&Client::new(5)).await.unwrap_err().kind(),
+        io::ErrorKind::Interrupted
+    );
     let client = Client::new(1);
     assert_eq!(early_return(&client, true).await, Ok(0));
     assert_eq!(client.calls(), 0);

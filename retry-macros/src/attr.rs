@@ -18,9 +18,9 @@ impl Parse for Arg {
     fn parse(input: ParseStream<'_>) -> syn::Result<Self> {
         // `crate` is a keyword, so take any identifier.
         if !input.peek(Ident::peek_any) {
-            return Err(input.error(
-                "expected `key = value`, such as `max = 4` or `base = \"200ms\"`",
-            ));
+            return Err(
+                input.error("expected `key = value`, such as `max = 4` or `base = \"200ms\"`")
+            );
         }
         let key = Ident::parse_any(input)?;
         if !input.peek(Token![=]) {
@@ -64,14 +64,28 @@ impl Parse for Function {
         if input.peek(Token![;]) {
             input.parse::<Token![;]>()?;
             let body_span = sig.ident.span();
-            return Ok(Function { attrs, vis, sig, inner_attrs: Vec::new(), stmts: None, body_span });
+            return Ok(Function {
+                attrs,
+                vis,
+                sig,
+                inner_attrs: Vec::new(),
+                stmts: None,
+                body_span,
+            });
         }
         let content;
         let braces = syn::braced!(content in input);
         let body_span = braces.span.join();
         let inner_attrs = content.call(Attribute::parse_inner)?;
         let stmts = content.call(Block::parse_within)?;
-        Ok(Function { attrs, vis, sig, inner_attrs, stmts: Some(stmts), body_span })
+        Ok(Function {
+            attrs,
+            vis,
+            sig,
+            inner_attrs,
+            stmts: Some(stmts),
+            body_span,
+        })
     }
 }
 

@@ -25,6 +25,7 @@ use core::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
+
 use syn::spanned::Spanned;
 use syn::{ReturnType, Type};
 
@@ -32,13 +33,23 @@ use crate::attr::Function;
 use crate::validate::Config;
 
 pub fn expand(function: Function, config: Config) -> TokenStream {
-    let Function { attrs, vis, sig, inner_attrs, stmts, body_span } = function;
+    let Function {
+        attrs,
+        vis,
+        sig,
+        inner_attrs,
+        stmts,
+        body_span,
+    } = function;
     let stmts = stmts.unwrap_or_default();
     let ReturnType::Type(_, output) = &sig.output else {
         unreachable!("validate::function rejects functions without a return type")
     };
     let output: &Type = output;
-    let krate = config.krate.as_ref().map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
+    let krate = config
+        .krate
+        .as_ref()
+        .map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
     let private = quote!(#krate::__private);
     let policy = policy(&krate, &config);
 
@@ -55,9 +66,10 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     );
     // Spanned on the return type, so a type that is not a `Result` is
     // reported there.
-    let on_init = quote_spanned! {output.span()=>
-        #private::classifier::<#output, _>(#classifier)
-    };
+    let classify = respan(quote!(#private::classifier::<#output, _>), output.span());
+    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, classifier);
+    args.set_span(output.span());
+    let on_init = quote!(#classify #args);
 
     // The attempt: the original body in a block of its own, spanned on the
     // body so that the compiler's errors about it point there.
@@ -89,7 +101,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
             let #on = #on_init;
             loop {
                 let #outcome: #output = #body.await;
-                let #wait = match #attempts.next(#outcome, &#on) {
+                let #wait = match #on.next(&mut #attempts, #outcome) {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,
                 };
@@ -126,4 +138,23 @@ fn duration(d: Duration) -> TokenStream {
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
     quote!(::core::time::Duration::new(#secs, #nanos))
+}
+
+/// `tokens` with every span set to `span`, so the compiler reports what goes
+/// wrong in them there.
+fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = inner.into();
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
 }

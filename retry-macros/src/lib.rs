@@ -26,7 +26,10 @@ pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     retry_impl(args.into(), item.into()).into()
 }
 
-fn retry_impl(args: proc_macro2::TokenStream, item: proc_macro2::TokenStream) -> proc_macro2::TokenStream {
+fn retry_impl(
+    args: proc_macro2::TokenStream,
+    item: proc_macro2::TokenStream,
+) -> proc_macro2::TokenStream {
     let function: attr::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {

@@ -13,7 +13,16 @@ use crate::attr::{Arg, Function};
 use crate::duration::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
-const KEYS: [&str; 8] = ["max", "base", "cap", "multiplier", "jitter", "deadline", "on", "crate"];
+const KEYS: [&str; 8] = [
+    "max",
+    "base",
+    "cap",
+    "multiplier",
+    "jitter",
+    "deadline",
+    "on",
+    "crate",
+];
 
 /// Names other retry libraries use, mapped to ours.
 const ALIASES: [(&str, &str); 21] = [
@@ -40,8 +49,12 @@ const ALIASES: [(&str, &str); 21] = [
     ("jiter", "jitter"),
 ];
 
-const JITTERS: [(&str, &str); 4] =
-    [("full", "Full"), ("equal", "Equal"), ("decorrelated", "Decorrelated"), ("none", "None")];
+const JITTERS: [(&str, &str); 4] = [
+    ("full", "Full"),
+    ("equal", "Equal"),
+    ("decorrelated", "Decorrelated"),
+    ("none", "None"),
+];
 
 const DURATION_HELP: &str =
     "write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\" (units: ns, us, ms, s, m, h)";
@@ -161,14 +174,20 @@ fn unknown_key(key: &syn::Ident) -> syn::Error {
 
 /// The candidate closest to `name`, if it is close enough to be a typo, or
 /// the key an alias from another library stands for.
-fn closest(name: &str, candidates: &[&'static str], aliases: &[(&str, &'static str)]) -> Option<&'static str> {
+fn closest(
+    name: &str,
+    candidates: &[&'static str],
+    aliases: &[(&str, &'static str)],
+) -> Option<&'static str> {
     if let Some(&(_, key)) = aliases.iter().find(|(alias, _)| *alias == name) {
         return Some(key);
     }
     candidates
         .iter()
         .map(|&candidate| (edit_distance(name, candidate), candidate))
-        .filter(|&(distance, candidate)| distance <= candidate.len().max(name.len()) / 3 + 1 && distance < candidate.len())
+        .filter(|&(distance, candidate)| {
+            distance <= candidate.len().max(name.len()) / 3 + 1 && distance < candidate.len()
+        })
         .min_by_key(|&(distance, _)| distance)
         .map(|(_, candidate)| candidate)
 }
@@ -197,7 +216,8 @@ fn literal(value: &Expr) -> Option<&Lit> {
 }
 
 fn attempts(value: &Expr) -> syn::Result<u32> {
-    let help = "`max` takes an integer, the number of attempts with the first call included: `max = 4`";
+    let help =
+        "`max` takes an integer, the number of attempts with the first call included: `max = 4`";
     let Some(Lit::Int(int)) = literal(value) else {
         return Err(match literal(value) {
             Some(Lit::Str(s)) => syn::Error::new(s.span(), format!("{help}, without quotes")),
@@ -262,7 +282,13 @@ fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
             ),
             _ => format!("; {DURATION_HELP}"),
         };
-        syn::Error::new(text.span(), format!("invalid duration {:?} for `{key}`: {error}{hint}", text.value()))
+        syn::Error::new(
+            text.span(),
+            format!(
+                "invalid duration {:?} for `{key}`: {error}{hint}",
+                text.value()
+            ),
+        )
     })
 }
 
@@ -274,25 +300,29 @@ fn positive_duration(key: &str, value: &Expr) -> syn::Result<Duration> {
         } else {
             "a zero deadline leaves no time for any attempt; remove `deadline` for no limit"
         };
-        return Err(syn::Error::new_spanned(value, format!("`{key}` must be above zero: {why}")));
+        return Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` must be above zero: {why}"),
+        ));
     }
     Ok(duration)
 }
 
 fn multiplier(value: &Expr) -> syn::Result<f64> {
     let help = "`multiplier` takes a number of at least 1, such as `multiplier = 2` (each ceiling doubles)";
-    let parsed = match literal(value) {
-        Some(Lit::Int(int)) => int.base10_parse::<f64>(),
-        Some(Lit::Float(float)) => float.base10_parse::<f64>(),
-        Some(Lit::Str(s)) => return Err(syn::Error::new(s.span(), format!("{help}, without quotes"))),
-        _ if is_negative(value) => {
-            return Err(syn::Error::new(
+    let parsed =
+        match literal(value) {
+            Some(Lit::Int(int)) => int.base10_parse::<f64>(),
+            Some(Lit::Float(float)) => float.base10_parse::<f64>(),
+            Some(Lit::Str(s)) => {
+                return Err(syn::Error::new(s.span(), format!("{help}, without quotes")))
+            }
+            _ if is_negative(value) => return Err(syn::Error::new(
                 value.span(),
                 "`multiplier` must be at least 1: below 1 each wait would be shorter than the last",
-            ))
-        }
-        _ => return Err(syn::Error::new_spanned(value, help)),
-    };
+            )),
+            _ => return Err(syn::Error::new_spanned(value, help)),
+        };
     match parsed {
         Ok(m) if m.is_finite() && m >= 1.0 => Ok(m),
         Ok(m) if m.is_finite() => Err(syn::Error::new(
@@ -337,9 +367,14 @@ fn jitter(value: &Expr) -> syn::Result<&'static str> {
 fn classifier(value: &Expr) -> syn::Result<()> {
     match value {
         Expr::Path(_) | Expr::Closure(_) => Ok(()),
-        Expr::Lit(ExprLit { lit: Lit::Str(s), .. }) if s.parse::<Path>().is_ok() => Err(syn::Error::new(
+        Expr::Lit(ExprLit {
+            lit: Lit::Str(s), ..
+        }) if s.parse::<Path>().is_ok() => Err(syn::Error::new(
             s.span(),
-            format!("`on` takes a function or closure, not a string: write `on = {}`", s.value()),
+            format!(
+                "`on` takes a function or closure, not a string: write `on = {}`",
+                s.value()
+            ),
         )),
         _ => Err(syn::Error::new(
             value.span(),
@@ -429,7 +464,9 @@ fn not_a_result(ty: &Type) -> Option<String> {
                 "Option", "String", "Vec", "Box", "bool", "char", "str", "u8", "u16", "u32", "u64",
                 "u128", "usize", "i8", "i16", "i32", "i64", "i128", "isize", "f64",
             ];
-            NOT_RESULTS.contains(&last.as_str()).then(|| format!("`{}`", ty.to_token_stream()))
+            NOT_RESULTS
+                .contains(&last.as_str())
+                .then(|| format!("`{}`", ty.to_token_stream()))
         }
         Type::Path(_) | Type::Macro(_) | Type::Verbatim(_) => None,
         Type::ImplTrait(_) => Some("`impl Trait`; write the `Result` type out".to_owned()),
@@ -443,14 +480,19 @@ fn returns_mutable_borrow(function: &Function, output: &Type) -> Option<String> 
     for input in &function.sig.inputs {
         let (written, lifetime) = match input {
             FnArg::Receiver(receiver) => match &receiver.reference {
-                Some((_, lifetime)) if receiver.mutability.is_some() => {
-                    ("&mut self".to_owned(), lifetime.as_ref().map(|l| l.ident.to_string()))
-                }
+                Some((_, lifetime)) if receiver.mutability.is_some() => (
+                    "&mut self".to_owned(),
+                    lifetime.as_ref().map(|l| l.ident.to_string()),
+                ),
                 _ => continue,
             },
             FnArg::Typed(typed) => match &*typed.ty {
                 Type::Reference(reference) if reference.mutability.is_some() => (
-                    format!("{}: {}", typed.pat.to_token_stream(), typed.ty.to_token_stream()),
+                    format!(
+                        "{}: {}",
+                        typed.pat.to_token_stream(),
+                        typed.ty.to_token_stream()
+                    ),
                     reference.lifetime.as_ref().map(|l| l.ident.to_string()),
                 ),
                 _ => continue,
@@ -487,4 +529,3 @@ fn borrows(tokens: TokenStream, lifetime: Option<&str>) -> bool {
     }
     false
 }
-

@@ -11,8 +11,8 @@ use tokio::time::Instant;
 use crate::Policy;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
-/// `io::Result<T>`. Lets the expansion name the error type of a return type
-/// it only knows as tokens.
+/// `io::Result<T>`. Lets the expansion name the success and error types of a
+/// return type it only knows as tokens.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`#[retry]` needs a function that returns a `Result`, not `{Self}`",
@@ -62,25 +62,10 @@ impl<'p> Attempts<'p> {
         }
     }
 
-    /// Judges the outcome of the attempt just made: `Break` hands it back to
-    /// the caller unchanged, `Continue` gives the wait before the next attempt
-    /// (the outcome, an error `on` accepted, is dropped here, before the wait).
-    #[inline]
-    pub fn next<R, On>(&mut self, outcome: R, on: &On) -> ControlFlow<R, Duration>
-    where
-        R: Outcome,
-        On: Fn(&R::Error) -> bool,
-    {
-        match outcome.error() {
-            Some(error) if on(error) => {}
-            _ => return ControlFlow::Break(outcome),
-        }
-        self.backoff().map_or(ControlFlow::Break(outcome), ControlFlow::Continue)
-    }
-
-    /// The wait before the next attempt, or `None` when no retry is left.
+    /// After an error that may be retried: the wait before the next attempt,
+    /// or `None` when the attempts or the deadline are used up.
     #[cold]
-    fn backoff(&mut self) -> Option<Duration> {
+    pub fn retry(&mut self) -> Option<Duration> {
         if self.attempt >= self.policy.max_attempts() {
             return None;
         }
@@ -93,6 +78,66 @@ impl<'p> Attempts<'p> {
         self.previous = wait;
         self.attempt += 1;
         Some(wait)
+    }
+}
+
+#[doc(hidden)]
+/// Ties `on` to the function's return type `R`, so that a closure such as
+/// `|e| e.is_timeout()` needs no annotation.
+///
+/// This is the one place the expansion puts bounds on `R` and `On`: when the
+/// return type is not a `Result`, or `on` does not take its error, the
+/// compiler reports it here, once, and nowhere else.
+#[inline]
+pub fn classifier<R, On>(on: On) -> Classifier<R, On>
+where
+    R: Outcome,
+    On: Classify<R::Error>,
+{
+    Classifier {
+        on,
+        retryable: retryable::<R, On>,
+    }
+}
+
+/// What `on` must be: one bound, so that a mismatch is one error.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`on` must be a function or closure that takes `&{E}` and returns `bool`",
+    label = "expected `Fn(&{E}) -> bool`",
+    note = "for example `on = |error| error.is_timeout()`, or `fn is_transient(error: &{E}) -> bool`"
+)]
+pub trait Classify<E>: Fn(&E) -> bool {}
+
+impl<E, F: Fn(&E) -> bool> Classify<E> for F {}
+
+#[doc(hidden)]
+/// `on`, with the test "is this outcome an error `on` accepts" fixed while
+/// the bounds are known to hold.
+pub struct Classifier<R, On> {
+    on: On,
+    retryable: fn(&On, &R) -> bool,
+}
+
+fn retryable<R, On>(on: &On, outcome: &R) -> bool
+where
+    R: Outcome,
+    On: Classify<R::Error>,
+{
+    outcome.error().is_some_and(on)
+}
+
+impl<R, On> Classifier<R, On> {
+    /// Judges an attempt's outcome: see `Attempts::next`.
+    #[inline]
+    pub fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
+        if (self.retryable)(&self.on, &outcome) {
+            attempts
+                .retry()
+                .map_or(ControlFlow::Break(outcome), ControlFlow::Continue)
+        } else {
+            ControlFlow::Break(outcome)
+        }
     }
 }
 
@@ -166,9 +211,10 @@ impl<On> Retry<'_, On> {
         Fut: Future<Output = Result<T, E>>,
     {
         let mut attempts = Attempts::start(self.policy);
+        let on = classifier::<Result<T, E>, _>(&self.on);
         loop {
             let outcome = attempt().await;
-            let wait = match attempts.next(outcome, &self.on) {
+            let wait = match on.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => wait,
             };

@@ -36,7 +36,12 @@ pub enum Jitter {
 
 impl Jitter {
     /// Every jitter, in the order the documentation lists them.
-    pub const ALL: [Jitter; 4] = [Jitter::Full, Jitter::Equal, Jitter::Decorrelated, Jitter::None];
+    pub const ALL: [Jitter; 4] = [
+        Jitter::Full,
+        Jitter::Equal,
+        Jitter::Decorrelated,
+        Jitter::None,
+    ];
 
     /// The name the attribute and configuration use: `"full"`, `"equal"`,
     /// `"decorrelated"` or `"none"`.
@@ -245,7 +250,10 @@ impl Policy {
             return Err(PolicyError::ZeroBase);
         }
         if self.cap < self.base {
-            return Err(PolicyError::CapBelowBase { base: self.base, cap: self.cap });
+            return Err(PolicyError::CapBelowBase {
+                base: self.base,
+                cap: self.cap,
+            });
         }
         if !(self.multiplier.is_finite() && self.multiplier >= 1.0) {
             return Err(PolicyError::Multiplier(self.multiplier));

@@ -29,12 +29,20 @@ pub struct Flaky {
 
 impl Flaky {
     pub fn failing(failures: u32) -> Self {
-        Flaky { failures, transient: true, started: Instant::now(), calls: RefCell::new(Vec::new()) }
+        Flaky {
+            failures,
+            transient: true,
+            started: Instant::now(),
+            calls: RefCell::new(Vec::new()),
+        }
     }
 
     /// Like `failing`, but every failure is permanent (`transient: false`).
     pub fn permanent(failures: u32) -> Self {
-        Flaky { transient: false, ..Flaky::failing(failures) }
+        Flaky {
+            transient: false,
+            ..Flaky::failing(failures)
+        }
     }
 
     pub fn call(&self) -> Result<u32, Failure> {
@@ -42,7 +50,10 @@ impl Flaky {
         calls.push(self.started.elapsed());
         let call = u32::try_from(calls.len()).unwrap();
         if call <= self.failures {
-            Err(Failure { call, transient: self.transient })
+            Err(Failure {
+                call,
+                transient: self.transient,
+            })
         } else {
             Ok(call)
         }
@@ -54,11 +65,19 @@ impl Flaky {
 
     /// When each call started, in whole milliseconds after creation.
     pub fn starts_ms(&self) -> Vec<u128> {
-        self.calls.borrow().iter().map(Duration::as_millis).collect()
+        self.calls
+            .borrow()
+            .iter()
+            .map(Duration::as_millis)
+            .collect()
     }
 
     /// The waits between consecutive calls.
     pub fn gaps(&self) -> Vec<Duration> {
-        self.calls.borrow().windows(2).map(|w| w[1] - w[0]).collect()
+        self.calls
+            .borrow()
+            .windows(2)
+            .map(|w| w[1] - w[0])
+            .collect()
     }
 }
