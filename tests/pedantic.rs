@@ -1,0 +1,75 @@
+//! The expansion is clean under the strictest lints a user may set: CI runs
+//! `cargo clippy --all-targets -- -D warnings` over this file, so any lint the
+//! generated code trips fails the build.
+#![deny(warnings, clippy::pedantic)]
+
+use std::io;
+use std::time::Duration;
+
+use retry_runtime::retry;
+
+#[derive(Debug, PartialEq, Eq)]
+pub struct ApiError(u16);
+
+fn is_transient(error: &ApiError) -> bool {
+    matches!(error.0, 408 | 429 | 502..=504)
+}
+
+/// Every key.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(
+    max = 4,
+    base = "200ms",
+    cap = "10s",
+    multiplier = 1.5,
+    jitter = "equal",
+    deadline = "1m",
+    on = is_transient,
+    crate = "::retry_runtime"
+)]
+pub async fn every_key(status: u16) -> Result<u16, ApiError> {
+    if status >= 400 {
+        return Err(ApiError(status));
+    }
+    Ok(status)
+}
+
+pub struct Service {
+    hits: u32,
+}
+
+impl Service {
+    /// # Errors
+    ///
+    /// The last attempt's error.
+    #[retry(max = 3, base = "1ms", jitter = "none", on = |e| e.0 == 503)]
+    pub async fn hit(&mut self) -> Result<u32, ApiError> {
+        self.hits += 1;
+        if self.hits < 2 {
+            Err(ApiError(503))
+        } else {
+            Ok(self.hits)
+        }
+    }
+
+    /// # Errors
+    ///
+    /// The last attempt's error.
+    #[retry(jitter = "full")]
+    pub async fn unit(&self) -> io::Result<()> {
+        tokio::time::sleep(Duration::from_millis(1)).await;
+        Ok(())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn strict_lints_accept_the_expansion() {
+    assert_eq!(every_key(200).await, Ok(200));
+    assert_eq!(every_key(400).await, Err(ApiError(400)));
+    let mut service = Service { hits: 0 };
+    assert_eq!(service.hit().await, Ok(2));
+    service.unit().await.unwrap();
+}
