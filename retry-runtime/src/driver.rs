@@ -43,8 +43,9 @@ pub struct Attempts<'p> {
     policy: &'p Policy,
     /// Attempts made so far, the one being judged included.
     attempt: u32,
-    /// The last wait, for decorrelated jitter; `base` before the first.
-    previous: Duration,
+    /// The last wait in nanoseconds, for decorrelated jitter; `base` before
+    /// the first. Nanoseconds rather than a `Duration` keep the future small.
+    previous: u64,
     /// When the first attempt started; read only when there is a deadline.
     started: Option<Instant>,
 }
@@ -57,7 +58,7 @@ impl<'p> Attempts<'p> {
         Attempts {
             policy,
             attempt: 1,
-            previous: policy.base(),
+            previous: u64::try_from(policy.base().as_nanos()).unwrap_or(u64::MAX),
             started: policy.deadline().map(|_| Instant::now()),
         }
     }
@@ -69,13 +70,16 @@ impl<'p> Attempts<'p> {
         if self.attempt >= self.policy.max_attempts() {
             return None;
         }
-        let wait = self.policy.wait(self.attempt - 1, self.previous);
+        let wait = self
+            .policy
+            .wait(self.attempt - 1, Duration::from_nanos(self.previous));
         if let (Some(deadline), Some(started)) = (self.policy.deadline(), self.started) {
             if started.elapsed().saturating_add(wait) > deadline {
                 return None;
             }
         }
-        self.previous = wait;
+        // Waits are at most `u64::MAX` nanoseconds, so this is exact.
+        self.previous = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
         self.attempt += 1;
         Some(wait)
     }

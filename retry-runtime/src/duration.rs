@@ -157,3 +157,60 @@ fn scaled(number: &str, unit: u128) -> Result<u128, DurationError> {
     }
     Ok(nanos)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{parse_duration, DurationError};
+    use core::time::Duration;
+
+    #[test]
+    fn accepts_every_unit_decimals_and_compounds() {
+        let cases = [
+            ("1ns", Duration::from_nanos(1)),
+            ("250us", Duration::from_micros(250)),
+            ("200ms", Duration::from_millis(200)),
+            ("1.5s", Duration::from_millis(1500)),
+            ("0.25ms", Duration::from_micros(250)),
+            ("2m", Duration::from_secs(120)),
+            ("1h", Duration::from_secs(3600)),
+            ("1m30s", Duration::from_secs(90)),
+            ("1h2m3s4ms5us6ns", Duration::new(3723, 4_005_006)),
+            ("007s", Duration::from_secs(7)),
+            ("0s", Duration::ZERO),
+            ("1.0000000009s", Duration::new(1, 0)),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_duration(text), Ok(expected), "{text}");
+        }
+    }
+
+    #[test]
+    fn rejects_malformed_strings_with_the_reason() {
+        let cases = [
+            ("", DurationError::Empty),
+            ("200", DurationError::MissingUnit),
+            ("ms", DurationError::MissingNumber),
+            ("10sec", DurationError::UnknownUnit("sec".into())),
+            ("10 s", DurationError::Unexpected(' ')),
+            ("-1s", DurationError::Unexpected('-')),
+            ("1.s", DurationError::BadNumber),
+            (".5s", DurationError::BadNumber),
+            ("1.2.3s", DurationError::BadNumber),
+            ("30s1m", DurationError::UnitOrder),
+            ("1s1s", DurationError::UnitOrder),
+            ("99999999999999999999h", DurationError::Overflow),
+            ("1s2", DurationError::MissingUnit),
+        ];
+        for (text, expected) in cases {
+            assert_eq!(parse_duration(text), Err(expected), "{text:?}");
+        }
+    }
+
+    #[test]
+    fn the_largest_duration_parses_and_one_more_nanosecond_does_not() {
+        let max = format!("{}s{}ns", u64::MAX, 999_999_999);
+        assert_eq!(parse_duration(&max), Ok(Duration::MAX));
+        let over = format!("{}s{}ns", u64::MAX, 1_000_000_000u64);
+        assert_eq!(parse_duration(&over), Err(DurationError::Overflow));
+    }
+}
