@@ -433,6 +433,13 @@ pub fn function(function: &Function) -> syn::Result<()> {
                          `Err` value decides whether to retry"
                     ),
                 );
+            } else if let Some(token) = impl_trait(ty.to_token_stream()) {
+                errors.add(
+                    token,
+                    "`#[retry]` cannot name an `impl Trait` inside the return type (the loop holds \
+                     each attempt's outcome in a variable of that type); write the concrete type, \
+                     or a `Box<dyn Trait>`",
+                );
             } else if let Some(borrowed) = returns_mutable_borrow(function, ty) {
                 errors.add(
                     ty,
@@ -472,6 +479,15 @@ fn not_a_result(ty: &Type) -> Option<String> {
         Type::ImplTrait(_) => Some("`impl Trait`; write the `Result` type out".to_owned()),
         _ => Some(format!("`{}`", ty.to_token_stream())),
     }
+}
+
+/// The first `impl` keyword in `tokens`.
+fn impl_trait(tokens: TokenStream) -> Option<TokenTree> {
+    tokens.into_iter().find_map(|token| match token {
+        TokenTree::Ident(ref ident) if ident == "impl" => Some(token),
+        TokenTree::Group(group) => impl_trait(group.stream()),
+        _ => None,
+    })
 }
 
 /// The `&mut` parameter (`&mut self` or a named one) that the return type
