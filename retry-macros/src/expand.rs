@@ -60,13 +60,24 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     let wait = syn::Ident::new("wait", span);
     let fake = syn::Ident::new("fake", span);
 
-    let classifier = config.on.map_or_else(
-        || quote!(#private::every_error),
-        |on| quote_spanned!(on.span()=> #on),
+    let rule = |rule: &Option<syn::Expr>, default: TokenStream| {
+        rule.as_ref().map_or(default, |rule| quote!(#rule))
+    };
+    let on_rule = rule(&config.on, quote!(#private::every_error));
+    let on_ok_rule = rule(&config.on_ok, quote!(#private::no_value));
+    let retry_after_rule = rule(&config.retry_after, quote!(#private::no_hint));
+    let retry_after_ok_rule = rule(&config.retry_after_ok, quote!(#private::no_hint));
+    let classifier = quote!(#on_rule, #on_ok_rule, #retry_after_rule, #retry_after_ok_rule);
+    let budget = config.budget.as_ref().map_or_else(
+        || quote!(#private::None),
+        |budget| quote!(#private::Some(#budget)),
     );
     // Spanned on the return type, so a type that is not a `Result` is
     // reported there.
-    let classify = respan(quote!(#private::classifier::<#output, _>), output.span());
+    let classify = respan(
+        quote!(#private::classifier::<#output, _, _, _, _>),
+        output.span(),
+    );
     let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, classifier);
     args.set_span(output.span());
     let on_init = quote!(#classify #args);
@@ -93,14 +104,24 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         }
     };
 
+    // With `timeout`, the attempt is cut off; the conversion of `TimedOut`
+    // into the error type is checked on the `timeout` key.
+    let attempt = match config.timeout {
+        Some((_, span)) => {
+            let with_timeout = respan(quote!(#private::with_timeout), span);
+            quote!(#with_timeout(#attempts.attempt_timeout(), #body))
+        }
+        None => body,
+    };
+
     quote! {
         #(#attrs)*
         #vis #sig {
             #(#inner_attrs)*
-            let mut #attempts = #private::Attempts::start(#policy);
+            let mut #attempts = #private::Attempts::start(#policy, #budget);
             let #on = #on_init;
             loop {
-                let #outcome: #output = #body.await;
+                let #outcome: #output = #attempt.await;
                 let #wait = match #on.next(&mut #attempts, #outcome) {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,
@@ -121,6 +142,10 @@ fn policy(krate: &TokenStream, config: &Config) -> TokenStream {
         let d = duration(d);
         quote!(.with_deadline(#d))
     });
+    let timeout = config.timeout.map(|(d, _)| {
+        let d = duration(d);
+        quote!(.with_timeout(#d))
+    });
     quote! {
         const {
             &#krate::Policy::new()
@@ -130,6 +155,7 @@ fn policy(krate: &TokenStream, config: &Config) -> TokenStream {
                 .with_multiplier(#multiplier)
                 .with_jitter(#krate::Jitter::#jitter)
                 #deadline
+                #timeout
         }
     }
 }

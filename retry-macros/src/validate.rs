@@ -13,7 +13,7 @@ use crate::attr::{Arg, Function};
 use crate::duration::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
-const KEYS: [&str; 8] = [
+const KEYS: [&str; 13] = [
     "max",
     "base",
     "cap",
@@ -21,11 +21,20 @@ const KEYS: [&str; 8] = [
     "jitter",
     "deadline",
     "on",
+    "on_ok",
+    "retry_after",
+    "retry_after_ok",
+    "budget",
+    "timeout",
     "crate",
 ];
 
 /// Names other retry libraries use, mapped to ours.
-const ALIASES: [(&str, &str); 21] = [
+const ALIASES: [(&str, &str); 25] = [
+    ("attempt_timeout", "timeout"),
+    ("per_attempt_timeout", "timeout"),
+    ("retry_budget", "budget"),
+    ("throttle", "budget"),
     ("attempts", "max"),
     ("max_attempts", "max"),
     ("tries", "max"),
@@ -69,6 +78,11 @@ pub struct Config {
     pub jitter: &'static str,
     pub deadline: Option<Duration>,
     pub on: Option<Expr>,
+    pub on_ok: Option<Expr>,
+    pub retry_after: Option<Expr>,
+    pub retry_after_ok: Option<Expr>,
+    pub budget: Option<Expr>,
+    pub timeout: Option<(Duration, proc_macro2::Span)>,
     pub krate: Option<Path>,
 }
 
@@ -103,8 +117,14 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         jitter: "Full",
         deadline: None,
         on: None,
+        on_ok: None,
+        retry_after: None,
+        retry_after_ok: None,
+        budget: None,
+        timeout: None,
         krate: None,
     };
+    let mut retry_after_ok_key = None;
     let mut seen: Vec<String> = Vec::new();
     // Where `base` and `cap` were written, for the error when they disagree.
     let mut base_span = None;
@@ -129,13 +149,30 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
             "multiplier" => multiplier(&value).map(|m| config.multiplier = m),
             "jitter" => jitter(&value).map(|j| config.jitter = j),
             "deadline" => positive_duration("deadline", &value).map(|d| config.deadline = Some(d)),
-            "on" => classifier(&value).map(|()| config.on = Some(value)),
+            "on" => rule("on", RULE_ON, &value).map(|()| config.on = Some(value)),
+            "on_ok" => rule("on_ok", RULE_ON_OK, &value).map(|()| config.on_ok = Some(value)),
+            "retry_after" => rule("retry_after", RULE_RETRY_AFTER, &value)
+                .map(|()| config.retry_after = Some(value)),
+            "retry_after_ok" => rule("retry_after_ok", RULE_RETRY_AFTER_OK, &value).map(|()| {
+                retry_after_ok_key = Some(key.clone());
+                config.retry_after_ok = Some(value);
+            }),
+            "budget" => budget(&value).map(|()| config.budget = Some(value)),
+            "timeout" => positive_duration("timeout", &value)
+                .map(|d| config.timeout = Some((d, value.span()))),
             "crate" => crate_path(&value).map(|path| config.krate = Some(path)),
             _ => Err(unknown_key(&key)),
         };
         if let Err(error) = result {
             errors.push(error);
         }
+    }
+    if let (Some(key), None) = (&retry_after_ok_key, &config.on_ok) {
+        errors.add(
+            key,
+            "`retry_after_ok` reads a hint from `Ok` values that `on_ok` retries, and there is no \
+             `on_ok`; add `on_ok = ...` to say which `Ok` values to retry",
+        );
     }
     if config.cap < config.base {
         let (base, cap) = (config.base, config.cap);
@@ -295,10 +332,10 @@ fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
 fn positive_duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let duration = duration(key, value)?;
     if duration.is_zero() {
-        let why = if key == "base" {
-            "it is the ceiling of the first wait, and every later one grows from it"
-        } else {
-            "a zero deadline leaves no time for any attempt; remove `deadline` for no limit"
+        let why = match key {
+            "base" => "it is the ceiling of the first wait, and every later one grows from it",
+            "deadline" => "a zero deadline leaves no time for any attempt; remove `deadline` for no limit",
+            _ => "a zero timeout cuts every attempt off before it starts; remove `timeout` for no limit",
         };
         return Err(syn::Error::new_spanned(
             value,
@@ -364,7 +401,14 @@ fn jitter(value: &Expr) -> syn::Result<&'static str> {
     }
 }
 
-fn classifier(value: &Expr) -> syn::Result<()> {
+const RULE_ON: &str =
+    "a function or closure `Fn(&E) -> bool` saying which errors to retry, such as `on = is_transient` or `on = |e| e.is_timeout()`";
+const RULE_ON_OK: &str = "a function or closure `Fn(&T) -> bool` saying which `Ok` values to retry, such as `on_ok = |response| response.status() == 503`";
+const RULE_RETRY_AFTER: &str = "a function or closure `Fn(&E) -> Option<Duration>` giving the wait a server asked for, such as `retry_after = |e| e.retry_after()`";
+const RULE_RETRY_AFTER_OK: &str = "a function or closure `Fn(&T) -> Option<Duration>` giving the wait a server asked for in an `Ok` value, such as `retry_after_ok = retry_runtime::classify::reqwest::retry_after`";
+
+/// `on`, `on_ok`, `retry_after` and `retry_after_ok`: a path or a closure.
+fn rule(key: &str, expected: &str, value: &Expr) -> syn::Result<()> {
     match value {
         Expr::Path(_) | Expr::Closure(_) => Ok(()),
         Expr::Lit(ExprLit {
@@ -372,15 +416,38 @@ fn classifier(value: &Expr) -> syn::Result<()> {
         }) if s.parse::<Path>().is_ok() => Err(syn::Error::new(
             s.span(),
             format!(
-                "`on` takes a function or closure, not a string: write `on = {}`",
+                "`{key}` takes a function or closure, not a string: write `{key} = {}`",
                 s.value()
             ),
         )),
-        _ => Err(syn::Error::new(
-            value.span(),
-            "`on` takes a function or closure `Fn(&E) -> bool` saying which errors to retry, \
-             such as `on = is_transient` or `on = |e| e.is_timeout()`",
+        _ => Err(syn::Error::new_spanned(
+            value,
+            format!("`{key}` takes {expected}"),
         )),
+    }
+}
+
+/// `budget`: an expression of type `&'static RetryBudget`.
+fn budget(value: &Expr) -> syn::Result<()> {
+    let help = "`budget` takes a reference to a shared `static RetryBudget`, such as `budget = &API_BUDGET`";
+    match value {
+        Expr::Lit(_) => Err(syn::Error::new_spanned(value, help)),
+        Expr::Path(path)
+            if path.path.get_ident().is_some_and(|ident| {
+                let name = ident.to_string();
+                name.chars().any(|c| c.is_ascii_uppercase())
+                    && !name.chars().any(|c| c.is_ascii_lowercase())
+            }) =>
+        {
+            Err(syn::Error::new_spanned(
+                value,
+                format!(
+                    "`budget` is shared by reference: write `budget = &{}`",
+                    value.to_token_stream()
+                ),
+            ))
+        }
+        _ => Ok(()),
     }
 }
 

@@ -39,15 +39,18 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod budget;
 mod driver;
 mod duration;
 mod policy;
+pub mod retry_after;
 mod rng;
 
 #[doc(hidden)]
 pub mod __private;
 
-pub use driver::Retry;
+pub use budget::RetryBudget;
+pub use driver::{DefaultRetry, Retry, Stop, TimedOut};
 pub use duration::{parse_duration, DurationError};
 pub use policy::{Jitter, Policy, PolicyError, UnknownJitter};
 pub use rng::seed_thread_rng;

@@ -89,7 +89,8 @@ impl FromStr for Jitter {
     }
 }
 
-/// A retry policy: attempts, capped exponential backoff, jitter, deadline.
+/// A retry policy: attempts, capped exponential backoff, jitter, deadline,
+/// per-attempt timeout.
 ///
 /// Every setter is a `const fn`, so a policy can live in a `const` or a
 /// `static`; this is what `#[retry(...)]` builds from its keys.
@@ -124,6 +125,7 @@ pub struct Policy {
     multiplier: f64,
     jitter: Jitter,
     deadline: Option<Duration>,
+    timeout: Option<Duration>,
 }
 
 impl Default for Policy {
@@ -144,6 +146,7 @@ impl Policy {
             multiplier: 2.0,
             jitter: Jitter::Full,
             deadline: None,
+            timeout: None,
         }
     }
 
@@ -199,6 +202,22 @@ impl Policy {
         self
     }
 
+    /// Cuts each attempt off after `timeout`; the attempt then fails with
+    /// `E::from(TimedOut)`, classified like any other error. With a deadline
+    /// too, an attempt is also cut off when the deadline passes.
+    #[must_use]
+    pub const fn with_timeout(mut self, timeout: Duration) -> Self {
+        self.timeout = Some(timeout);
+        self
+    }
+
+    /// Removes the per-attempt timeout.
+    #[must_use]
+    pub const fn without_timeout(mut self) -> Self {
+        self.timeout = None;
+        self
+    }
+
     /// Attempts in total, the first included.
     #[must_use]
     pub const fn max_attempts(&self) -> u32 {
@@ -235,6 +254,12 @@ impl Policy {
         self.deadline
     }
 
+    /// The time allowed for each attempt, if any.
+    #[must_use]
+    pub const fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
     /// Checks the rules the attribute enforces while compiling: at least one
     /// attempt, `base > 0`, `cap >= base`, a finite `multiplier >= 1`, and a
     /// deadline above zero.
@@ -260,6 +285,9 @@ impl Policy {
         }
         if self.deadline.is_some_and(|deadline| deadline.is_zero()) {
             return Err(PolicyError::ZeroDeadline);
+        }
+        if self.timeout.is_some_and(|timeout| timeout.is_zero()) {
+            return Err(PolicyError::ZeroTimeout);
         }
         Ok(())
     }
@@ -353,6 +381,40 @@ impl Policy {
     }
 }
 
+impl Policy {
+    /// The wait when the server asked for `hint` (a `Retry-After`): at least
+    /// the hint and at least the backoff `wait`, plus a uniform share of up
+    /// to a tenth of the hint drawn from `sample`, so that clients told the
+    /// same hint do not come back in the same instant:
+    /// `max(hint, wait) + uniform in [0, hint / 10]`.
+    ///
+    /// `None` when the hint is longer than `cap`: a server asking for more
+    /// than the caller tolerates is not waited out.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// let policy = Policy::new(); // cap 10s
+    /// let hint = Duration::from_secs(2);
+    /// let backoff = Duration::from_millis(100);
+    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
+    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
+    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
+    /// ```
+    #[must_use]
+    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+        if hint > self.cap {
+            return None;
+        }
+        let hint = nanos(hint);
+        let spread = uniform(0, hint / 10, sample);
+        Some(Duration::from_nanos(
+            hint.max(nanos(wait)).saturating_add(spread),
+        ))
+    }
+}
+
 /// `d` in nanoseconds, saturating at `u64::MAX`.
 fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
@@ -385,6 +447,8 @@ pub enum PolicyError {
     Multiplier(f64),
     /// The deadline is zero.
     ZeroDeadline,
+    /// The per-attempt timeout is zero.
+    ZeroTimeout,
 }
 
 impl fmt::Display for PolicyError {
@@ -399,6 +463,7 @@ impl fmt::Display for PolicyError {
             }
             Self::Multiplier(m) => write!(f, "`multiplier` must be a finite number >= 1, not {m}"),
             Self::ZeroDeadline => f.write_str("`deadline` must be above zero"),
+            Self::ZeroTimeout => f.write_str("`timeout` must be above zero"),
         }
     }
 }

@@ -81,3 +81,13 @@ impl Flaky {
             .collect()
     }
 }
+
+impl From<retry_runtime::TimedOut> for Failure {
+    /// A cut-off attempt: call 0, transient.
+    fn from(_: retry_runtime::TimedOut) -> Self {
+        Failure {
+            call: 0,
+            transient: true,
+        }
+    }
+}

@@ -1,0 +1,176 @@
+//! A retry budget shared by every call that names it: gRPC's retry
+//! throttling rule, lock-free.
+
+use core::fmt;
+use core::sync::atomic::{AtomicU64, Ordering};
+
+/// Thousandths of a token: the ratio is kept to three decimals, as gRPC does.
+const MILLI: u64 = 1000;
+
+/// Retries as a share of traffic, shared across tasks and threads.
+///
+/// Per-call limits do not stop a fleet-wide storm: when every request fails,
+/// `max = 4` still makes every request four calls. A budget switches retries
+/// off when too many calls are failing and back on as calls succeed again.
+///
+/// The rule is gRPC's retry throttling: the count starts at `max_tokens`;
+/// every attempt that fails with an error `on` accepts takes one token (never
+/// below zero), and a retry is made only if the count is then still above
+/// `max_tokens / 2`; every success gives back `token_ratio` (never above
+/// `max_tokens`).
+///
+/// # The bound it gives
+///
+/// During a total outage, once the count reaches `max_tokens / 2` no call
+/// retries any more: at most about `max_tokens / 2` retries are made in all,
+/// however many calls fail (plus one per call racing at the threshold), and
+/// then each further call costs exactly one attempt. Without a budget, `n`
+/// failing calls make `max * n` attempts. With `RetryBudget::new(100, 0.1)`
+/// and a thousand requests, that is about 1,050 calls instead of 4,000 at
+/// `max = 4`. Afterwards, retries come back once successes have refilled the
+/// count above half: ten successes per token at a ratio of 0.1, so retries
+/// stay below about one in ten calls.
+///
+/// ```
+/// use retry_runtime::{retry, RetryBudget};
+///
+/// static API_BUDGET: RetryBudget = RetryBudget::new(100, 0.1);
+///
+/// #[retry(max = 4, budget = &API_BUDGET)]
+/// async fn fetch(id: u64) -> Result<u64, std::io::Error> {
+///     Ok(id)
+/// }
+/// ```
+///
+/// The count is one atomic integer in thousandths of a token, updated with
+/// compare-and-swap: no lock, no allocation.
+pub struct RetryBudget {
+    /// The count, in thousandths of a token.
+    tokens: AtomicU64,
+    max: u64,
+    ratio: u64,
+}
+
+impl RetryBudget {
+    /// A full budget of `max_tokens`, refilled by `token_ratio` per success.
+    ///
+    /// `token_ratio` is kept to three decimals; a negative or NaN ratio is 0,
+    /// so successes never refill the budget.
+    #[must_use]
+    pub const fn new(max_tokens: u32, token_ratio: f32) -> Self {
+        let max = max_tokens as u64 * MILLI;
+        // Float-to-integer `as` saturates: negative and NaN become 0.
+        let ratio = (token_ratio as f64 * MILLI as f64 + 0.5) as u64;
+        RetryBudget {
+            tokens: AtomicU64::new(max),
+            max,
+            ratio,
+        }
+    }
+
+    /// The tokens left now.
+    #[must_use]
+    pub fn tokens(&self) -> f64 {
+        milli_to_tokens(self.tokens.load(Ordering::Relaxed))
+    }
+
+    /// The size of the budget.
+    #[must_use]
+    pub fn max_tokens(&self) -> f64 {
+        milli_to_tokens(self.max)
+    }
+
+    /// Whether a retry would be allowed after one more failure now.
+    #[must_use]
+    pub fn allows_retry(&self) -> bool {
+        self.tokens.load(Ordering::Relaxed).saturating_sub(MILLI) > self.max / 2
+    }
+
+    /// Records an attempt that failed with an error `on` accepts: takes one
+    /// token and says whether a retry is allowed.
+    pub fn record_failure(&self) -> bool {
+        let before = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+                Some(tokens.saturating_sub(MILLI))
+            })
+            .unwrap_or_else(|tokens| tokens);
+        before.saturating_sub(MILLI) > self.max / 2
+    }
+
+    /// Records a success: gives back `token_ratio`, up to `max_tokens`.
+    pub fn record_success(&self) {
+        if self.ratio == 0 {
+            return;
+        }
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+                (tokens < self.max).then(|| tokens.saturating_add(self.ratio).min(self.max))
+            });
+    }
+}
+
+fn milli_to_tokens(milli: u64) -> f64 {
+    // Exact for any count below 2^53 thousandths.
+    #[allow(clippy::cast_precision_loss)]
+    let tokens = milli as f64 / MILLI as f64;
+    tokens
+}
+
+impl fmt::Debug for RetryBudget {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("RetryBudget")
+            .field("tokens", &self.tokens())
+            .field("max_tokens", &self.max_tokens())
+            .field("token_ratio", &milli_to_tokens(self.ratio))
+            .finish()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::RetryBudget;
+
+    #[test]
+    fn failures_take_a_token_and_retries_stop_at_half() {
+        let budget = RetryBudget::new(10, 0.5);
+        // 10 -> 9, 8, 7, 6: still above 5.
+        for _ in 0..4 {
+            assert!(budget.record_failure());
+        }
+        // 6 -> 5: not above half.
+        assert!(!budget.record_failure());
+        assert!((budget.tokens() - 5.0).abs() < 1e-9);
+        // Two successes give back one token: 6, above half again.
+        budget.record_success();
+        budget.record_success();
+        assert!(!budget.allows_retry());
+        assert!((budget.tokens() - 6.0).abs() < 1e-9);
+    }
+
+    #[test]
+    fn the_count_stays_between_zero_and_the_maximum() {
+        let budget = RetryBudget::new(3, 1.0);
+        for _ in 0..10 {
+            budget.record_failure();
+        }
+        assert_eq!(budget.tokens(), 0.0);
+        for _ in 0..10 {
+            budget.record_success();
+        }
+        assert_eq!(budget.tokens(), 3.0);
+    }
+
+    #[test]
+    fn odd_ratios_and_sizes_do_not_panic() {
+        for ratio in [f32::NAN, -1.0, 0.0, 0.001, 1e30, f32::INFINITY] {
+            let budget = RetryBudget::new(u32::MAX, ratio);
+            budget.record_success();
+            budget.record_failure();
+            assert!(budget.tokens() <= budget.max_tokens());
+        }
+        let empty = RetryBudget::new(0, 1.0);
+        assert!(!empty.record_failure());
+    }
+}

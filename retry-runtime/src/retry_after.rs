@@ -1,0 +1,235 @@
+//! The HTTP `Retry-After` field (RFC 9110 section 10.2.3): how long the
+//! server asked the client to wait.
+//!
+//! ```text
+//! Retry-After = HTTP-date / delay-seconds
+//! ```
+//!
+//! `delay-seconds` is one or more digits. `HTTP-date` (RFC 9110 section
+//! 5.6.7) has three forms, all accepted:
+//!
+//! | form | example |
+//! |---|---|
+//! | IMF-fixdate (preferred) | `Sun, 06 Nov 1994 08:49:37 GMT` |
+//! | RFC 850 (obsolete) | `Sunday, 06-Nov-94 08:49:37 GMT` |
+//! | asctime (obsolete) | `Sun Nov  6 08:49:37 1994` |
+//!
+//! Parsing is case-sensitive, as the RFC's grammar is. The day name must be
+//! the right one for the date. An RFC 850 two-digit year that would be more
+//! than 50 years in the future means the most recent past year with those
+//! digits. Surrounding spaces and tabs, which a header parser normally trims,
+//! are ignored. Anything else that does not match the grammar, and any
+//! number too large for a `Duration`, gives `None`: never a panic.
+//!
+//! ```
+//! use std::time::{Duration, SystemTime, UNIX_EPOCH};
+//! use retry_runtime::retry_after;
+//!
+//! assert_eq!(retry_after::parse("120"), Some(Duration::from_secs(120)));
+//!
+//! // 1994-11-06 08:49:37 UTC, seen ten seconds earlier.
+//! let now = UNIX_EPOCH + Duration::from_secs(784_111_777 - 10);
+//! let date = "Sun, 06 Nov 1994 08:49:37 GMT";
+//! assert_eq!(retry_after::parse_at(date, now), Some(Duration::from_secs(10)));
+//! assert_eq!(retry_after::parse_at("soon", now), None);
+//! ```
+
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
+
+/// The wait a `Retry-After` value asks for, measured from now.
+///
+/// `None` for anything malformed. See [`parse_at`].
+#[must_use]
+pub fn parse(value: &str) -> Option<Duration> {
+    parse_at(value, SystemTime::now())
+}
+
+/// The wait a `Retry-After` value asks for, measured from `now`: the
+/// seconds given, or the time from `now` until the date given (zero for a
+/// date in the past). `None` for anything malformed or out of range.
+#[must_use]
+pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
+    let value = value.trim_matches(|c| c == ' ' || c == '\t');
+    if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
+        return value.parse::<u64>().ok().map(Duration::from_secs);
+    }
+    let now_secs = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+        Err(before) => -i64::try_from(before.duration().as_secs()).unwrap_or(i64::MAX),
+    };
+    let date = http_date(value, now_secs)?;
+    // A date before 1970 is in the past.
+    let Ok(date) = u64::try_from(date) else {
+        return Some(Duration::ZERO);
+    };
+    let date = UNIX_EPOCH.checked_add(Duration::from_secs(date))?;
+    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+}
+
+const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
+const LONG_DAYS: [&str; 7] = [
+    "Monday",
+    "Tuesday",
+    "Wednesday",
+    "Thursday",
+    "Friday",
+    "Saturday",
+    "Sunday",
+];
+const MONTHS: [&str; 12] = [
+    "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
+];
+
+/// Seconds since the Unix epoch of an HTTP-date in any of its three forms.
+fn http_date(value: &str, now_secs: i64) -> Option<i64> {
+    let bytes = value.as_bytes();
+    if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
+        imf_fixdate(value)
+    } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
+        asctime(value)
+    } else {
+        rfc850(value, now_secs)
+    }
+}
+
+/// `Sun, 06 Nov 1994 08:49:37 GMT`
+fn imf_fixdate(value: &str) -> Option<i64> {
+    let weekday = index_of(&DAYS, value.get(0..3)?)?;
+    expect(value, 3, ", ")?;
+    let day = digits(value, 5, 2)?;
+    expect(value, 7, " ")?;
+    let month = index_of(&MONTHS, value.get(8..11)?)?;
+    expect(value, 11, " ")?;
+    let year = digits(value, 12, 4)?;
+    expect(value, 16, " ")?;
+    let time = time_of_day(value, 17)?;
+    expect(value, 25, " GMT")?;
+    timestamp(year, month, day, time, weekday)
+}
+
+/// `Sunday, 06-Nov-94 08:49:37 GMT`
+fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
+    let (name, rest) = value.split_once(", ")?;
+    let weekday = index_of(&LONG_DAYS, name)?;
+    if rest.len() != 22 {
+        return None;
+    }
+    let day = digits(rest, 0, 2)?;
+    expect(rest, 2, "-")?;
+    let month = index_of(&MONTHS, rest.get(3..6)?)?;
+    expect(rest, 6, "-")?;
+    let short_year = digits(rest, 7, 2)?;
+    expect(rest, 9, " ")?;
+    let time = time_of_day(rest, 10)?;
+    expect(rest, 18, " GMT")?;
+    // RFC 9110: a year that appears more than 50 years in the future is the
+    // most recent past year with the same last two digits.
+    let current_year = year_of_day(now_secs.div_euclid(86_400));
+    let mut year = current_year - current_year.rem_euclid(100) + i64::from(short_year);
+    if year > current_year + 50 {
+        year -= 100;
+    } else if year <= current_year - 50 {
+        // Keep the nearest century otherwise: `year` is within 50 years of now.
+        year += 100;
+        if year > current_year + 50 {
+            year -= 100;
+        }
+    }
+    timestamp(u32::try_from(year).ok()?, month, day, time, weekday)
+}
+
+/// `Sun Nov  6 08:49:37 1994`
+fn asctime(value: &str) -> Option<i64> {
+    let weekday = index_of(&DAYS, value.get(0..3)?)?;
+    expect(value, 3, " ")?;
+    let month = index_of(&MONTHS, value.get(4..7)?)?;
+    expect(value, 7, " ")?;
+    let day = if value.as_bytes().get(8) == Some(&b' ') {
+        digits(value, 9, 1)?
+    } else {
+        digits(value, 8, 2)?
+    };
+    expect(value, 10, " ")?;
+    let time = time_of_day(value, 11)?;
+    expect(value, 19, " ")?;
+    let year = digits(value, 20, 4)?;
+    timestamp(year, month, day, time, weekday)
+}
+
+/// `hh:mm:ss` at `at`, as seconds into the day; a leap second (`:60`) is
+/// allowed, as the RFC allows it.
+fn time_of_day(value: &str, at: usize) -> Option<u32> {
+    let hour = digits(value, at, 2)?;
+    expect(value, at + 2, ":")?;
+    let minute = digits(value, at + 3, 2)?;
+    expect(value, at + 5, ":")?;
+    let second = digits(value, at + 6, 2)?;
+    (hour < 24 && minute < 60 && second <= 60).then_some(hour * 3600 + minute * 60 + second)
+}
+
+fn timestamp(year: u32, month: usize, day: u32, seconds: u32, weekday: usize) -> Option<i64> {
+    let year = i64::from(year);
+    let month_number = u32::try_from(month).ok()? + 1;
+    if day == 0 || day > days_in_month(year, month_number) {
+        return None;
+    }
+    let days = days_from_civil(year, month_number, day);
+    // 1970-01-01 was a Thursday, index 3 from Monday.
+    if usize::try_from((days + 3).rem_euclid(7)).ok()? != weekday {
+        return None;
+    }
+    Some(days * 86_400 + i64::from(seconds))
+}
+
+fn days_in_month(year: i64, month: u32) -> u32 {
+    match month {
+        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
+        2 => 28,
+        4 | 6 | 9 | 11 => 30,
+        _ => 31,
+    }
+}
+
+/// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
+/// algorithm).
+fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+    let year = if month <= 2 { year - 1 } else { year };
+    let era = year.div_euclid(400);
+    let year_of_era = year - era * 400;
+    let month = i64::from(month);
+    let day_of_year =
+        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
+    era * 146_097 + day_of_era - 719_468
+}
+
+/// The year of a day counted from 1970-01-01: the inverse of
+/// `days_from_civil`, as far as the year.
+fn year_of_day(days: i64) -> i64 {
+    let days = days + 719_468;
+    let era = days.div_euclid(146_097);
+    let day_of_era = days - era * 146_097;
+    let year_of_era =
+        (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
+    let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
+    let month_index = (5 * day_of_year + 2) / 153;
+    year_of_era + era * 400 + i64::from(month_index >= 10)
+}
+
+fn index_of(names: &[&str], name: &str) -> Option<usize> {
+    names.iter().position(|candidate| *candidate == name)
+}
+
+/// `text` at `at` is exactly `expected`.
+fn expect(value: &str, at: usize, expected: &str) -> Option<()> {
+    (value.get(at..at + expected.len())? == expected).then_some(())
+}
+
+/// `len` ASCII digits at `at`.
+fn digits(value: &str, at: usize, len: usize) -> Option<u32> {
+    let text = value.get(at..at + len)?;
+    if !text.bytes().all(|b| b.is_ascii_digit()) {
+        return None;
+    }
+    text.parse().ok()
+}
