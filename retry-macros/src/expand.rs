@@ -107,10 +107,11 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     // With `timeout`, the attempt is cut off; the conversion of `TimedOut`
     // into the error type is checked on the `timeout` key.
     let attempt = match config.timeout {
-        Some((_, span)) => {
-            let with_timeout = respan(quote!(#private::with_timeout), span);
-            quote!(#with_timeout(#attempts.attempt_timeout(), #body))
-        }
+        Some((_, span)) => call_spanned(
+            quote!(#private::with_timeout),
+            quote!(#attempts.attempt_timeout(), #body),
+            span,
+        ),
         None => body,
     };
 
@@ -164,6 +165,16 @@ fn duration(d: Duration) -> TokenStream {
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
     quote!(::core::time::Duration::new(#secs, #nanos))
+}
+
+/// A call of `function` with `args`, the call itself spanned on `span`, so
+/// that the compiler reports an unmet bound of `function` there. The
+/// arguments keep their own spans.
+fn call_spanned(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
+    let function = respan(function, span);
+    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    args.set_span(span);
+    quote!(#function #args)
 }
 
 /// `tokens` with every span set to `span`, so the compiler reports what goes

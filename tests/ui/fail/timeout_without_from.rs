@@ -1,0 +1,11 @@
+use retry_runtime::retry;
+
+#[derive(Debug)]
+pub struct ApiError;
+
+#[retry(timeout = "2s")]
+async fn f() -> Result<(), ApiError> {
+    Ok(())
+}
+
+fn main() {}
