@@ -40,6 +40,7 @@
 #![warn(missing_docs)]
 
 mod budget;
+pub mod classify;
 mod driver;
 mod duration;
 mod policy;

@@ -1,0 +1,50 @@
+//! HTTP status codes and the `Retry-After` header, for the `http` crate's
+//! types (which hyper, axum and reqwest share).
+//!
+//! ```
+//! use retry_runtime::{classify::http, retry};
+//!
+//! # struct Client;
+//! # impl Client { async fn send(&self) -> Result<::http::Response<()>, std::io::Error> { Ok(::http::Response::new(())) } }
+//! #[retry(
+//!     max = 4,
+//!     on_ok = http::is_transient_response,
+//!     retry_after_ok = http::response_retry_after,
+//! )]
+//! async fn call(client: &Client) -> Result<::http::Response<()>, std::io::Error> {
+//!     client.send().await
+//! }
+//! ```
+
+use std::time::Duration;
+
+use ::http::header::RETRY_AFTER;
+use ::http::{HeaderMap, Response, StatusCode};
+
+/// Whether a status says "try again later": 408 Request Timeout, 429 Too
+/// Many Requests, and every 5xx except 501 Not Implemented (which will not
+/// start working on a repeat).
+#[must_use]
+pub fn is_transient_status(status: StatusCode) -> bool {
+    matches!(status.as_u16(), 408 | 429)
+        || (status.is_server_error() && status != StatusCode::NOT_IMPLEMENTED)
+}
+
+/// The wait the `Retry-After` header asks for, if there is one and it parses
+/// (see [`retry_after::parse`](crate::retry_after::parse)).
+#[must_use]
+pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
+    crate::retry_after::parse(headers.get(RETRY_AFTER)?.to_str().ok()?)
+}
+
+/// Whether a response's status is transient: for `on_ok`.
+#[must_use]
+pub fn is_transient_response<B>(response: &Response<B>) -> bool {
+    is_transient_status(response.status())
+}
+
+/// A response's `Retry-After`: for `retry_after_ok`.
+#[must_use]
+pub fn response_retry_after<B>(response: &Response<B>) -> Option<Duration> {
+    retry_after(response.headers())
+}

@@ -1,0 +1,21 @@
+//! Classifiers for common error and response types, ready for `on`, `on_ok`
+//! and `retry_after`. Each sits behind a cargo feature, so nobody pays for
+//! what they do not use.
+//!
+//! | feature | module | classifies |
+//! |---|---|---|
+//! | `io` | [`io`] | `std::io::Error` by kind |
+//! | `http` | [`http`] | status codes, `Retry-After` headers, `http::Response` |
+//! | `reqwest` | [`reqwest`] | `reqwest::Error` and `reqwest::Response` |
+//!
+//! They retry what can succeed on a repeat (timeouts, refused and reset
+//! connections, 408, 429 and 5xx except 501) and nothing else. Whether an
+//! operation is safe to repeat is for you to decide: retry a request the
+//! server may already have acted on only if it is idempotent.
+
+#[cfg(feature = "http")]
+pub mod http;
+#[cfg(feature = "io")]
+pub mod io;
+#[cfg(feature = "reqwest")]
+pub mod reqwest;
