@@ -24,6 +24,11 @@
 //! `deadline` are used up; the caller always gets the last attempt's result,
 //! unchanged. The keys are checked while compiling.
 //!
+//! The attribute also honours a server's `Retry-After` (`retry_after`),
+//! retries `Ok` values such as an HTTP 503 (`on_ok`), draws from a shared
+//! [`RetryBudget`] (`budget`) and cuts off hung attempts (`timeout`); see
+//! [`retry`] for every key, and [`classify`] for ready-made classifiers.
+//!
 //! Without the attribute, the same loop runs over a closure with a
 //! [`Policy`] built at run time: see [`Policy::on`] and [`Policy::retry`].
 //!
@@ -56,6 +61,43 @@ pub use duration::{parse_duration, DurationError};
 pub use policy::{Jitter, Policy, PolicyError, UnknownJitter};
 pub use rng::seed_thread_rng;
 
-/// Retries an `async fn` that returns a `Result`. See the [crate docs](crate).
+/// Retries an `async fn` that returns a `Result`.
+///
+/// ```
+/// use retry_runtime::retry;
+/// # #[derive(Debug)] struct ApiError;
+/// # fn is_transient(_: &ApiError) -> bool { true }
+///
+/// #[retry(max = 4, base = "200ms", cap = "10s", on = is_transient)]
+/// async fn fetch_user(id: u64) -> Result<String, ApiError> {
+///     Ok(format!("user {id}"))
+/// }
+/// ```
+///
+/// The function keeps its signature, visibility, generics, attributes and
+/// docs. Each attempt runs the body afresh, borrowing the arguments (none is
+/// cloned). The caller gets the last attempt's result, unchanged.
+///
+/// # Keys
+///
+/// | key | value | default | meaning |
+/// |---|---|---|---|
+/// | `max` | integer >= 1 | `3` | attempts in total, the first call included |
+/// | `base` | duration string > 0 | `"100ms"` | ceiling of the first backoff |
+/// | `cap` | duration string >= base | `"10s"` | no computed backoff exceeds it |
+/// | `multiplier` | number >= 1 | `2` | `ceiling(n) = min(cap, base * multiplier^n)`, `n = 0` before the first retry |
+/// | `jitter` | `"full"`, `"equal"`, `"decorrelated"`, `"none"` | `"full"` | see [`Jitter`] |
+/// | `deadline` | duration string | none | total time from the start of the first attempt; no wait that would pass it is started |
+/// | `on` | `Fn(&E) -> bool` | every error | which errors may succeed on a repeat |
+/// | `retry_after` | `Fn(&E) -> Option<Duration>` | none | a wait the server asked for; wait `max(hint, backoff) + uniform[0, hint/10]`; a hint above `cap` returns at once |
+/// | `on_ok` | `Fn(&T) -> bool` | none | `Ok` values to retry (an HTTP 503); the last one is returned as it came |
+/// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
+/// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
+/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)` |
+/// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
+///
+/// Durations are a number and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`),
+/// largest first: `"200ms"`, `"1.5s"`, `"1m30s"`. Every key is checked while
+/// compiling; a mistake is one error on the token at fault.
 #[cfg(feature = "macros")]
 pub use retry_macros::retry;
