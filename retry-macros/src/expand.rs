@@ -2,11 +2,14 @@
 //!
 //! ```text
 //! async fn f(args) -> Ret {
-//!     let attempts = Attempts::start(const { &Policy::new().with_...() });
-//!     let on = classifier::<Ret, _>(on);
+//!     let attempts = Attempts::start(const { &Policy::new().with_...() }, budget, name);
+//!     let rules = classifier::<Ret, _, _, _, _, _>(on, on_ok, retry_after, retry_after_ok, on_retry);
 //!     loop {
-//!         let outcome: Ret = async { /* the original body */ }.await;
-//!         let wait = match attempts.next(outcome, &on) {
+//!         let outcome: Ret = {
+//!             let attempt = pin!(async { /* the original body */ });
+//!             attempts.scoped(attempt).await
+//!         };
+//!         let wait = match rules.next(&mut attempts, outcome) {
 //!             Break(outcome) => return outcome,
 //!             Continue(wait) => wait,
 //!         };
@@ -15,19 +18,19 @@
 //! }
 //! ```
 //!
-//! The body goes into a non-`move` async block, so each attempt borrows the
-//! arguments afresh and a body that moves one gets the compiler's own "moved
-//! in previous iteration of loop" error at the move. The outcome is consumed
-//! by `next` before the wait, so an error that is not `Send` never makes the
-//! future `!Send`. Locals use `Span::mixed_site()`, invisible to the body.
+//! The body goes into a non-`move` async block (a closure for a plain `fn`),
+//! so each attempt borrows the arguments afresh and a body that moves one
+//! gets the compiler's own "moved in previous iteration of loop" error at the
+//! move. The outcome is consumed by `next` before the wait, so an error that
+//! is not `Send` never makes the future `!Send`. Locals use
+//! `Span::mixed_site()`, invisible to the body.
 
 use core::time::Duration;
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-
 use syn::spanned::Spanned;
-use syn::{ReturnType, Type};
+use syn::{Expr, Ident, ReturnType, Type};
 
 use crate::attr::Function;
 use crate::validate::Config;
@@ -46,99 +49,145 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         unreachable!("validate::function rejects functions without a return type")
     };
     let output: &Type = output;
+    let is_async = sig.asyncness.is_some();
     let krate = config
         .krate
         .as_ref()
         .map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
     let private = quote!(#krate::__private);
-    let policy = policy(&krate, &config);
 
     let span = Span::mixed_site();
-    let attempts = syn::Ident::new("attempts", span);
-    let on = syn::Ident::new("on", span);
-    let outcome = syn::Ident::new("outcome", span);
-    let wait = syn::Ident::new("wait", span);
-    let fake = syn::Ident::new("fake", span);
+    let attempts = Ident::new("attempts", span);
+    let rules = Ident::new("rules", span);
+    let outcome = Ident::new("outcome", span);
+    let wait = Ident::new("wait", span);
+    let attempt = Ident::new("attempt", span);
+    let fake = Ident::new("fake", span);
 
-    let rule = |rule: &Option<syn::Expr>, default: TokenStream| {
-        rule.as_ref().map_or(default, |rule| quote!(#rule))
+    let policy = match &config.policy {
+        Some(policy) => quote!(#policy),
+        None => policy_const(&krate, &config),
     };
-    let on_rule = rule(&config.on, quote!(#private::every_error));
-    let on_ok_rule = rule(&config.on_ok, quote!(#private::no_value));
-    let retry_after_rule = rule(&config.retry_after, quote!(#private::no_hint));
-    let retry_after_ok_rule = rule(&config.retry_after_ok, quote!(#private::no_hint));
-    let classifier = quote!(#on_rule, #on_ok_rule, #retry_after_rule, #retry_after_ok_rule);
     let budget = config.budget.as_ref().map_or_else(
         || quote!(#private::None),
         |budget| quote!(#private::Some(#budget)),
     );
+    let name = sig.ident.to_string();
+    let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
+    let start = if is_async {
+        quote!(start)
+    } else {
+        quote!(start_blocking)
+    };
+
+    let rule = |rule: &Option<Expr>, default: TokenStream| {
+        rule.as_ref().map_or(default, |rule| quote!(#rule))
+    };
+    let rule_args = [
+        rule(&config.on, quote!(#private::every_error)),
+        rule(&config.on_ok, quote!(#private::no_value)),
+        rule(&config.retry_after, quote!(#private::no_hint)),
+        rule(&config.retry_after_ok, quote!(#private::no_hint)),
+        rule(&config.on_retry, quote!(#private::no_hook)),
+    ];
     // Spanned on the return type, so a type that is not a `Result` is
     // reported there.
-    let classify = respan(
-        quote!(#private::classifier::<#output, _, _, _, _>),
+    let rules_init = call_spanned(
+        quote!(#private::classifier::<#output, _, _, _, _, _>),
+        quote!(#(#rule_args),*),
         output.span(),
     );
-    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, classifier);
-    args.set_span(output.span());
-    let on_init = quote!(#classify #args);
 
-    // The attempt: the original body in a block of its own, spanned on the
-    // body so that the compiler's errors about it point there.
-    let body = quote_spanned! {body_span=>
-        async {
-            // Gives the block the function's return type, so `?` and
-            // `.into()` in the body infer as they did before.
-            #[allow(
-                unreachable_code,
-                clippy::diverging_sub_expression,
-                clippy::empty_loop,
-                clippy::let_unit_value,
-                clippy::unreachable,
-                clippy::needless_return
-            )]
-            if false {
-                let #fake: #output = loop {};
-                return #fake;
-            }
-            #(#stmts)*
+    // Gives the block the function's return type, so `?` and `.into()` in
+    // the body infer as they did before.
+    let fake_return = quote! {
+        #[allow(
+            unreachable_code,
+            clippy::diverging_sub_expression,
+            clippy::empty_loop,
+            clippy::let_unit_value,
+            clippy::unreachable,
+            clippy::needless_return
+        )]
+        if false {
+            let #fake: #output = loop {};
+            return #fake;
         }
     };
 
-    // With `timeout`, the attempt is cut off; the conversion of `TimedOut`
-    // into the error type is checked on the `timeout` key.
-    let attempt = match config.timeout {
-        Some((_, span)) => call_spanned(
-            quote!(#private::with_timeout),
-            quote!(#attempts.attempt_timeout(), #body),
-            span,
-        ),
-        None => body,
+    let run_attempt = if is_async {
+        // The attempt: the original body in a block of its own, spanned on
+        // the body so that the compiler's errors about it point there.
+        let body = quote_spanned! {body_span=>
+            async {
+                #fake_return
+                #(#stmts)*
+            }
+        };
+        // With `timeout` (or a policy that may have one), the attempt is cut
+        // off; the conversion of `TimedOut` into the error type is checked on
+        // the key that asked for it.
+        match config.timeout_span() {
+            Some(span) => {
+                let or_timed_out = call_spanned(
+                    quote!(#private::or_timed_out),
+                    quote!(#attempts.scoped(#attempt).await),
+                    span,
+                );
+                quote! {
+                    {
+                        let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
+                        let #attempt = ::core::pin::pin!(#attempt);
+                        #or_timed_out
+                    }
+                }
+            }
+            None => quote! {
+                {
+                    let #attempt = ::core::pin::pin!(#body);
+                    #attempts.scoped(#attempt).await
+                }
+            },
+        }
+    } else {
+        let body = quote_spanned! {body_span=>
+            || -> #output {
+                #(#stmts)*
+            }
+        };
+        quote!(#attempts.call(#body))
+    };
+    let sleep = if is_async {
+        quote!(#private::sleep(#wait).await;)
+    } else {
+        quote!(#private::sleep_blocking(#wait);)
     };
 
     quote! {
         #(#attrs)*
         #vis #sig {
             #(#inner_attrs)*
-            let mut #attempts = #private::Attempts::start(#policy, #budget);
-            let #on = #on_init;
+            let mut #attempts = #private::Attempts::#start(#policy, #budget, #name);
+            let #rules = #rules_init;
             loop {
-                let #outcome: #output = #attempt.await;
-                let #wait = match #on.next(&mut #attempts, #outcome) {
+                let #outcome: #output = #run_attempt;
+                let #wait = match #rules.next(&mut #attempts, #outcome) {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,
                 };
-                #private::sleep(#wait).await;
+                #sleep
             }
         }
     }
 }
 
-fn policy(krate: &TokenStream, config: &Config) -> TokenStream {
+fn policy_const(krate: &TokenStream, config: &Config) -> TokenStream {
     let max = config.max;
     let base = duration(config.base);
     let cap = duration(config.cap);
     let multiplier = config.multiplier;
-    let jitter = syn::Ident::new(config.jitter, Span::call_site());
+    let jitter = Ident::new(config.jitter, Span::call_site());
+    let nested = Ident::new(config.nested, Span::call_site());
     let deadline = config.deadline.map(|d| {
         let d = duration(d);
         quote!(.with_deadline(#d))
@@ -155,6 +204,7 @@ fn policy(krate: &TokenStream, config: &Config) -> TokenStream {
                 .with_cap(#cap)
                 .with_multiplier(#multiplier)
                 .with_jitter(#krate::Jitter::#jitter)
+                .with_nested(#krate::Nested::#nested)
                 #deadline
                 #timeout
         }
@@ -167,7 +217,7 @@ fn duration(d: Duration) -> TokenStream {
     quote!(::core::time::Duration::new(#secs, #nanos))
 }
 
-/// A call of `function` with `args`, the call itself spanned on `span`, so
+/// A call of `function` with `args`, the call itself located at `span`, so
 /// that the compiler reports an unmet bound of `function` there. The
 /// arguments keep their own spans.
 fn call_spanned(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {

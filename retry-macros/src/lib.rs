@@ -43,7 +43,10 @@ fn retry_impl(
         }
     };
     let config = attr::parse_args(args).and_then(validate::config);
-    let checked = validate::function(&function);
+    let checked = validate::function(&function).and(match &config {
+        Ok(config) => validate::combination(&function, config),
+        Err(_) => Ok(()),
+    });
     match (config, checked) {
         (Ok(config), Ok(())) => expand::expand(function, config),
         (config, checked) => {

@@ -13,7 +13,7 @@ use crate::attr::{Arg, Function};
 use crate::duration::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
-const KEYS: [&str; 13] = [
+const KEYS: [&str; 16] = [
     "max",
     "base",
     "cap",
@@ -26,11 +26,30 @@ const KEYS: [&str; 13] = [
     "retry_after_ok",
     "budget",
     "timeout",
+    "on_retry",
+    "nested",
+    "policy",
     "crate",
 ];
 
+/// The keys a `policy = ...` sets at run time, and so cannot also be given.
+const POLICY_KEYS: [&str; 8] = [
+    "max",
+    "base",
+    "cap",
+    "multiplier",
+    "jitter",
+    "deadline",
+    "timeout",
+    "nested",
+];
+
 /// Names other retry libraries use, mapped to ours.
-const ALIASES: [(&str, &str); 25] = [
+const ALIASES: [(&str, &str); 29] = [
+    ("hook", "on_retry"),
+    ("notify", "on_retry"),
+    ("config", "policy"),
+    ("nesting", "nested"),
     ("attempt_timeout", "timeout"),
     ("per_attempt_timeout", "timeout"),
     ("retry_budget", "budget"),
@@ -83,7 +102,24 @@ pub struct Config {
     pub retry_after_ok: Option<Expr>,
     pub budget: Option<Expr>,
     pub timeout: Option<(Duration, proc_macro2::Span)>,
+    pub on_retry: Option<Expr>,
+    /// The `Nested` variant's name.
+    pub nested: &'static str,
+    /// A policy built at run time, instead of the literal keys.
+    pub policy: Option<Expr>,
     pub krate: Option<Path>,
+}
+
+impl Config {
+    /// Where to report an error type that cannot hold `TimedOut`: the
+    /// `timeout` key, or a `policy` that may carry a timeout.
+    pub fn timeout_span(&self) -> Option<proc_macro2::Span> {
+        match (&self.timeout, &self.policy) {
+            (Some((_, span)), _) => Some(*span),
+            (None, Some(policy)) => Some(policy.span()),
+            (None, None) => None,
+        }
+    }
 }
 
 /// Collects errors so that every mistake is reported, each once.
@@ -122,8 +158,13 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         retry_after_ok: None,
         budget: None,
         timeout: None,
+        on_retry: None,
+        nested: "Once",
+        policy: None,
         krate: None,
     };
+    // Keys `policy` would conflict with, as written.
+    let mut policy_keys: Vec<syn::Ident> = Vec::new();
     let mut retry_after_ok_key = None;
     let mut seen: Vec<String> = Vec::new();
     // Where `base` and `cap` were written, for the error when they disagree.
@@ -136,6 +177,9 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
             continue;
         }
         seen.push(name.clone());
+        if POLICY_KEYS.contains(&name.as_str()) {
+            policy_keys.push(key.clone());
+        }
         let result = match name.as_str() {
             "max" => attempts(&value).map(|max| config.max = max),
             "base" => positive_duration("base", &value).map(|base| {
@@ -158,6 +202,11 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
                 config.retry_after_ok = Some(value);
             }),
             "budget" => budget(&value).map(|()| config.budget = Some(value)),
+            "on_retry" => {
+                rule("on_retry", RULE_ON_RETRY, &value).map(|()| config.on_retry = Some(value))
+            }
+            "nested" => nested(&value).map(|n| config.nested = n),
+            "policy" => policy(&value).map(|()| config.policy = Some(value)),
             "timeout" => positive_duration("timeout", &value)
                 .map(|d| config.timeout = Some((d, value.span()))),
             "crate" => crate_path(&value).map(|path| config.krate = Some(path)),
@@ -165,6 +214,17 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         };
         if let Err(error) = result {
             errors.push(error);
+        }
+    }
+    if config.policy.is_some() {
+        for key in &policy_keys {
+            errors.add(
+                key,
+                format!(
+                    "`{key}` cannot be set next to `policy`, which sets it at run time; set it in \
+                     the policy, or remove `policy` to write the policy here"
+                ),
+            );
         }
     }
     if let (Some(key), None) = (&retry_after_ok_key, &config.on_ok) {
@@ -405,6 +465,7 @@ const RULE_ON: &str =
     "a function or closure `Fn(&E) -> bool` saying which errors to retry, such as `on = is_transient` or `on = |e| e.is_timeout()`";
 const RULE_ON_OK: &str = "a function or closure `Fn(&T) -> bool` saying which `Ok` values to retry, such as `on_ok = |response| response.status() == 503`";
 const RULE_RETRY_AFTER: &str = "a function or closure `Fn(&E) -> Option<Duration>` giving the wait a server asked for, such as `retry_after = |e| e.retry_after()`";
+const RULE_ON_RETRY: &str = "a function or closure `Fn(&Result<T, E>, u32, Duration)`, called before each wait with the outcome being retried, the attempt number and the wait, such as `on_retry = |outcome, attempt, wait| log::warn!(...)`";
 const RULE_RETRY_AFTER_OK: &str = "a function or closure `Fn(&T) -> Option<Duration>` giving the wait a server asked for in an `Ok` value, such as `retry_after_ok = retry_runtime::classify::reqwest::retry_after`";
 
 /// `on`, `on_ok`, `retry_after` and `retry_after_ok`: a path or a closure.
@@ -424,6 +485,37 @@ fn rule(key: &str, expected: &str, value: &Expr) -> syn::Result<()> {
             value,
             format!("`{key}` takes {expected}"),
         )),
+    }
+}
+
+fn nested(value: &Expr) -> syn::Result<&'static str> {
+    match literal(value) {
+        Some(Lit::Str(s)) if s.value() == "once" => Ok("Once"),
+        Some(Lit::Str(s)) if s.value() == "retry" => Ok("Retry"),
+        Some(Lit::Str(s)) => Err(syn::Error::new(
+            s.span(),
+            format!(
+                "unknown `nested` value {:?}: write `nested = \"once\"` (a single attempt when called from \
+                 another retried function, the default) or `nested = \"retry\"` (retry here too)",
+                s.value()
+            ),
+        )),
+        _ => Err(syn::Error::new_spanned(
+            value,
+            "`nested` takes a string: `nested = \"once\"` or `nested = \"retry\"`",
+        )),
+    }
+}
+
+/// `policy`: an expression of type `&Policy`, not a literal.
+fn policy(value: &Expr) -> syn::Result<()> {
+    match value {
+        Expr::Lit(_) => Err(syn::Error::new_spanned(
+            value,
+            "`policy` takes an expression of type `&Policy` built at run time, such as \
+             `policy = &CONFIG.retry`; for a fixed policy, write its keys here instead",
+        )),
+        _ => Ok(()),
     }
 }
 
@@ -470,12 +562,6 @@ fn crate_path(value: &Expr) -> syn::Result<Path> {
 pub fn function(function: &Function) -> syn::Result<()> {
     let mut errors = Errors::default();
     let sig = &function.sig;
-    if sig.asyncness.is_none() {
-        errors.add(
-            sig.fn_token,
-            "`#[retry]` needs an `async fn`: write `async fn`; waits between attempts are `tokio::time::sleep`",
-        );
-    }
     if function.stmts.is_none() {
         errors.add(
             &sig.ident,
@@ -522,6 +608,19 @@ pub fn function(function: &Function) -> syn::Result<()> {
         }
     }
     errors.finish(())
+}
+
+/// Checks what depends on both the keys and the function.
+pub fn combination(function: &Function, config: &Config) -> syn::Result<()> {
+    match (&function.sig.asyncness, &config.timeout) {
+        (None, Some((_, span))) => Err(syn::Error::new(
+            *span,
+            "`timeout` needs an `async fn`: a plain function's attempt blocks its thread and \
+             cannot be cut off; set the timeout on the blocking call itself (its client or \
+             socket), and use `deadline` to bound the waits",
+        )),
+        _ => Ok(()),
+    }
 }
 
 /// What the return type is, when it cannot be a `Result` whatever the

@@ -2,7 +2,8 @@
 //! release.
 
 pub use crate::driver::{
-    classifier, every_error, no_hint, no_value, with_timeout, Attempts, Classifier, Outcome,
+    classifier, every_error, limited, no_hint, no_hook, no_value, or_timed_out, sleep_blocking,
+    Attempts, Classifier, Outcome,
 };
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};

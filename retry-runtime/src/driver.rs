@@ -10,7 +10,10 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::{Policy, RetryBudget};
+use core::pin::Pin;
+
+use crate::context::{scoped_call, Scoped};
+use crate::{AttemptContext, Nested, Policy, RetryBudget};
 
 /// The error an attempt cut off by `timeout` fails with, converted into the
 /// function's error type by `From`.
@@ -47,12 +50,14 @@ impl From<TimedOut> for std::io::Error {
     }
 }
 
-/// Why a call stopped retrying and returned what it had.
+/// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Stop {
-    /// The outcome was a success, or an error `on` does not accept.
+    /// The outcome is a success.
     Done,
+    /// The error is one `on` does not accept.
+    NotRetryable,
     /// That was attempt `max`.
     Exhausted,
     /// The retry budget is spent.
@@ -61,6 +66,32 @@ pub enum Stop {
     HintTooLong,
     /// The wait would end past the deadline.
     Deadline,
+    /// The call runs inside another retried function's attempt, which
+    /// retries instead (`nested = "once"`).
+    Nested,
+}
+
+impl Stop {
+    /// A short name: `"done"`, `"not_retryable"`, `"exhausted"`, `"budget"`,
+    /// `"hint_too_long"`, `"deadline"` or `"nested"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stop::Done => "done",
+            Stop::NotRetryable => "not_retryable",
+            Stop::Exhausted => "exhausted",
+            Stop::Budget => "budget",
+            Stop::HintTooLong => "hint_too_long",
+            Stop::Deadline => "deadline",
+            Stop::Nested => "nested",
+        }
+    }
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
@@ -107,24 +138,65 @@ pub struct Attempts<'p> {
     budget: Option<&'p RetryBudget>,
     /// Attempts made so far, the one being judged included.
     attempt: u32,
+    /// Reached from inside another retried function's attempt, with
+    /// `nested = "once"`: one attempt only.
+    nested: bool,
+    /// A plain function: time is the real clock, waits are blocking.
+    blocking: bool,
     /// The last wait in nanoseconds, for decorrelated jitter; `base` before
     /// the first. Nanoseconds rather than a `Duration` keep the future small.
     previous: u64,
     /// When the first attempt started; read only when there is a deadline.
     started: Option<Instant>,
+    #[cfg(feature = "tracing")]
+    name: &'static str,
 }
 
 impl<'p> Attempts<'p> {
-    /// Call just before the first attempt.
+    /// Call just before the first attempt of an `async fn`. `name` names the
+    /// function in `tracing` events.
     #[inline]
     #[must_use]
-    pub fn start(policy: &'p Policy, budget: Option<&'p RetryBudget>) -> Self {
+    pub fn start(policy: &'p Policy, budget: Option<&'p RetryBudget>, name: &'static str) -> Self {
+        Self::new(policy, budget, name, false)
+    }
+
+    /// Call just before the first attempt of a plain function.
+    #[inline]
+    #[must_use]
+    pub fn start_blocking(
+        policy: &'p Policy,
+        budget: Option<&'p RetryBudget>,
+        name: &'static str,
+    ) -> Self {
+        Self::new(policy, budget, name, true)
+    }
+
+    #[inline]
+    fn new(
+        policy: &'p Policy,
+        budget: Option<&'p RetryBudget>,
+        name: &'static str,
+        blocking: bool,
+    ) -> Self {
+        #[cfg(not(feature = "tracing"))]
+        let _ = name;
         Attempts {
             policy,
             budget,
             attempt: 1,
+            nested: policy.nested() == Nested::Once && crate::current_attempt().is_some(),
+            blocking,
             previous: u64::try_from(policy.base().as_nanos()).unwrap_or(u64::MAX),
-            started: policy.deadline().map(|_| Instant::now()),
+            started: policy.deadline().map(|_| {
+                if blocking {
+                    Instant::from_std(std::time::Instant::now())
+                } else {
+                    Instant::now()
+                }
+            }),
+            #[cfg(feature = "tracing")]
+            name,
         }
     }
 
@@ -135,6 +207,51 @@ impl<'p> Attempts<'p> {
         self.attempt
     }
 
+    /// The most attempts this call may make.
+    fn limit(&self) -> u32 {
+        if self.nested {
+            1
+        } else {
+            self.policy.max_attempts().max(1)
+        }
+    }
+
+    fn elapsed(&self, started: Instant) -> Duration {
+        if self.blocking {
+            started.into_std().elapsed()
+        } else {
+            started.elapsed()
+        }
+    }
+
+    /// What the body can know of the attempt it runs.
+    #[inline]
+    #[must_use]
+    pub fn context(&self) -> AttemptContext {
+        AttemptContext {
+            attempt: self.attempt,
+            max_attempts: self.limit(),
+            deadline: match (self.started, self.policy.deadline()) {
+                (Some(started), Some(deadline)) => started.checked_add(deadline),
+                _ => None,
+            },
+            blocking: self.blocking,
+        }
+    }
+
+    /// Polls an attempt's future with its context set, so the body can read
+    /// it and nested retried functions know they are nested.
+    #[inline]
+    pub fn scoped<'a, F: Future>(&self, attempt: Pin<&'a mut F>) -> Scoped<'a, F> {
+        Scoped::new(self.context(), attempt)
+    }
+
+    /// Runs a plain function's attempt with its context set.
+    #[inline]
+    pub fn call<R>(&self, attempt: impl FnOnce() -> R) -> R {
+        scoped_call(self.context(), attempt)
+    }
+
     /// How long the next attempt may run: the policy's timeout, shortened to
     /// the time left before the deadline. `None` without a timeout.
     #[must_use]
@@ -142,7 +259,7 @@ impl<'p> Attempts<'p> {
         let timeout = self.policy.timeout()?;
         match (self.policy.deadline(), self.started) {
             (Some(deadline), Some(started)) => {
-                Some(timeout.min(deadline.saturating_sub(started.elapsed())))
+                Some(timeout.min(deadline.saturating_sub(self.elapsed(started))))
             }
             _ => Some(timeout),
         }
@@ -152,26 +269,70 @@ impl<'p> Attempts<'p> {
     /// reason to stop.
     #[inline]
     pub fn judge(&mut self, verdict: Verdict) -> Result<Duration, Stop> {
-        match verdict {
+        let decision = match verdict {
             Verdict::Success => {
                 if let Some(budget) = self.budget {
                     budget.record_success();
                 }
-                Err(Stop::Done)
+                return Err(Stop::Done);
             }
-            Verdict::Permanent => Err(Stop::Done),
+            Verdict::Permanent => Err(Stop::NotRetryable),
             Verdict::Transient(hint) => self.retry(hint),
+        };
+        self.observe(decision);
+        decision
+    }
+
+    /// Counts and traces a retry or a give-up. Off the success path.
+    #[cold]
+    fn observe(&self, decision: Result<Duration, Stop>) {
+        match decision {
+            Ok(_wait) => {
+                crate::metrics::record_retry();
+                #[cfg(feature = "tracing")]
+                tracing::info!(
+                    target: "retry_runtime",
+                    function = self.name,
+                    attempt = self.attempt - 1,
+                    wait_ms = _wait.as_secs_f64() * 1000.0,
+                    "attempt failed; retrying"
+                );
+            }
+            Err(stop) => {
+                crate::metrics::record_stop(stop);
+                #[cfg(feature = "tracing")]
+                if stop == Stop::NotRetryable {
+                    tracing::debug!(
+                        target: "retry_runtime",
+                        function = self.name,
+                        attempt = self.attempt,
+                        reason = stop.as_str(),
+                        "attempt failed; not retrying"
+                    );
+                } else {
+                    tracing::warn!(
+                        target: "retry_runtime",
+                        function = self.name,
+                        attempt = self.attempt,
+                        reason = stop.as_str(),
+                        "attempt failed; giving up"
+                    );
+                }
+            }
         }
     }
 
     /// After a failure that may be retried, with the server's hint if any:
     /// the wait before the next attempt, or why there is none.
-    #[cold]
     fn retry(&mut self, hint: Option<Duration>) -> Result<Duration, Stop> {
         // Every retryable failure takes from the budget, the last one too.
         let budget_allows = self.budget.is_none_or(RetryBudget::record_failure);
-        if self.attempt >= self.policy.max_attempts() {
-            return Err(Stop::Exhausted);
+        if self.attempt >= self.limit() {
+            return Err(if self.nested {
+                Stop::Nested
+            } else {
+                Stop::Exhausted
+            });
         }
         if !budget_allows {
             return Err(Stop::Budget);
@@ -187,7 +348,7 @@ impl<'p> Attempts<'p> {
             None => backoff,
         };
         if let (Some(deadline), Some(started)) = (self.policy.deadline(), self.started) {
-            if started.elapsed().saturating_add(wait) > deadline {
+            if self.elapsed(started).saturating_add(wait) > deadline {
                 return Err(Stop::Deadline);
             }
         }
@@ -232,13 +393,25 @@ pub trait Hint<E>: Fn(&E) -> Option<Duration> {}
 
 impl<E, F: Fn(&E) -> Option<Duration>> Hint<E> for F {}
 
-/// The rules of one function: `on`, `on_ok`, `retry_after`, `retry_after_ok`.
+/// Called before each wait: `Fn(&R, u32, Duration)`.
 #[doc(hidden)]
-pub struct Rules<On, OnOk, Ra, RaOk> {
+#[diagnostic::on_unimplemented(
+    message = "`on_retry` must be a function or closure taking the outcome being retried (`&{R}`), the attempt number (`u32`) and the wait (`Duration`)",
+    label = "expected `Fn(&{R}, u32, Duration)`"
+)]
+pub trait OnRetry<R>: Fn(&R, u32, Duration) {}
+
+impl<R, F: Fn(&R, u32, Duration)> OnRetry<R> for F {}
+
+/// The rules of one function: `on`, `on_ok`, `retry_after`,
+/// `retry_after_ok` and `on_retry`.
+#[doc(hidden)]
+pub struct Rules<On, OnOk, Ra, RaOk, Hook> {
     on: On,
     on_ok: OnOk,
     retry_after: Ra,
     retry_after_ok: RaOk,
+    on_retry: Hook,
 }
 
 /// Ties the rules to the function's return type `R`, so that closures such
@@ -249,18 +422,20 @@ pub struct Rules<On, OnOk, Ra, RaOk> {
 /// compiler reports it here, once, and nowhere else.
 #[doc(hidden)]
 #[inline]
-pub fn classifier<R, On, OnOk, Ra, RaOk>(
+pub fn classifier<R, On, OnOk, Ra, RaOk, Hook>(
     on: On,
     on_ok: OnOk,
     retry_after: Ra,
     retry_after_ok: RaOk,
-) -> Classifier<R, Rules<On, OnOk, Ra, RaOk>>
+    on_retry: Hook,
+) -> Classifier<R, Rules<On, OnOk, Ra, RaOk, Hook>>
 where
     R: Outcome,
     On: Classify<R::Error>,
     OnOk: Classify<R::Ok>,
     Ra: Hint<R::Error>,
     RaOk: Hint<R::Ok>,
+    Hook: OnRetry<R>,
 {
     Classifier {
         rules: Rules {
@@ -268,68 +443,109 @@ where
             on_ok,
             retry_after,
             retry_after_ok,
+            on_retry,
         },
-        verdict: verdict::<R, On, OnOk, Ra, RaOk>,
+        step: step::<R, On, OnOk, Ra, RaOk, Hook>,
     }
 }
 
-fn verdict<R, On, OnOk, Ra, RaOk>(rules: &Rules<On, OnOk, Ra, RaOk>, outcome: &R) -> Verdict
+/// One step of the loop, for rules known to fit `R`.
+fn step<R, On, OnOk, Ra, RaOk, Hook>(
+    rules: &Rules<On, OnOk, Ra, RaOk, Hook>,
+    attempts: &mut Attempts<'_>,
+    outcome: R,
+) -> ControlFlow<R, Duration>
 where
     R: Outcome,
     On: Classify<R::Error>,
     OnOk: Classify<R::Ok>,
     Ra: Hint<R::Error>,
     RaOk: Hint<R::Ok>,
+    Hook: OnRetry<R>,
 {
-    match outcome.as_result() {
+    let verdict = match outcome.as_result() {
         Ok(value) if (rules.on_ok)(value) => Verdict::Transient((rules.retry_after_ok)(value)),
         Ok(_) => Verdict::Success,
         Err(error) if (rules.on)(error) => Verdict::Transient((rules.retry_after)(error)),
         Err(_) => Verdict::Permanent,
+    };
+    match attempts.judge(verdict) {
+        Ok(wait) => {
+            (rules.on_retry)(&outcome, attempts.attempt() - 1, wait);
+            ControlFlow::Continue(wait)
+        }
+        Err(_) => ControlFlow::Break(outcome),
     }
 }
 
-/// The rules, with the verdict fixed while the bounds are known to hold.
+/// The rules, with the step fixed while the bounds are known to hold.
 #[doc(hidden)]
 pub struct Classifier<R, Rules> {
     rules: Rules,
-    verdict: fn(&Rules, &R) -> Verdict,
+    step: fn(&Rules, &mut Attempts<'_>, R) -> ControlFlow<R, Duration>,
 }
 
 impl<R, Rules> Classifier<R, Rules> {
-    /// What the rules make of `outcome`.
-    #[inline]
-    pub fn verdict(&self, outcome: &R) -> Verdict {
-        (self.verdict)(&self.rules, outcome)
-    }
-
     /// Judges an attempt's outcome: `Break` hands it back unchanged,
     /// `Continue` gives the wait before the next attempt. The outcome is
     /// dropped here, before the wait.
     #[inline]
     pub fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
-        match attempts.judge(self.verdict(&outcome)) {
-            Ok(wait) => ControlFlow::Continue(wait),
-            Err(_) => ControlFlow::Break(outcome),
+        (self.step)(&self.rules, attempts, outcome)
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt cut off after a time limit, if it has one: `None` when
+    /// it was cut off.
+    #[doc(hidden)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Limited<F> {
+        #[pin]
+        attempt: F,
+        #[pin]
+        limit: Option<tokio::time::Sleep>,
+    }
+}
+
+impl<F: Future> Future for Limited<F> {
+    type Output = Option<F::Output>;
+
+    fn poll(
+        self: Pin<&mut Self>,
+        cx: &mut core::task::Context<'_>,
+    ) -> core::task::Poll<Self::Output> {
+        let this = self.project();
+        if let core::task::Poll::Ready(outcome) = this.attempt.poll(cx) {
+            return core::task::Poll::Ready(Some(outcome));
+        }
+        match this.limit.as_pin_mut() {
+            Some(limit) => limit.poll(cx).map(|()| None),
+            None => core::task::Poll::Pending,
         }
     }
 }
 
-/// Runs one attempt, cut off after `limit` if there is one.
+/// Runs `attempt`, cut off after `limit` if there is one.
 #[doc(hidden)]
-pub async fn with_timeout<R, F>(limit: Option<Duration>, attempt: F) -> R
+pub fn limited<F: Future>(limit: Option<Duration>, attempt: F) -> Limited<F> {
+    Limited {
+        attempt,
+        limit: limit.map(tokio::time::sleep),
+    }
+}
+
+/// The outcome of a [`Limited`] attempt: a cut-off attempt fails with
+/// `E::from(TimedOut)`. The one place the expansion requires that
+/// conversion, so that a missing `From` impl is one error.
+#[doc(hidden)]
+#[inline]
+pub fn or_timed_out<R>(outcome: Option<R>) -> R
 where
-    F: Future<Output = R>,
     R: Outcome,
     R::Error: From<TimedOut>,
 {
-    match limit {
-        Some(limit) => match tokio::time::timeout(limit, attempt).await {
-            Ok(outcome) => outcome,
-            Err(_) => R::from_error(TimedOut.into()),
-        },
-        None => attempt.await,
-    }
+    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
 }
 
 /// The classifier of `on` when none is given: every error is retried.
@@ -351,6 +567,18 @@ pub fn no_value<T>(_: &T) -> bool {
 #[inline]
 pub fn no_hint<T>(_: &T) -> Option<Duration> {
     None
+}
+
+/// `on_retry` when none is given.
+#[doc(hidden)]
+#[inline]
+pub fn no_hook<R>(_: &R, _: u32, _: Duration) {}
+
+/// Blocks the thread for a plain function's wait.
+#[doc(hidden)]
+#[inline]
+pub fn sleep_blocking(wait: Duration) {
+    std::thread::sleep(wait);
 }
 
 /// A retry loop over a closure, for policies built at run time.
@@ -383,17 +611,29 @@ pub fn no_hint<T>(_: &T) -> Option<Duration> {
 /// # }
 /// ```
 #[must_use = "a `Retry` does nothing until `.run(...)` is awaited"]
-pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk> {
+pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
-    rules: Rules<On, OnOk, Ra, RaOk>,
+    rules: Rules<On, OnOk, Ra, RaOk, Hook>,
     types: PhantomData<fn(&T, &E)>,
 }
 
-/// A [`Retry`] with only `on` set, by default to retry every error; no `Ok`
-/// value is retried and no server hint is read.
-pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> =
-    Retry<'p, T, E, On, fn(&T) -> bool, fn(&E) -> Option<Duration>, fn(&T) -> Option<Duration>>;
+/// The classifier of a closure loop.
+type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook> =
+    Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook>>;
+
+/// A [`Retry`] with only `on` set, by default to retry every error: no `Ok`
+/// value is retried, no server hint is read, no hook is called.
+pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
+    'p,
+    T,
+    E,
+    On,
+    fn(&T) -> bool,
+    fn(&E) -> Option<Duration>,
+    fn(&T) -> Option<Duration>,
+    fn(&Result<T, E>, u32, Duration),
+>;
 
 impl Policy {
     /// A retry loop under this policy, to be given its rules and run.
@@ -406,6 +646,7 @@ impl Policy {
                 on_ok: no_value::<T>,
                 retry_after: no_hint::<E>,
                 retry_after_ok: no_hint::<T>,
+                on_retry: no_hook::<Result<T, E>>,
             },
             types: PhantomData,
         }
@@ -435,100 +676,140 @@ impl Policy {
     }
 }
 
-impl<'p, T, E, On, OnOk, Ra, RaOk> Retry<'p, T, E, On, OnOk, Ra, RaOk> {
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook> {
+    fn with_rules<On2, OnOk2, Ra2, RaOk2, Hook2>(
+        policy: &'p Policy,
+        budget: Option<&'p RetryBudget>,
+        rules: Rules<On2, OnOk2, Ra2, RaOk2, Hook2>,
+    ) -> Retry<'p, T, E, On2, OnOk2, Ra2, RaOk2, Hook2> {
+        Retry {
+            policy,
+            budget,
+            rules,
+            types: PhantomData,
+        }
+    }
+
     /// Retries only the errors `on` accepts.
-    pub fn on<On2: Fn(&E) -> bool>(self, on: On2) -> Retry<'p, T, E, On2, OnOk, Ra, RaOk> {
+    pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook> {
         let Rules {
+            on: _,
             on_ok,
             retry_after,
             retry_after_ok,
-            ..
+            on_retry,
         } = self.rules;
-        Retry {
-            policy: self.policy,
-            budget: self.budget,
-            rules: Rules {
+        Self::with_rules(
+            self.policy,
+            self.budget,
+            Rules {
                 on,
                 on_ok,
                 retry_after,
                 retry_after_ok,
+                on_retry,
             },
-            types: PhantomData,
-        }
+        )
     }
 
     /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
     /// response with status 503. When no retry is left, the caller gets the
     /// last such value as it came.
-    pub fn on_ok<OnOk2: Fn(&T) -> bool>(
-        self,
-        on_ok: OnOk2,
-    ) -> Retry<'p, T, E, On, OnOk2, Ra, RaOk> {
+    pub fn on_ok<F: Fn(&T) -> bool>(self, on_ok: F) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook> {
         let Rules {
             on,
+            on_ok: _,
             retry_after,
             retry_after_ok,
-            ..
+            on_retry,
         } = self.rules;
-        Retry {
-            policy: self.policy,
-            budget: self.budget,
-            rules: Rules {
+        Self::with_rules(
+            self.policy,
+            self.budget,
+            Rules {
                 on,
                 on_ok,
                 retry_after,
                 retry_after_ok,
+                on_retry,
             },
-            types: PhantomData,
-        }
+        )
     }
 
     /// Reads the wait a server asked for from a retried error.
-    pub fn retry_after<Ra2: Fn(&E) -> Option<Duration>>(
-        self,
-        retry_after: Ra2,
-    ) -> Retry<'p, T, E, On, OnOk, Ra2, RaOk> {
+    pub fn retry_after<F>(self, retry_after: F) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook>
+    where
+        F: Fn(&E) -> Option<Duration>,
+    {
         let Rules {
             on,
             on_ok,
+            retry_after: _,
             retry_after_ok,
-            ..
+            on_retry,
         } = self.rules;
-        Retry {
-            policy: self.policy,
-            budget: self.budget,
-            rules: Rules {
+        Self::with_rules(
+            self.policy,
+            self.budget,
+            Rules {
                 on,
                 on_ok,
                 retry_after,
                 retry_after_ok,
+                on_retry,
             },
-            types: PhantomData,
-        }
+        )
     }
 
     /// Reads the wait a server asked for from a retried `Ok` value.
-    pub fn retry_after_ok<RaOk2: Fn(&T) -> Option<Duration>>(
-        self,
-        retry_after_ok: RaOk2,
-    ) -> Retry<'p, T, E, On, OnOk, Ra, RaOk2> {
+    pub fn retry_after_ok<F>(self, retry_after_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook>
+    where
+        F: Fn(&T) -> Option<Duration>,
+    {
         let Rules {
             on,
             on_ok,
             retry_after,
-            ..
+            retry_after_ok: _,
+            on_retry,
         } = self.rules;
-        Retry {
-            policy: self.policy,
-            budget: self.budget,
-            rules: Rules {
+        Self::with_rules(
+            self.policy,
+            self.budget,
+            Rules {
                 on,
                 on_ok,
                 retry_after,
                 retry_after_ok,
+                on_retry,
             },
-            types: PhantomData,
-        }
+        )
+    }
+
+    /// Calls `on_retry` before each wait with the outcome being retried, the
+    /// number of the attempt that produced it, and the wait.
+    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F>
+    where
+        F: Fn(&Result<T, E>, u32, Duration),
+    {
+        let Rules {
+            on,
+            on_ok,
+            retry_after,
+            retry_after_ok,
+            on_retry: _,
+        } = self.rules;
+        Self::with_rules(
+            self.policy,
+            self.budget,
+            Rules {
+                on,
+                on_ok,
+                retry_after,
+                retry_after_ok,
+                on_retry,
+            },
+        )
     }
 
     /// Draws retries from a shared budget.
@@ -553,23 +834,66 @@ impl<'p, T, E, On, OnOk, Ra, RaOk> Retry<'p, T, E, On, OnOk, Ra, RaOk> {
         OnOk: Fn(&T) -> bool,
         Ra: Fn(&E) -> Option<Duration>,
         RaOk: Fn(&T) -> Option<Duration>,
+        Hook: Fn(&Result<T, E>, u32, Duration),
     {
-        let mut attempts = Attempts::start(self.policy, self.budget);
-        let Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-        } = self.rules;
-        let classifier =
-            classifier::<Result<T, E>, _, _, _, _>(on, on_ok, retry_after, retry_after_ok);
+        let mut attempts = Attempts::start(self.policy, self.budget, "closure");
+        let classifier = self.classifier();
         loop {
-            let outcome = with_timeout(attempts.attempt_timeout(), attempt()).await;
+            let outcome = {
+                let limited = core::pin::pin!(limited(attempts.attempt_timeout(), attempt()));
+                or_timed_out(attempts.scoped(limited).await)
+            };
             let wait = match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => wait,
             };
             tokio::time::sleep(wait).await;
         }
+    }
+
+    /// Runs a blocking `attempt` on this thread under the same rules, with
+    /// `std::thread::sleep` between attempts and the deadline on the real
+    /// clock. The policy's `timeout` does not apply: a blocking call cannot
+    /// be cut off.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, unchanged.
+    pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+        On: Fn(&E) -> bool,
+        OnOk: Fn(&T) -> bool,
+        Ra: Fn(&E) -> Option<Duration>,
+        RaOk: Fn(&T) -> Option<Duration>,
+        Hook: Fn(&Result<T, E>, u32, Duration),
+    {
+        let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
+        let classifier = self.classifier();
+        loop {
+            let outcome = attempts.call(&mut attempt);
+            match classifier.next(&mut attempts, outcome) {
+                ControlFlow::Break(outcome) => return outcome,
+                ControlFlow::Continue(wait) => sleep_blocking(wait),
+            }
+        }
+    }
+
+    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook>
+    where
+        On: Fn(&E) -> bool,
+        OnOk: Fn(&T) -> bool,
+        Ra: Fn(&E) -> Option<Duration>,
+        RaOk: Fn(&T) -> Option<Duration>,
+        Hook: Fn(&Result<T, E>, u32, Duration),
+    {
+        let Rules {
+            on,
+            on_ok,
+            retry_after,
+            retry_after_ok,
+            on_retry,
+        } = self.rules;
+        classifier(on, on_ok, retry_after, retry_after_ok, on_retry)
     }
 }

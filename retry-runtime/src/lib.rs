@@ -46,8 +46,10 @@
 
 mod budget;
 pub mod classify;
+mod context;
 mod driver;
 mod duration;
+pub mod metrics;
 mod policy;
 pub mod retry_after;
 mod rng;
@@ -56,9 +58,10 @@ mod rng;
 pub mod __private;
 
 pub use budget::RetryBudget;
+pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry, Stop, TimedOut};
 pub use duration::{parse_duration, DurationError};
-pub use policy::{Jitter, Policy, PolicyError, UnknownJitter};
+pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter};
 pub use rng::seed_thread_rng;
 
 /// Retries an `async fn` that returns a `Result`.

@@ -62,6 +62,31 @@ impl fmt::Display for Jitter {
     }
 }
 
+/// What a retried function does when it is reached from inside an attempt
+/// of another retried function.
+///
+/// Retries at every layer multiply: three layers of three attempts make 27
+/// calls at the bottom. By default only the outermost layer retries.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
+pub enum Nested {
+    /// Make a single attempt and let the outer layer retry. The default.
+    #[default]
+    Once,
+    /// Retry here too, under this policy.
+    Retry,
+}
+
+impl Nested {
+    /// The name the attribute and configuration use: `"once"` or `"retry"`.
+    #[must_use]
+    pub const fn name(self) -> &'static str {
+        match self {
+            Nested::Once => "once",
+            Nested::Retry => "retry",
+        }
+    }
+}
+
 /// A jitter name that is not `"full"`, `"equal"`, `"decorrelated"` or `"none"`.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct UnknownJitter(pub String);
@@ -126,6 +151,7 @@ pub struct Policy {
     jitter: Jitter,
     deadline: Option<Duration>,
     timeout: Option<Duration>,
+    nested: Nested,
 }
 
 impl Default for Policy {
@@ -136,7 +162,8 @@ impl Default for Policy {
 
 impl Policy {
     /// The defaults of the attribute: 3 attempts, base 100ms, cap 10s,
-    /// multiplier 2, full jitter, no deadline.
+    /// multiplier 2, full jitter, no deadline, no timeout, a single attempt
+    /// when nested.
     #[must_use]
     pub const fn new() -> Self {
         Policy {
@@ -147,6 +174,7 @@ impl Policy {
             jitter: Jitter::Full,
             deadline: None,
             timeout: None,
+            nested: Nested::Once,
         }
     }
 
@@ -211,6 +239,14 @@ impl Policy {
         self
     }
 
+    /// What to do when called from inside another retried function's
+    /// attempt: see [`Nested`].
+    #[must_use]
+    pub const fn with_nested(mut self, nested: Nested) -> Self {
+        self.nested = nested;
+        self
+    }
+
     /// Removes the per-attempt timeout.
     #[must_use]
     pub const fn without_timeout(mut self) -> Self {
@@ -252,6 +288,12 @@ impl Policy {
     #[must_use]
     pub const fn deadline(&self) -> Option<Duration> {
         self.deadline
+    }
+
+    /// What to do when nested in another retried function.
+    #[must_use]
+    pub const fn nested(&self) -> Nested {
+        self.nested
     }
 
     /// The time allowed for each attempt, if any.

@@ -1,0 +1,141 @@
+//! What the body of a retried function can know about the attempt it is
+//! running, and how nested `#[retry]` functions know they are nested.
+//!
+//! While an attempt runs (each time its future is polled, or while a plain
+//! function's body runs), a thread-local holds the attempt's context. A
+//! `#[retry]` function reached from inside it, directly or through ordinary
+//! functions, sees it and makes a single attempt (unless it says
+//! `nested = "retry"`). Work spawned onto another task is polled by the
+//! runtime outside that window, and so are unrelated tasks sharing the
+//! thread: neither is nested.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+use std::cell::Cell;
+
+use tokio::time::Instant;
+
+/// The attempt a retried function is running.
+///
+/// ```
+/// use retry_runtime::{current_attempt, retry};
+///
+/// #[retry(max = 3, deadline = "5s")]
+/// async fn call() -> Result<u32, std::io::Error> {
+///     let attempt = current_attempt().expect("inside a retried function");
+///     // Stamp the attempt on the request, as gRPC does, and give the inner
+///     // call no more time than is left.
+///     let _header = ("x-attempt", attempt.attempt());
+///     let _inner_timeout = attempt.time_left();
+///     Ok(attempt.attempt())
+/// }
+/// # #[tokio::main(flavor = "current_thread")]
+/// # async fn main() { assert_eq!(call().await.unwrap(), 1); }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct AttemptContext {
+    pub(crate) attempt: u32,
+    pub(crate) max_attempts: u32,
+    pub(crate) deadline: Option<Instant>,
+    pub(crate) blocking: bool,
+}
+
+impl AttemptContext {
+    /// The attempt running, from 1.
+    #[must_use]
+    pub const fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    /// The most attempts this call may make: `max`, or 1 when nested.
+    #[must_use]
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// Whether no retry can follow this attempt.
+    #[must_use]
+    pub const fn is_last(&self) -> bool {
+        self.attempt >= self.max_attempts
+    }
+
+    /// When the call's deadline passes, if it has one.
+    #[must_use]
+    pub const fn deadline(&self) -> Option<Instant> {
+        self.deadline
+    }
+
+    /// The time left before the deadline (zero once it has passed), if
+    /// there is one: a bound for a timeout inside the attempt.
+    #[must_use]
+    pub fn time_left(&self) -> Option<Duration> {
+        let deadline = self.deadline?;
+        Some(if self.blocking {
+            deadline
+                .into_std()
+                .saturating_duration_since(std::time::Instant::now())
+        } else {
+            deadline.saturating_duration_since(Instant::now())
+        })
+    }
+}
+
+thread_local! {
+    static CURRENT: Cell<Option<AttemptContext>> = const { Cell::new(None) };
+}
+
+/// The attempt the calling code runs inside, if it runs inside a retried
+/// function's attempt (on the same task, or the same thread for a plain
+/// function). `None` elsewhere, including in work spawned from an attempt.
+#[must_use]
+pub fn current_attempt() -> Option<AttemptContext> {
+    CURRENT.with(Cell::get)
+}
+
+/// Sets the context until dropped, then restores the one before (also when
+/// the attempt panics).
+struct Enter(Option<AttemptContext>);
+
+impl Enter {
+    fn new(context: AttemptContext) -> Self {
+        Enter(CURRENT.with(|current| current.replace(Some(context))))
+    }
+}
+
+impl Drop for Enter {
+    fn drop(&mut self) {
+        CURRENT.with(|current| current.set(self.0));
+    }
+}
+
+/// An attempt's future, polled with its context set.
+#[doc(hidden)]
+#[must_use = "futures do nothing unless polled"]
+pub struct Scoped<'a, F> {
+    attempt: Pin<&'a mut F>,
+    context: AttemptContext,
+}
+
+impl<'a, F> Scoped<'a, F> {
+    pub(crate) fn new(context: AttemptContext, attempt: Pin<&'a mut F>) -> Self {
+        Scoped { attempt, context }
+    }
+}
+
+impl<F: Future> Future for Scoped<'_, F> {
+    type Output = F::Output;
+
+    #[inline]
+    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let _enter = Enter::new(self.context);
+        self.attempt.as_mut().poll(cx)
+    }
+}
+
+/// Runs a plain function's attempt with its context set.
+pub(crate) fn scoped_call<R>(context: AttemptContext, attempt: impl FnOnce() -> R) -> R {
+    let _enter = Enter::new(context);
+    attempt()
+}
