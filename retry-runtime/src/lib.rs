@@ -46,6 +46,8 @@
 
 mod budget;
 pub mod classify;
+#[cfg(feature = "serde")]
+pub mod config;
 mod context;
 mod driver;
 mod duration;
