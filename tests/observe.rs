@@ -11,8 +11,11 @@ use tokio::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 struct Failure(u32);
 
+/// What the hook was called with: outcome, attempt, wait.
+type HookCall = (Result<u32, Failure>, u32, Duration);
+
 thread_local! {
-    static HOOK_CALLS: RefCell<Vec<(Result<u32, Failure>, u32, Duration)>> = RefCell::default();
+    static HOOK_CALLS: RefCell<Vec<HookCall>> = RefCell::default();
 }
 
 fn record(outcome: &Result<u32, Failure>, attempt: u32, wait: Duration) {
@@ -80,12 +83,13 @@ async fn the_hook_sees_retried_ok_values() {
     assert_eq!(SEEN.with(RefCell::take), [(Ok(1), 1)]);
 }
 
+/// What the body saw: attempt, max attempts, last, time left.
+type Seen = (u32, u32, bool, Option<Duration>);
+
 #[tokio::test(start_paused = true)]
 async fn the_body_reads_its_attempt_and_time_left() {
     #[retry(max = 3, base = "100ms", jitter = "none", deadline = "1s")]
-    async fn observed(
-        seen: &RefCell<Vec<(u32, u32, bool, Option<Duration>)>>,
-    ) -> Result<(), Failure> {
+    async fn observed(seen: &RefCell<Vec<Seen>>) -> Result<(), Failure> {
         let context = current_attempt().unwrap();
         seen.borrow_mut().push((
             context.attempt(),

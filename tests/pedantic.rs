@@ -73,3 +73,65 @@ async fn strict_lints_accept_the_expansion() {
     assert_eq!(service.hit().await, Ok(2));
     service.unit().await.unwrap();
 }
+
+static BUDGET: retry_runtime::RetryBudget = retry_runtime::RetryBudget::new(10, 0.5);
+static POLICY: retry_runtime::Policy = retry_runtime::Policy::new().with_max_attempts(2);
+
+fn log_retry(outcome: &Result<u16, ApiError>, attempt: u32, wait: Duration) {
+    let _ = (outcome, attempt, wait);
+}
+
+impl From<retry_runtime::TimedOut> for ApiError {
+    fn from(_: retry_runtime::TimedOut) -> Self {
+        ApiError(408)
+    }
+}
+
+/// The keys of the later issues.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(
+    max = 3,
+    timeout = "1s",
+    budget = &BUDGET,
+    retry_after = |e| (e.0 == 429).then_some(Duration::from_secs(1)),
+    on_ok = |status| *status == 503,
+    retry_after_ok = |_| None,
+    on_retry = log_retry,
+    nested = "retry",
+)]
+pub async fn later_keys(status: u16) -> Result<u16, ApiError> {
+    Ok(status)
+}
+
+/// A policy from elsewhere.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(policy = &POLICY, on = is_transient)]
+pub async fn with_policy(status: u16) -> Result<u16, ApiError> {
+    Ok(status)
+}
+
+/// A plain function.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms", deadline = "1s", on = is_transient)]
+pub fn blocking(status: u16) -> Result<u16, ApiError> {
+    if status >= 400 {
+        return Err(ApiError(status));
+    }
+    Ok(status)
+}
+
+#[tokio::test(start_paused = true)]
+async fn strict_lints_accept_every_key() {
+    assert_eq!(later_keys(200).await, Ok(200));
+    assert_eq!(with_policy(200).await, Ok(200));
+    assert_eq!(blocking(404), Err(ApiError(404)));
+}

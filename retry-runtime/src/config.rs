@@ -43,7 +43,7 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, UnknownJitter};
 
 #[derive(serde::Deserialize)]
-#[serde(deny_unknown_fields)]
+#[serde(deny_unknown_fields, rename = "Policy")]
 struct PolicyConfig {
     max: Option<u32>,
     base: Option<String>,

@@ -1,0 +1,158 @@
+//! Policies read from configuration: the same duration strings and checks as
+//! the attribute, errors as values, and the attribute running such a policy.
+
+use std::sync::LazyLock;
+use std::time::Duration;
+
+use retry_runtime::{retry, Jitter, Nested, Policy, TimedOut};
+
+#[test]
+fn every_key_from_toml() {
+    let policy: Policy = toml::from_str(
+        r#"
+        max = 6
+        base = "250ms"
+        cap = "1m30s"
+        multiplier = 3
+        jitter = "decorrelated"
+        deadline = "2m"
+        timeout = "1.5s"
+        nested = "retry"
+        "#,
+    )
+    .unwrap();
+    let expected = Policy::new()
+        .with_max_attempts(6)
+        .with_base(Duration::from_millis(250))
+        .with_cap(Duration::from_secs(90))
+        .with_multiplier(3.0)
+        .with_jitter(Jitter::Decorrelated)
+        .with_deadline(Duration::from_secs(120))
+        .with_timeout(Duration::from_millis(1500))
+        .with_nested(Nested::Retry);
+    assert_eq!(policy, expected);
+}
+
+#[test]
+fn missing_keys_take_the_attribute_defaults() {
+    let policy: Policy = serde_json::from_str("{}").unwrap();
+    assert_eq!(policy, Policy::new());
+}
+
+#[test]
+fn mistakes_are_errors_that_name_the_problem() {
+    let cases = [
+        (r#"{ "max": 0 }"#, "`max` must be at least 1"),
+        (r#"{ "max": -1 }"#, "invalid value"),
+        (r#"{ "max": "3" }"#, "invalid type"),
+        (
+            r#"{ "base": "200" }"#,
+            "`base`: invalid duration \"200\": a number has no unit",
+        ),
+        (r#"{ "base": 200 }"#, "invalid type"),
+        (r#"{ "base": "0s" }"#, "`base` must be above zero"),
+        (
+            r#"{ "cap": "10sec" }"#,
+            "`cap`: invalid duration \"10sec\": `sec` is not a unit",
+        ),
+        (
+            r#"{ "base": "2s", "cap": "1s" }"#,
+            "`cap` (1s) must be at least `base` (2s)",
+        ),
+        (
+            r#"{ "multiplier": 0.5 }"#,
+            "`multiplier` must be a finite number >= 1",
+        ),
+        (r#"{ "jitter": "ful" }"#, "`jitter`: unknown jitter `ful`"),
+        (r#"{ "deadline": "0ms" }"#, "`deadline` must be above zero"),
+        (r#"{ "timeout": "forever" }"#, "`timeout`: invalid duration"),
+        (
+            r#"{ "nested": "never" }"#,
+            "`nested`: unknown value \"never\"",
+        ),
+        (r#"{ "maxx": 3 }"#, "unknown field `maxx`"),
+        (r#"{ "base": "99999999999999999999h" }"#, "too large"),
+        (
+            "true",
+            "invalid type: boolean `true`, expected struct Policy",
+        ),
+    ];
+    for (json, expected) in cases {
+        let error = serde_json::from_str::<Policy>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(expected),
+            "{json}: {error:?} should contain {expected:?}"
+        );
+    }
+    let error = toml::from_str::<Policy>("base = \"1 s\"")
+        .unwrap_err()
+        .to_string();
+    assert!(
+        error.contains("`base`: invalid duration \"1 s\""),
+        "{error}"
+    );
+}
+
+#[derive(Debug, PartialEq)]
+enum Error {
+    Busy,
+    TimedOut,
+}
+
+impl From<TimedOut> for Error {
+    fn from(_: TimedOut) -> Self {
+        Error::TimedOut
+    }
+}
+
+static SETTINGS: LazyLock<Policy> = LazyLock::new(|| {
+    toml::from_str(
+        r#"
+        max = 4
+        base = "100ms"
+        jitter = "none"
+        timeout = "1s"
+        "#,
+    )
+    .expect("valid retry settings")
+});
+
+#[retry(policy = &SETTINGS, on = |e| *e != Error::TimedOut)]
+async fn configured(calls: &std::cell::Cell<u32>, hang: bool) -> Result<u32, Error> {
+    calls.set(calls.get() + 1);
+    if hang {
+        tokio::time::sleep(Duration::from_secs(60)).await;
+    }
+    Err(Error::Busy)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_attribute_runs_a_policy_from_configuration() {
+    let calls = std::cell::Cell::new(0);
+    let start = tokio::time::Instant::now();
+    assert_eq!(configured(&calls, false).await, Err(Error::Busy));
+    assert_eq!(calls.get(), 4);
+    assert_eq!(start.elapsed(), Duration::from_millis(700));
+
+    // The configured timeout cuts the attempt off; `on` rejects timeouts.
+    let calls = std::cell::Cell::new(0);
+    let start = tokio::time::Instant::now();
+    assert_eq!(configured(&calls, true).await, Err(Error::TimedOut));
+    assert_eq!(calls.get(), 1);
+    assert_eq!(start.elapsed(), Duration::from_secs(1));
+}
+
+#[retry(policy = &SETTINGS)]
+fn configured_blocking(calls: &std::cell::Cell<u32>) -> Result<u32, Error> {
+    calls.set(calls.get() + 1);
+    Err(Error::Busy)
+}
+
+#[test]
+fn plain_functions_run_a_configured_policy() {
+    let calls = std::cell::Cell::new(0);
+    assert_eq!(configured_blocking(&calls), Err(Error::Busy));
+    assert_eq!(calls.get(), 4);
+}
