@@ -163,8 +163,11 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         quote!(#private::sleep_blocking(#wait);)
     };
 
+    let docs = crate::docs::retries(&config, is_async);
+
     quote! {
         #(#attrs)*
+        #(#[doc = #docs])*
         #vis #sig {
             #(#inner_attrs)*
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name);

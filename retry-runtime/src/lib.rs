@@ -44,6 +44,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod backoff;
 mod budget;
 pub mod classify;
 #[cfg(feature = "serde")]

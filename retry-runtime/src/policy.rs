@@ -5,6 +5,8 @@ use core::fmt;
 use core::str::FromStr;
 use core::time::Duration;
 
+use crate::backoff::{self, nanos, uniform};
+
 /// How a wait is drawn from the ceiling for that retry.
 ///
 /// With `ceiling(n) = min(cap, base * multiplier^n)` for the retry numbered
@@ -344,41 +346,31 @@ impl Policy {
     }
 
     fn ceiling_nanos(&self, n: u32) -> u64 {
-        let base = nanos(self.base);
-        let cap = nanos(self.cap);
-        let multiplier = self.multiplier;
-        if base >= cap {
-            return cap;
-        }
-        if multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
-            return base;
-        }
-        if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
-            // A whole multiplier of at least 2 passes the cap within 64 steps.
-            // The check above keeps the value below 2^32.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let factor = multiplier as u64;
-            let mut ceiling = base;
-            for _ in 0..n {
-                ceiling = ceiling.saturating_mul(factor);
-                if ceiling >= cap {
-                    return cap;
-                }
-            }
-            return ceiling;
-        }
-        #[allow(clippy::cast_precision_loss)]
-        let ceiling = base as f64 * multiplier.powf(f64::from(n));
-        #[allow(clippy::cast_precision_loss)]
-        let below_cap = ceiling < cap as f64;
-        if below_cap {
-            // Saturating float-to-int conversion, below the cap by the check.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let ceiling = ceiling.round() as u64;
-            ceiling.min(cap)
-        } else {
-            cap
-        }
+        backoff::ceiling(nanos(self.base), nanos(self.cap), self.multiplier, n)
+    }
+
+    /// The longest the waits of one call can add up to: every retry's wait
+    /// at the top of its range (for [`Jitter::Decorrelated`], the chain
+    /// `min(cap, 3 * previous)`). A bound on the time a call spends waiting,
+    /// before any deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// // Ceilings 200, 400, 800, 1600 and 3200 ms.
+    /// let policy = Policy::new().with_max_attempts(6).with_base(Duration::from_millis(200));
+    /// assert_eq!(policy.worst_case_wait(), Duration::from_millis(6200));
+    /// ```
+    #[must_use]
+    pub fn worst_case_wait(&self) -> Duration {
+        Duration::from_nanos(backoff::worst_case_total(
+            nanos(self.base),
+            nanos(self.cap),
+            self.multiplier,
+            self.jitter == Jitter::Decorrelated,
+            self.max_attempts.saturating_sub(1),
+        ))
     }
 
     /// A wait before retry `n`, drawn with this thread's generator (see
@@ -455,19 +447,6 @@ impl Policy {
             hint.max(nanos(wait)).saturating_add(spread),
         ))
     }
-}
-
-/// `d` in nanoseconds, saturating at `u64::MAX`.
-fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
-}
-
-/// Uniform in `[low, high]` (both included), from a uniform `sample`.
-fn uniform(low: u64, high: u64, sample: u64) -> u64 {
-    let span = u128::from(high.saturating_sub(low)) + 1;
-    let offset = (span * u128::from(sample)) >> 64;
-    // `offset <= high - low`, so it fits and the sum does not overflow.
-    low.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
 }
 
 /// A rule of [`Policy::validate`] that a policy breaks.

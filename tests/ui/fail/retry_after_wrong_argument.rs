@@ -1,6 +1,6 @@
 use retry_runtime::retry;
 
-#[retry(retry_after = |_| 30)]
+#[retry(retry_after = |_: &String| None)]
 async fn f() -> Result<(), u32> {
     Ok(())
 }

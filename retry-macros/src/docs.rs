@@ -1,0 +1,137 @@
+//! The `# Retries` section added to the documentation of a retried function,
+//! so that `cargo doc` shows its policy.
+
+use core::fmt::Write;
+use core::time::Duration;
+
+use quote::ToTokens;
+use syn::Expr;
+
+use crate::backoff;
+use crate::validate::Config;
+
+/// Rows of the ceiling table before the rest is summarized.
+const ROWS: u32 = 8;
+
+/// One line of documentation per element.
+pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
+    let mut lines = vec![String::new(), "# Retries".to_owned(), String::new()];
+    let errors = match &config.on {
+        None => "every error".to_owned(),
+        Some(Expr::Path(path)) => format!(
+            "errors `{}` accepts",
+            path.to_token_stream().to_string().replace(' ', "")
+        ),
+        Some(_) => "errors the `on` closure accepts".to_owned(),
+    };
+    if let Some(policy) = &config.policy {
+        let policy = policy.to_token_stream().to_string().replace(' ', "");
+        lines.push(format!(
+            "Retried with `#[retry]` under a policy set at run time by `{policy}`, on {errors}."
+        ));
+    } else {
+        schedule(config, &errors, &mut lines);
+    }
+    let mut notes = Vec::new();
+    if config.on_ok.is_some() {
+        notes.push("`Ok` values that `on_ok` accepts are retried too; the last one is returned as it came.".to_owned());
+    }
+    if config.retry_after.is_some() || config.retry_after_ok.is_some() {
+        notes.push(
+            "A wait the server asks for is honoured, plus up to a tenth of it; a wait longer than `cap` is not, and the call returns at once.".to_owned(),
+        );
+    }
+    if let Some(budget) = &config.budget {
+        let budget = budget.to_token_stream().to_string().replace(' ', "");
+        notes.push(format!("Retries draw from the shared budget `{budget}`."));
+    }
+    if config.nested == "Once" {
+        notes.push(
+            "Called from inside another retried function's attempt, it makes a single attempt."
+                .to_owned(),
+        );
+    }
+    if !is_async {
+        notes.push("Waits block the calling thread.".to_owned());
+    }
+    notes.push("The caller gets the last attempt's result, unchanged.".to_owned());
+    lines.push(String::new());
+    lines.extend(notes.into_iter().map(|note| format!("- {note}")));
+    lines
+}
+
+fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
+    let retries = config.max - 1;
+    let base = backoff::nanos(config.base);
+    let cap = backoff::nanos(config.cap);
+    let decorrelated = config.jitter == "Decorrelated";
+    lines.push(format!(
+        "Retried with `#[retry]`: up to {} on {errors}.",
+        match retries {
+            0 => "1 attempt, never retried".to_owned(),
+            1 => "2 attempts (the call and 1 retry)".to_owned(),
+            _ => format!("{} attempts (the call and {retries} retries)", config.max),
+        }
+    ));
+    if retries == 0 {
+        return;
+    }
+    lines.push(String::new());
+    if decorrelated {
+        lines.push(format!(
+            "Each wait is drawn between {} and three times the wait before it, never above {} (decorrelated jitter).",
+            show(base),
+            show(cap)
+        ));
+    } else {
+        lines.push("| retry | ceiling |".to_owned());
+        lines.push("|---|---|".to_owned());
+        for n in 0..retries.min(ROWS) {
+            lines.push(format!(
+                "| {} | {} |",
+                n + 1,
+                show(backoff::ceiling(base, cap, config.multiplier, n))
+            ));
+        }
+        if retries > ROWS {
+            let last = backoff::ceiling(base, cap, config.multiplier, ROWS);
+            let rest = if last == cap {
+                show(cap)
+            } else {
+                format!("from {} up to {}", show(last), show(cap))
+            };
+            lines.push(format!("| {} to {retries} | {rest} |", ROWS + 1));
+        }
+        lines.push(String::new());
+        let jitter = match config.jitter {
+            "Full" => "full jitter: uniform between zero and the ceiling",
+            "Equal" => "equal jitter: half the ceiling plus a uniform share of the other half",
+            _ => "no jitter: exactly the ceiling",
+        };
+        lines.push(format!("Each wait is drawn by {jitter}."));
+    }
+    let worst = backoff::worst_case_total(base, cap, config.multiplier, decorrelated, retries);
+    let mut summary = format!("Worst-case total wait: {}", show(worst));
+    if let Some(deadline) = config.deadline {
+        let _ = write!(
+            summary,
+            "; the whole call is bounded by a deadline of {}",
+            show(backoff::nanos(deadline))
+        );
+    }
+    if let Some((timeout, _)) = config.timeout {
+        let _ = write!(
+            summary,
+            "; each attempt is cut off after {}",
+            show(backoff::nanos(timeout))
+        );
+    }
+    summary.push('.');
+    lines.push(String::new());
+    lines.push(summary);
+}
+
+/// A duration as `Duration`'s `Debug` writes it: `200ms`, `1.6s`.
+fn show(nanos: u64) -> String {
+    format!("{:?}", Duration::from_nanos(nanos))
+}

@@ -1,0 +1,89 @@
+//! The arithmetic of backoff, in nanoseconds, with no allocation, no panic and
+//! no overflow.
+//!
+//! This file is compiled into both crates (`retry-macros` includes it with
+//! `#[path]` to write the `# Retries` section of a function's docs), so the
+//! documented schedule and the one the runtime follows are the same numbers.
+
+use core::time::Duration;
+
+/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
+pub fn nanos(d: Duration) -> u64 {
+    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+}
+
+/// `min(cap, base * multiplier^n)`. Exact for whole multipliers; a
+/// multiplier below 1, or NaN, acts as 1; a `cap` below `base` gives `cap`.
+pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
+    if base >= cap {
+        return cap;
+    }
+    if multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
+        return base;
+    }
+    if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
+        // A whole multiplier of at least 2 passes the cap within 64 steps.
+        // The check above keeps the value below 2^32.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let factor = multiplier as u64;
+        let mut ceiling = base;
+        for _ in 0..n {
+            ceiling = ceiling.saturating_mul(factor);
+            if ceiling >= cap {
+                return cap;
+            }
+        }
+        return ceiling;
+    }
+    #[allow(clippy::cast_precision_loss)]
+    let ceiling = base as f64 * multiplier.powf(f64::from(n));
+    #[allow(clippy::cast_precision_loss)]
+    let below_cap = ceiling < cap as f64;
+    if below_cap {
+        // Saturating float-to-int conversion, below the cap by the check.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let ceiling = ceiling.round() as u64;
+        ceiling.min(cap)
+    } else {
+        cap
+    }
+}
+
+/// Uniform in `[low, high]` (both included), from a uniform `sample`: 0 gives
+/// `low`, `u64::MAX` gives `high`.
+pub fn uniform(low: u64, high: u64, sample: u64) -> u64 {
+    let span = u128::from(high.saturating_sub(low)) + 1;
+    let offset = (span * u128::from(sample)) >> 64;
+    // `offset <= high - low`, so it fits and the sum does not overflow.
+    low.saturating_add(u64::try_from(offset).unwrap_or(u64::MAX))
+}
+
+/// The longest the waits of `retries` retries can add up to (saturating):
+/// the sum of the ceilings, or for decorrelated jitter the chain
+/// `min(cap, 3 * previous)`. Once the waits stop growing, the rest are
+/// counted at that value; past 10,000 retries, at `cap`, which bounds them.
+pub fn worst_case_total(
+    base: u64,
+    cap: u64,
+    multiplier: f64,
+    decorrelated: bool,
+    retries: u32,
+) -> u64 {
+    let mut total: u64 = 0;
+    let mut previous = base;
+    for n in 0..retries {
+        let wait = if decorrelated {
+            previous.saturating_mul(3).max(base).min(cap)
+        } else {
+            ceiling(base, cap, multiplier, n)
+        };
+        let left = u64::from(retries - n);
+        if (n > 0 && wait == previous) || n == 10_000 {
+            let rest = if n == 10_000 { cap } else { wait };
+            return total.saturating_add(rest.saturating_mul(left));
+        }
+        total = total.saturating_add(wait);
+        previous = wait;
+    }
+    total
+}
