@@ -1,131 +1,180 @@
 //! `cargo run --example quickstart`
 //!
-//! A flaky in-process dependency called through `#[retry]` functions. Each
-//! case prints every attempt, the wait before it, and the outcome.
+//! A real HTTP server on 127.0.0.1 whose endpoints fail in scripted ways, and
+//! a real HTTP client (reqwest) calling them through one `#[retry]` function.
+//! For each case it prints every attempt, each wait and why the call
+//! stopped, then the outcome. It takes about two seconds.
 
-use std::fmt;
+use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
-use std::sync::Mutex;
+use std::sync::Arc;
+use std::time::Duration;
 
-use retry_runtime::retry;
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::IntoResponse;
+use axum::routing::get;
+use axum::Router;
+use retry_runtime::{classify::reqwest as transient, current_attempt, retry};
 use tokio::time::Instant;
 
-/// What a real API client would return.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-enum ApiError {
-    /// 503: the server is overloaded; a later attempt may succeed.
-    Unavailable,
-    /// 400: the request itself is wrong; repeating it cannot help.
-    BadRequest,
+/// How many times each endpoint has been called.
+#[derive(Default)]
+struct Calls {
+    flaky: AtomicU32,
+    rate_limited: AtomicU32,
 }
 
-impl fmt::Display for ApiError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            ApiError::Unavailable => f.write_str("503 Service Unavailable"),
-            ApiError::BadRequest => f.write_str("400 Bad Request"),
-        }
+/// 503 three times, then 200.
+async fn flaky(State(calls): State<Arc<Calls>>) -> impl IntoResponse {
+    if calls.flaky.fetch_add(1, Ordering::SeqCst) < 3 {
+        (StatusCode::SERVICE_UNAVAILABLE, "overloaded")
+    } else {
+        (StatusCode::OK, "here you are")
     }
 }
 
-/// Only failures that can succeed on a repeat are retried.
-fn is_transient(error: &ApiError) -> bool {
-    matches!(error, ApiError::Unavailable)
+/// 400 every time: the request itself is wrong.
+async fn bad_request() -> impl IntoResponse {
+    (StatusCode::BAD_REQUEST, "missing field `id`")
 }
 
-/// A dependency that fails its first `failures` calls with `error`, and
-/// prints each call with the time since the previous one.
-struct Dependency {
-    failures: u32,
-    error: ApiError,
-    calls: AtomicU32,
-    last_call: Mutex<Option<Instant>>,
-}
-
-impl Dependency {
-    fn new(failures: u32, error: ApiError) -> Self {
-        Dependency {
-            failures,
-            error,
-            calls: AtomicU32::new(0),
-            last_call: Mutex::new(None),
-        }
+/// 429 with `Retry-After: 1` the first time, then 200.
+async fn rate_limited(State(calls): State<Arc<Calls>>) -> axum::response::Response {
+    if calls.rate_limited.fetch_add(1, Ordering::SeqCst) == 0 {
+        (
+            StatusCode::TOO_MANY_REQUESTS,
+            [(header::RETRY_AFTER, "1")],
+            "slow down",
+        )
+            .into_response()
+    } else {
+        (StatusCode::OK, "thanks for waiting").into_response()
     }
+}
 
-    async fn get_user(&self, id: u64) -> Result<String, ApiError> {
-        let call = self.calls.fetch_add(1, Ordering::SeqCst) + 1;
-        let now = Instant::now();
-        let waited = self
-            .last_call
-            .lock()
-            .unwrap()
-            .replace(now)
-            .map(|before| now - before);
-        let result = if call <= self.failures {
-            Err(self.error)
-        } else {
-            Ok(format!("user {id}"))
+/// 503 with a `Retry-After` date far beyond any reasonable cap.
+async fn maintenance() -> impl IntoResponse {
+    (
+        StatusCode::SERVICE_UNAVAILABLE,
+        [(header::RETRY_AFTER, "Fri, 31 Dec 9999 23:59:59 GMT")],
+        "down for maintenance",
+    )
+}
+
+/// Prints the wait before each retry.
+fn report(outcome: &reqwest::Result<reqwest::Response>, attempt: u32, wait: Duration) {
+    let hint = match outcome {
+        Ok(response) => transient::retry_after(response),
+        Err(_) => None,
+    };
+    let asked = hint
+        .map(|hint| format!(" (the server asked for {hint:?})"))
+        .unwrap_or_default();
+    println!(
+        "    attempt {attempt} failed; waiting {}ms{asked}",
+        wait.as_millis()
+    );
+}
+
+/// Up to 5 attempts with capped, jittered backoff; transient errors and
+/// responses (408, 429, 5xx except 501) are retried; `Retry-After` is
+/// honoured unless it asks for more than `cap`; the whole call is bounded by
+/// a deadline. (Each attempt is bounded by the client's own timeout:
+/// `reqwest::Error` cannot be made from a `TimedOut`, so the `timeout` key
+/// does not apply to it.)
+#[retry(
+    max = 5,
+    base = "100ms",
+    cap = "5s",
+    deadline = "10s",
+    on = transient::is_transient,
+    on_ok = transient::is_transient_response,
+    retry_after_ok = transient::retry_after,
+    on_retry = report,
+)]
+async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
+    let response = client.get(url).send().await?;
+    let attempt = current_attempt().map_or(0, |context| context.attempt());
+    println!("    attempt {attempt}: {}", response.status());
+    Ok(response)
+}
+
+/// Says why a call stopped retrying, from the runtime's `tracing` events.
+struct StopReasons;
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StopReasons {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Reason(Option<String>);
+        impl tracing::field::Visit for Reason {
+            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
+            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
+                if field.name() == "reason" {
+                    self.0 = Some(value.to_owned());
+                }
+            }
+        }
+        let mut reason = Reason(None);
+        event.record(&mut reason);
+        let why = match reason.0.as_deref() {
+            Some("not_retryable") => "the failure is not transient; retrying cannot help",
+            Some("exhausted") => "no attempts left",
+            Some("hint_too_long") => "the server asked for a wait longer than `cap`",
+            Some("deadline") => "the next wait would pass the deadline",
+            Some("budget") => "the retry budget is spent",
+            Some(other) => other,
+            None => return,
         };
-        let waited = waited.map_or_else(
-            || "first call".to_owned(),
-            |w| format!("after waiting {w:>7.1?}"),
-        );
-        match &result {
-            Ok(user) => println!("  attempt {call} ({waited}): ok, {user}"),
-            Err(error) => println!("  attempt {call} ({waited}): {error}"),
-        }
-        result
+        println!("    stopped: {why}");
     }
 }
 
-/// Up to 4 attempts; full jitter between 0 and 100ms, 200ms, 400ms.
-#[retry(max = 4, base = "100ms", cap = "2s", on = is_transient)]
-async fn fetch_user(api: &Dependency, id: u64) -> Result<String, ApiError> {
-    api.get_user(id).await
-}
+#[tokio::main]
+async fn main() -> Result<(), Box<dyn std::error::Error>> {
+    use tracing_subscriber::layer::SubscriberExt;
+    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(StopReasons))?;
 
-/// The same call with a deadline: no wait is started that would end past it.
-#[retry(max = 10, base = "100ms", jitter = "none", deadline = "500ms", on = is_transient)]
-async fn fetch_user_within(api: &Dependency, id: u64) -> Result<String, ApiError> {
-    api.get_user(id).await
-}
+    let app = Router::new()
+        .route("/flaky", get(flaky))
+        .route("/bad-request", get(bad_request))
+        .route("/rate-limited", get(rate_limited))
+        .route("/maintenance", get(maintenance))
+        .with_state(Arc::new(Calls::default()));
+    let listener = tokio::net::TcpListener::bind(SocketAddr::from(([127, 0, 0, 1], 0))).await?;
+    let address = listener.local_addr()?;
+    tokio::spawn(async move { axum::serve(listener, app).await });
+    println!("server listening on http://{address}\n");
 
-#[tokio::main(flavor = "current_thread")]
-async fn main() {
+    let client = reqwest::Client::builder()
+        .timeout(Duration::from_secs(2))
+        .build()?;
     let cases = [
+        ("/flaky", "503 three times, then 200"),
+        ("/bad-request", "400: the request is wrong"),
+        ("/rate-limited", "429 with Retry-After: 1, then 200"),
         (
-            "503 twice, then 200: retried until it succeeds",
-            Dependency::new(2, ApiError::Unavailable),
-            false,
-        ),
-        (
-            "400: not transient, returned at once",
-            Dependency::new(10, ApiError::BadRequest),
-            false,
-        ),
-        (
-            "503 every time: 4 attempts, then the last error",
-            Dependency::new(10, ApiError::Unavailable),
-            false,
-        ),
-        (
-            "503 every time, deadline 500ms: stops before a wait would pass it",
-            Dependency::new(10, ApiError::Unavailable),
-            true,
+            "/maintenance",
+            "503 with Retry-After: a date in the year 9999",
         ),
     ];
-    for (title, api, with_deadline) in cases {
-        println!("{title}");
+    for (path, what) in cases {
+        println!("GET {path}  ({what})");
         let start = Instant::now();
-        let outcome = if with_deadline {
-            fetch_user_within(&api, 7).await
-        } else {
-            fetch_user(&api, 7).await
-        };
+        let outcome = fetch(&client, &format!("http://{address}{path}")).await;
         let elapsed = start.elapsed();
         match outcome {
-            Ok(user) => println!("  => Ok({user:?}) in {elapsed:.1?}\n"),
-            Err(error) => println!("  => Err({error}) in {elapsed:.1?}\n"),
+            Ok(response) => {
+                let status = response.status();
+                if status.is_client_error() && !transient::is_transient_response(&response) {
+                    println!(
+                        "    stopped: {status} is not transient; repeating the request cannot help"
+                    );
+                }
+                let body = response.text().await?;
+                println!("  => {status} {body:?} after {elapsed:.0?}\n");
+            }
+            Err(error) => println!("  => error: {error} after {elapsed:.0?}\n"),
         }
     }
+    Ok(())
 }

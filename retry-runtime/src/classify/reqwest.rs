@@ -21,6 +21,11 @@
 //!
 //! When attempts run out on a 503, the caller gets that last response, as it
 //! came; `response.error_for_status()` turns it into an error if wanted.
+//!
+//! `reqwest::Error` cannot be made from a [`TimedOut`](crate::TimedOut), so
+//! the `timeout` key does not apply to a function returning
+//! `reqwest::Result`: bound each attempt with the client's own
+//! `ClientBuilder::timeout` instead. Its timeouts are transient errors here.
 
 use std::time::Duration;
 
