@@ -60,7 +60,7 @@ impl Jitter {
 
 impl fmt::Display for Jitter {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str(self.name())
+        f.pad(self.name())
     }
 }
 

@@ -1,0 +1,454 @@
+//! `cargo run --release --example herd [-- --json] [--svg PATH] [--runs N]`
+//!
+//! Thousands of tokio tasks under a paused clock, calling `#[retry]`
+//! functions against an in-process simulated service, so every figure comes
+//! from the real attribute and runtime. Four scenarios, each under the four
+//! jitters:
+//!
+//! - `burst`: 1000 clients fail at t = 0 and retry once with a 2 s ceiling;
+//!   the busiest 100 ms window of retry arrivals.
+//! - `waves`: 1000 clients fail at t = 0 and make 3 retries each (base
+//!   100 ms, cap 2 s), every attempt failing; the busiest 10 ms window.
+//! - `contention`: the optimistic-concurrency model of the AWS Architecture
+//!   Blog post "Exponential Backoff And Jitter": N clients each write one row
+//!   once, reading its version then writing conditionally, every message
+//!   delayed by |Normal(10 ms, 2 ms)|; total writes and the time until the
+//!   last client succeeds, averaged over `--runs` runs (100).
+//! - `outage`: 1000 clients with `max = 4` against a service down for 20 s,
+//!   with and without a shared `RetryBudget::new(100, 0.1)`; calls and
+//!   amplification (calls per request).
+
+use std::cell::{Cell, RefCell};
+use std::fmt::Write as _;
+use std::future::Future;
+use std::time::Duration;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use retry_runtime::{retry, seed_thread_rng, Jitter, Policy, RetryBudget, TimedOut};
+use tokio::time::{sleep, Instant};
+
+const STRATEGIES: [Jitter; 4] = [
+    Jitter::None,
+    Jitter::Full,
+    Jitter::Equal,
+    Jitter::Decorrelated,
+];
+
+/// What the simulated service answers when it fails.
+#[derive(Debug)]
+struct Unavailable;
+
+impl From<TimedOut> for Unavailable {
+    fn from(_: TimedOut) -> Self {
+        Unavailable
+    }
+}
+
+/// The service: records when each call arrives; fails every call before
+/// `down_until`.
+struct Service {
+    start: Instant,
+    down_until: Duration,
+    arrivals: RefCell<Vec<Duration>>,
+}
+
+impl Service {
+    fn new(down_until: Duration) -> Self {
+        Service {
+            start: Instant::now(),
+            down_until,
+            arrivals: RefCell::default(),
+        }
+    }
+
+    fn call(&self) -> Result<(), Unavailable> {
+        let now = self.start.elapsed();
+        self.arrivals.borrow_mut().push(now);
+        if now <= self.down_until {
+            Err(Unavailable)
+        } else {
+            Ok(())
+        }
+    }
+
+    /// Arrival times of retries: every call after t = 0.
+    fn retries(&self) -> Vec<Duration> {
+        self.arrivals
+            .borrow()
+            .iter()
+            .copied()
+            .filter(|t| !t.is_zero())
+            .collect()
+    }
+}
+
+/// A client of the service under a policy chosen at run time.
+#[retry(policy = policy)]
+async fn client(policy: &Policy, service: &Service) -> Result<(), Unavailable> {
+    service.call()
+}
+
+/// The same client drawing retries from a shared budget.
+#[retry(policy = policy, budget = budget)]
+async fn budgeted_client(
+    policy: &Policy,
+    budget: &RetryBudget,
+    service: &Service,
+) -> Result<(), Unavailable> {
+    service.call()
+}
+
+/// Runs `scenario` on a fresh single-threaded runtime with a paused clock,
+/// so thousands of tasks run in simulated time, deterministically.
+fn simulate<F: Future>(seed: u64, scenario: F) -> F::Output {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .expect("a current-thread runtime");
+    seed_thread_rng(seed);
+    runtime.block_on(scenario)
+}
+
+/// Polls every future from one task until all are done: thousands of
+/// clients without spawning.
+async fn join_all<F: Future>(futures: Vec<F>) -> Vec<F::Output> {
+    let mut futures: Vec<_> = futures.into_iter().map(Box::pin).collect();
+    let mut outputs: Vec<Option<F::Output>> = futures.iter().map(|_| None).collect();
+    std::future::poll_fn(|cx| {
+        let mut pending = false;
+        for (future, output) in futures.iter_mut().zip(outputs.iter_mut()) {
+            if output.is_none() {
+                match future.as_mut().poll(cx) {
+                    std::task::Poll::Ready(value) => *output = Some(value),
+                    std::task::Poll::Pending => pending = true,
+                }
+            }
+        }
+        if pending {
+            std::task::Poll::Pending
+        } else {
+            std::task::Poll::Ready(())
+        }
+    })
+    .await;
+    outputs.into_iter().flatten().collect()
+}
+
+/// The most arrivals in any window of `window` (a sliding window).
+fn busiest(mut arrivals: Vec<Duration>, window: Duration) -> usize {
+    arrivals.sort();
+    let mut best = 0;
+    let mut start = 0;
+    for end in 0..arrivals.len() {
+        while arrivals[end] - arrivals[start] >= window {
+            start += 1;
+        }
+        best = best.max(end - start + 1);
+    }
+    best
+}
+
+fn policy(jitter: Jitter, max: u32, base: Duration, cap: Duration) -> Policy {
+    Policy::new()
+        .with_max_attempts(max)
+        .with_base(base)
+        .with_cap(cap)
+        .with_jitter(jitter)
+}
+
+/// 1000 clients fail at t = 0 and retry once with a 2 s ceiling.
+///
+/// For decorrelated jitter the first retry's ceiling is `3 * base`, so base
+/// is a third of 2 s; for the others base is the ceiling itself.
+fn burst(jitter: Jitter) -> Vec<Duration> {
+    let base = match jitter {
+        Jitter::Decorrelated => Duration::from_secs(2) / 3,
+        _ => Duration::from_secs(2),
+    };
+    let policy = policy(jitter, 2, base, Duration::from_secs(2));
+    simulate(1, async {
+        let service = Service::new(Duration::ZERO);
+        join_all((0..1000).map(|_| client(&policy, &service)).collect()).await;
+        service.retries()
+    })
+}
+
+/// 1000 clients fail at t = 0 and make 3 retries each, every attempt failing.
+fn waves(jitter: Jitter) -> Vec<Duration> {
+    let policy = policy(
+        jitter,
+        4,
+        Duration::from_millis(100),
+        Duration::from_secs(2),
+    );
+    simulate(2, async {
+        let service = Service::new(Duration::from_secs(3600));
+        join_all((0..1000).map(|_| client(&policy, &service)).collect()).await;
+        service.retries()
+    })
+}
+
+/// The row every contending client wants to write once.
+struct Row {
+    version: Cell<u64>,
+    writes: Cell<u64>,
+    network: RefCell<SmallRng>,
+}
+
+impl Row {
+    /// One message's network delay: |Normal(10 ms, 2 ms)| (Box-Muller).
+    async fn message(&self) {
+        let (u, v): (f64, f64) = {
+            let mut rng = self.network.borrow_mut();
+            (rng.random::<f64>(), rng.random::<f64>())
+        };
+        let normal = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
+        sleep(Duration::from_secs_f64(
+            (10.0 + 2.0 * normal).abs() / 1000.0,
+        ))
+        .await;
+    }
+}
+
+#[derive(Debug)]
+struct Conflict;
+
+impl From<TimedOut> for Conflict {
+    fn from(_: TimedOut) -> Self {
+        Conflict
+    }
+}
+
+/// Reads the row's version, then writes it if nobody wrote in between.
+#[retry(policy = policy)]
+async fn write_once(policy: &Policy, row: &Row) -> Result<(), Conflict> {
+    row.message().await; // read request
+    let seen = row.version.get();
+    row.message().await; // read response
+    row.message().await; // conditional write request
+    row.writes.set(row.writes.get() + 1);
+    let written = row.version.get() == seen;
+    if written {
+        row.version.set(seen + 1);
+    }
+    row.message().await; // write response
+    if written {
+        Ok(())
+    } else {
+        Err(Conflict)
+    }
+}
+
+/// Mean writes and mean time until the last client succeeds, over `runs`.
+fn contention(jitter: Jitter, clients: u32, runs: u32) -> (f64, f64) {
+    let policy = policy(
+        jitter,
+        u32::MAX,
+        Duration::from_millis(10),
+        Duration::from_secs(2),
+    );
+    let mut writes = 0.0;
+    let mut time = 0.0;
+    for run in 0..runs {
+        let seed = u64::from(run) << 32 | u64::from(clients);
+        let (run_writes, run_time) = simulate(seed, async {
+            let start = Instant::now();
+            let row = Row {
+                version: Cell::new(0),
+                writes: Cell::new(0),
+                network: RefCell::new(SmallRng::seed_from_u64(seed)),
+            };
+            let results = join_all((0..clients).map(|_| write_once(&policy, &row)).collect()).await;
+            assert!(
+                results.iter().all(Result::is_ok),
+                "every client writes eventually"
+            );
+            (row.writes.get(), start.elapsed())
+        });
+        #[allow(clippy::cast_precision_loss)]
+        {
+            writes += run_writes as f64;
+        }
+        time += run_time.as_secs_f64() * 1000.0;
+    }
+    (writes / f64::from(runs), time / f64::from(runs))
+}
+
+/// 1000 clients, `max = 4`, against a service down for 20 s: total calls.
+fn outage(jitter: Jitter, with_budget: bool) -> usize {
+    let policy = policy(
+        jitter,
+        4,
+        Duration::from_millis(100),
+        Duration::from_secs(2),
+    );
+    simulate(3, async {
+        let service = Service::new(Duration::from_secs(20));
+        let budget = RetryBudget::new(100, 0.1);
+        if with_budget {
+            join_all(
+                (0..1000)
+                    .map(|_| budgeted_client(&policy, &budget, &service))
+                    .collect(),
+            )
+            .await;
+        } else {
+            join_all((0..1000).map(|_| client(&policy, &service)).collect()).await;
+        }
+        let calls = service.arrivals.borrow().len();
+        calls
+    })
+}
+
+/// Retry arrivals per 10 ms over the first second, no jitter against full
+/// jitter, as an SVG line chart.
+fn draw(path: &str) -> Result<(), Box<dyn std::error::Error>> {
+    use plotters::prelude::*;
+    let bins = 100;
+    let histogram = |arrivals: Vec<Duration>| {
+        let mut counts = vec![0u32; bins];
+        for t in arrivals {
+            if let Some(count) = usize::try_from(t.as_millis() / 10)
+                .ok()
+                .and_then(|bin| counts.get_mut(bin))
+            {
+                *count += 1;
+            }
+        }
+        counts
+    };
+    let none = histogram(waves(Jitter::None));
+    let full = histogram(waves(Jitter::Full));
+    let top = none.iter().chain(&full).copied().max().unwrap_or(1);
+
+    let root = SVGBackend::new(path, (900, 420)).into_drawing_area();
+    root.fill(&WHITE)?;
+    let mut chart = ChartBuilder::on(&root)
+        .caption(
+            "1000 clients fail at t = 0: retry arrivals per 10 ms (3 retries, base 100 ms)",
+            ("sans-serif", 18),
+        )
+        .margin(12)
+        .x_label_area_size(40)
+        .y_label_area_size(56)
+        .build_cartesian_2d(0u32..1000u32, 0u32..top + top / 10)?;
+    chart
+        .configure_mesh()
+        .x_desc("time since the failure (ms)")
+        .y_desc("retries arriving per 10 ms")
+        .disable_x_mesh()
+        .draw()?;
+    let series = |counts: &[u32]| {
+        counts
+            .iter()
+            .enumerate()
+            .map(|(bin, count)| (u32::try_from(bin).unwrap_or(0) * 10, *count))
+            .collect::<Vec<_>>()
+    };
+    chart
+        .draw_series(LineSeries::new(series(&none), RED.stroke_width(2)))?
+        .label("no jitter: three spikes of 1000")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
+    chart
+        .draw_series(LineSeries::new(series(&full), BLUE.stroke_width(2)))?
+        .label("full jitter: the same retries, spread out")
+        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
+    chart
+        .configure_series_labels()
+        .border_style(BLACK)
+        .background_style(WHITE.mix(0.9))
+        .draw()?;
+    root.present()?;
+    Ok(())
+}
+
+fn main() -> Result<(), Box<dyn std::error::Error>> {
+    let args: Vec<String> = std::env::args().skip(1).collect();
+    let json = args.iter().any(|a| a == "--json");
+    let svg = args
+        .iter()
+        .position(|a| a == "--svg")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let runs = args
+        .iter()
+        .position(|a| a == "--runs")
+        .and_then(|i| args.get(i + 1))
+        .map(|n| n.parse::<u32>())
+        .transpose()?
+        .unwrap_or(100)
+        .max(1);
+
+    let mut table = String::new();
+    let mut line = |json_line: String, text: String| {
+        if json {
+            println!("{json_line}");
+        } else {
+            table.push_str(&text);
+            table.push('\n');
+        }
+    };
+
+    for (scenario, window) in [
+        ("burst", Duration::from_millis(100)),
+        ("waves", Duration::from_millis(10)),
+    ] {
+        for jitter in STRATEGIES {
+            let arrivals = if scenario == "burst" {
+                burst(jitter)
+            } else {
+                waves(jitter)
+            };
+            let retries = arrivals.len();
+            let peak = busiest(arrivals, window);
+            let window_ms = window.as_millis();
+            line(
+                format!(r#"{{"scenario":"{scenario}","strategy":"{jitter}","clients":1000,"busiest":{peak},"window_ms":{window_ms}}}"#),
+                format!("{scenario:<10} {jitter:<13} {retries:>5} retries, busiest {window_ms:>3} ms window: {peak:>4}"),
+            );
+        }
+    }
+    for jitter in STRATEGIES {
+        for clients in (10..=190).step_by(10) {
+            let (calls, time_ms) = contention(jitter, clients, runs);
+            line(
+                format!(r#"{{"scenario":"contention","strategy":"{jitter}","clients":{clients},"calls":{calls:.1},"time_ms":{time_ms:.1}}}"#),
+                format!("contention {jitter:<13} {clients:>4} clients: {calls:>8.1} writes, last success at {time_ms:>8.1} ms"),
+            );
+        }
+    }
+    for jitter in STRATEGIES {
+        for with_budget in [false, true] {
+            let calls = outage(jitter, with_budget);
+            #[allow(clippy::cast_precision_loss)]
+            let amplification = calls as f64 / 1000.0;
+            let budget = if with_budget {
+                "with budget"
+            } else {
+                "no budget"
+            };
+            line(
+                format!(r#"{{"scenario":"outage","strategy":"{jitter}","clients":1000,"budget":{with_budget},"calls":{calls},"amplification":{amplification:.3}}}"#),
+                format!("outage     {jitter:<13} {budget:<12} {calls:>5} calls, amplification {amplification:.2}"),
+            );
+        }
+    }
+    if !json {
+        let mut header = String::new();
+        writeln!(
+            header,
+            "herd: 1000 simulated clients per scenario, paused clock, real #[retry] functions"
+        )?;
+        writeln!(header, "(contention: mean of {runs} runs per row)\n")?;
+        print!("{header}{table}");
+    }
+    if let Some(path) = svg {
+        draw(&path)?;
+        if !json {
+            println!("\nwrote {path}");
+        }
+    }
+    Ok(())
+}
