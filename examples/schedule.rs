@@ -22,21 +22,22 @@ fn parse_args() -> Result<Policy, String> {
         };
         let duration =
             |value: &str| parse_duration(value).map_err(|e| format!("{flag} {value:?}: {e}"));
-        policy =
-            match flag.as_str() {
-                "--max" => policy
-                    .with_max_attempts(value.parse().map_err(|e| format!("--max {value:?}: {e}"))?),
-                "--base" => policy.with_base(duration(value)?),
-                "--cap" => policy.with_cap(duration(value)?),
-                "--multiplier" => policy.with_multiplier(
-                    value
-                        .parse()
-                        .map_err(|e| format!("--multiplier {value:?}: {e}"))?,
-                ),
-                _ => return Err(format!(
+        policy = match flag.as_str() {
+            "--max" => policy
+                .with_max_attempts(value.parse().map_err(|e| format!("--max {value:?}: {e}"))?),
+            "--base" => policy.with_base(duration(value)?),
+            "--cap" => policy.with_cap(duration(value)?),
+            "--multiplier" => policy.with_multiplier(
+                value
+                    .parse()
+                    .map_err(|e| format!("--multiplier {value:?}: {e}"))?,
+            ),
+            _ => {
+                return Err(format!(
                     "unknown option `{flag}`; the options are --max, --base, --cap, --multiplier"
-                )),
-            };
+                ))
+            }
+        };
     }
     policy.validate().map_err(|e| e.to_string())?;
     Ok(policy)

@@ -38,6 +38,8 @@ use tokio::time::Instant;
 pub struct AttemptContext {
     pub(crate) attempt: u32,
     pub(crate) max_attempts: u32,
+    /// `nested = "once"`: inside another attempt, `max_attempts` is 1.
+    pub(crate) nested_once: bool,
     pub(crate) deadline: Option<Instant>,
     pub(crate) blocking: bool,
 }
@@ -82,31 +84,79 @@ impl AttemptContext {
     }
 }
 
+// The context of the attempt running on this thread, kept small so that
+// setting and restoring it around every poll costs next to nothing: the
+// attempt number (0 outside any attempt), the most attempts, and flags; the
+// deadline in a slot of its own, written only by attempts that have one.
 thread_local! {
-    static CURRENT: Cell<Option<AttemptContext>> = const { Cell::new(None) };
+    static CURRENT: Cell<(u32, u32, u8)> = const { Cell::new((0, 0, 0)) };
+    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
 }
+
+const BLOCKING: u8 = 1;
+const HAS_DEADLINE: u8 = 2;
 
 /// The attempt the calling code runs inside, if it runs inside a retried
 /// function's attempt (on the same task, or the same thread for a plain
 /// function). `None` elsewhere, including in work spawned from an attempt.
 #[must_use]
 pub fn current_attempt() -> Option<AttemptContext> {
-    CURRENT.with(Cell::get)
+    let (attempt, max_attempts, flags) = CURRENT.with(Cell::get);
+    (attempt != 0).then(|| AttemptContext {
+        attempt,
+        max_attempts,
+        nested_once: false,
+        deadline: if flags & HAS_DEADLINE == 0 {
+            None
+        } else {
+            DEADLINE.with(Cell::get)
+        },
+        blocking: flags & BLOCKING != 0,
+    })
+}
+
+/// Whether the calling code runs inside a retried function's attempt.
+pub(crate) fn in_attempt() -> bool {
+    CURRENT.with(Cell::get).0 != 0
 }
 
 /// Sets the context until dropped, then restores the one before (also when
 /// the attempt panics).
-struct Enter(Option<AttemptContext>);
+struct Enter {
+    outer: (u32, u32, u8),
+    /// The deadline before, when this attempt replaced it.
+    outer_deadline: Option<Option<Instant>>,
+}
 
 impl Enter {
+    #[inline]
     fn new(context: AttemptContext) -> Self {
-        Enter(CURRENT.with(|current| current.replace(Some(context))))
+        let outer = CURRENT.with(Cell::get);
+        let max_attempts = if context.nested_once && outer.0 != 0 {
+            1
+        } else {
+            context.max_attempts
+        };
+        let mut flags = if context.blocking { BLOCKING } else { 0 };
+        let outer_deadline = context.deadline.map(|deadline| {
+            flags |= HAS_DEADLINE;
+            DEADLINE.with(|slot| slot.replace(Some(deadline)))
+        });
+        CURRENT.with(|current| current.set((context.attempt, max_attempts, flags)));
+        Enter {
+            outer,
+            outer_deadline,
+        }
     }
 }
 
 impl Drop for Enter {
+    #[inline]
     fn drop(&mut self) {
-        CURRENT.with(|current| current.set(self.0));
+        CURRENT.with(|current| current.set(self.outer));
+        if let Some(deadline) = self.outer_deadline {
+            DEADLINE.with(|slot| slot.set(deadline));
+        }
     }
 }
 

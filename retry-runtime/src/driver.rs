@@ -138,9 +138,6 @@ pub struct Attempts<'p> {
     budget: Option<&'p RetryBudget>,
     /// Attempts made so far, the one being judged included.
     attempt: u32,
-    /// Reached from inside another retried function's attempt, with
-    /// `nested = "once"`: one attempt only.
-    nested: bool,
     /// A plain function: time is the real clock, waits are blocking.
     blocking: bool,
     /// The last wait in nanoseconds, for decorrelated jitter; `base` before
@@ -185,7 +182,6 @@ impl<'p> Attempts<'p> {
             policy,
             budget,
             attempt: 1,
-            nested: policy.nested() == Nested::Once && crate::current_attempt().is_some(),
             blocking,
             previous: u64::try_from(policy.base().as_nanos()).unwrap_or(u64::MAX),
             started: policy.deadline().map(|_| {
@@ -207,13 +203,13 @@ impl<'p> Attempts<'p> {
         self.attempt
     }
 
-    /// The most attempts this call may make.
-    fn limit(&self) -> u32 {
-        if self.nested {
-            1
-        } else {
-            self.policy.max_attempts().max(1)
-        }
+    /// Whether this call runs inside another retried function's attempt
+    /// and leaves the retrying to it (`nested = "once"`). Read when an
+    /// attempt fails, not when the call starts, to keep the thread-local
+    /// off the success path: the outer attempt is still running then, since
+    /// this call is part of it.
+    fn is_nested(&self) -> bool {
+        self.policy.nested() == Nested::Once && crate::context::in_attempt()
     }
 
     fn elapsed(&self, started: Instant) -> Duration {
@@ -230,7 +226,8 @@ impl<'p> Attempts<'p> {
     pub fn context(&self) -> AttemptContext {
         AttemptContext {
             attempt: self.attempt,
-            max_attempts: self.limit(),
+            max_attempts: self.policy.max_attempts().max(1),
+            nested_once: self.policy.nested() == Nested::Once,
             deadline: match (self.started, self.policy.deadline()) {
                 (Some(started), Some(deadline)) => started.checked_add(deadline),
                 _ => None,
@@ -327,8 +324,9 @@ impl<'p> Attempts<'p> {
     fn retry(&mut self, hint: Option<Duration>) -> Result<Duration, Stop> {
         // Every retryable failure takes from the budget, the last one too.
         let budget_allows = self.budget.is_none_or(RetryBudget::record_failure);
-        if self.attempt >= self.limit() {
-            return Err(if self.nested {
+        let nested = self.is_nested();
+        if nested || self.attempt >= self.policy.max_attempts() {
+            return Err(if nested {
                 Stop::Nested
             } else {
                 Stop::Exhausted
