@@ -404,13 +404,7 @@ impl<R, F: Fn(&R, u32, Duration)> OnRetry<R> for F {}
 /// The rules of one function: `on`, `on_ok`, `retry_after`,
 /// `retry_after_ok` and `on_retry`.
 #[doc(hidden)]
-pub struct Rules<On, OnOk, Ra, RaOk, Hook> {
-    on: On,
-    on_ok: OnOk,
-    retry_after: Ra,
-    retry_after_ok: RaOk,
-    on_retry: Hook,
-}
+pub struct Rules<On, OnOk, Ra, RaOk, Hook>(On, OnOk, Ra, RaOk, Hook);
 
 /// Ties the rules to the function's return type `R`, so that closures such
 /// as `|e| e.is_timeout()` need no annotation.
@@ -436,13 +430,7 @@ where
     Hook: OnRetry<R>,
 {
     Classifier {
-        rules: Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-        },
+        rules: Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         step: step::<R, On, OnOk, Ra, RaOk, Hook>,
     }
 }
@@ -461,15 +449,16 @@ where
     RaOk: Hint<R::Ok>,
     Hook: OnRetry<R>,
 {
+    let Rules(on, on_ok, retry_after, retry_after_ok, on_retry) = rules;
     let verdict = match outcome.as_result() {
-        Ok(value) if (rules.on_ok)(value) => Verdict::Transient((rules.retry_after_ok)(value)),
+        Ok(value) if on_ok(value) => Verdict::Transient(retry_after_ok(value)),
         Ok(_) => Verdict::Success,
-        Err(error) if (rules.on)(error) => Verdict::Transient((rules.retry_after)(error)),
+        Err(error) if on(error) => Verdict::Transient(retry_after(error)),
         Err(_) => Verdict::Permanent,
     };
     match attempts.judge(verdict) {
         Ok(wait) => {
-            (rules.on_retry)(&outcome, attempts.attempt() - 1, wait);
+            on_retry(&outcome, attempts.attempt() - 1, wait);
             ControlFlow::Continue(wait)
         }
         Err(_) => ControlFlow::Break(outcome),
@@ -639,13 +628,13 @@ impl Policy {
         Retry {
             policy: self,
             budget: None,
-            rules: Rules {
-                on: every_error::<E>,
-                on_ok: no_value::<T>,
-                retry_after: no_hint::<E>,
-                retry_after_ok: no_hint::<T>,
-                on_retry: no_hook::<Result<T, E>>,
-            },
+            rules: Rules(
+                every_error::<E>,
+                no_value::<T>,
+                no_hint::<E>,
+                no_hint::<T>,
+                no_hook::<Result<T, E>>,
+            ),
             types: PhantomData,
         }
     }
@@ -690,23 +679,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
 
     /// Retries only the errors `on` accepts.
     pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook> {
-        let Rules {
-            on: _,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-        } = self.rules;
+        let Rules(_, on_ok, retry_after, retry_after_ok, on_retry) = self.rules;
         Self::with_rules(
             self.policy,
             self.budget,
-            Rules {
-                on,
-                on_ok,
-                retry_after,
-                retry_after_ok,
-                on_retry,
-            },
+            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         )
     }
 
@@ -714,23 +691,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
     /// response with status 503. When no retry is left, the caller gets the
     /// last such value as it came.
     pub fn on_ok<F: Fn(&T) -> bool>(self, on_ok: F) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook> {
-        let Rules {
-            on,
-            on_ok: _,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-        } = self.rules;
+        let Rules(on, _, retry_after, retry_after_ok, on_retry) = self.rules;
         Self::with_rules(
             self.policy,
             self.budget,
-            Rules {
-                on,
-                on_ok,
-                retry_after,
-                retry_after_ok,
-                on_retry,
-            },
+            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         )
     }
 
@@ -739,23 +704,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
     where
         F: Fn(&E) -> Option<Duration>,
     {
-        let Rules {
-            on,
-            on_ok,
-            retry_after: _,
-            retry_after_ok,
-            on_retry,
-        } = self.rules;
+        let Rules(on, on_ok, _, retry_after_ok, on_retry) = self.rules;
         Self::with_rules(
             self.policy,
             self.budget,
-            Rules {
-                on,
-                on_ok,
-                retry_after,
-                retry_after_ok,
-                on_retry,
-            },
+            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         )
     }
 
@@ -764,23 +717,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
     where
         F: Fn(&T) -> Option<Duration>,
     {
-        let Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok: _,
-            on_retry,
-        } = self.rules;
+        let Rules(on, on_ok, retry_after, _, on_retry) = self.rules;
         Self::with_rules(
             self.policy,
             self.budget,
-            Rules {
-                on,
-                on_ok,
-                retry_after,
-                retry_after_ok,
-                on_retry,
-            },
+            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         )
     }
 
@@ -790,23 +731,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
     where
         F: Fn(&Result<T, E>, u32, Duration),
     {
-        let Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry: _,
-        } = self.rules;
+        let Rules(on, on_ok, retry_after, retry_after_ok, _) = self.rules;
         Self::with_rules(
             self.policy,
             self.budget,
-            Rules {
-                on,
-                on_ok,
-                retry_after,
-                retry_after_ok,
-                on_retry,
-            },
+            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
         )
     }
 
@@ -885,13 +814,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
         RaOk: Fn(&T) -> Option<Duration>,
         Hook: Fn(&Result<T, E>, u32, Duration),
     {
-        let Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-        } = self.rules;
+        let Rules(on, on_ok, retry_after, retry_after_ok, on_retry) = self.rules;
         classifier(on, on_ok, retry_after, retry_after_ok, on_retry)
     }
 }
