@@ -62,17 +62,22 @@ async fn maintenance() -> impl IntoResponse {
     )
 }
 
-/// Prints the wait before each retry.
-fn report(outcome: &reqwest::Result<reqwest::Response>, attempt: u32, wait: Duration) {
-    let hint = match outcome {
-        Ok(response) => transient::retry_after(response),
-        Err(_) => None,
-    };
-    let asked = hint
+/// Prints the wait before a retry after a transient response.
+fn report_response(response: &reqwest::Response, attempt: u32, wait: Duration) {
+    let asked = transient::retry_after(response)
         .map(|hint| format!(" (the server asked for {hint:?})"))
         .unwrap_or_default();
     println!(
         "    attempt {attempt} failed; waiting {}ms{asked}",
+        wait.as_millis()
+    );
+}
+
+/// Prints the wait before a retry after a transient error (a timeout, a
+/// refused connection).
+fn report_error(error: &reqwest::Error, attempt: u32, wait: Duration) {
+    println!(
+        "    attempt {attempt} failed: {error}; waiting {}ms",
         wait.as_millis()
     );
 }
@@ -91,7 +96,8 @@ fn report(outcome: &reqwest::Result<reqwest::Response>, attempt: u32, wait: Dura
     on = transient::is_transient,
     on_ok = transient::is_transient_response,
     retry_after_ok = transient::retry_after,
-    on_retry = report,
+    on_retry = report_error,
+    on_retry_ok = report_response,
 )]
 async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
     let response = client.get(url).send().await?;

@@ -132,3 +132,31 @@ async fn the_closure_driver_draws_from_a_budget_too() {
     // 4 -> 3 (retry), 2 (not above 2: stop).
     assert_eq!(calls.load(Ordering::SeqCst), 2);
 }
+
+static LAZY_BUDGET: std::sync::LazyLock<RetryBudget> =
+    std::sync::LazyLock::new(|| RetryBudget::new(2, 1.0));
+static BORROWED: &RetryBudget = &BUDGET_BEHIND_A_REFERENCE;
+static BUDGET_BEHIND_A_REFERENCE: RetryBudget = RetryBudget::new(2, 1.0);
+
+#[retry(max = 3, base = "1ms", budget = &LAZY_BUDGET)]
+async fn lazily_budgeted(calls: &AtomicU32) -> Result<(), Error> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Err(Error::Down)
+}
+
+#[retry(max = 3, base = "1ms", budget = BORROWED)]
+async fn budgeted_through_a_reference(calls: &AtomicU32) -> Result<(), Error> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    Err(Error::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn budgets_behind_lazy_statics_and_references() {
+    // 2 -> 1: not above half (1), so no retry at all.
+    let calls = AtomicU32::new(0);
+    lazily_budgeted(&calls).await.unwrap_err();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    let calls = AtomicU32::new(0);
+    budgeted_through_a_reference(&calls).await.unwrap_err();
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+}

@@ -75,3 +75,30 @@ fn policies_are_built_in_constants() {
     let ceilings: Vec<u128> = (0..7).map(|n| POLICY.ceiling(n).as_millis()).collect();
     assert_eq!(ceilings, [200, 400, 800, 1600, 3200, 6400, 10_000]);
 }
+
+#[tokio::test(start_paused = true)]
+async fn the_closure_runs_inside_its_attempt() {
+    let seen = std::cell::RefCell::new(Vec::new());
+    let result: Result<(), Failure> = policy()
+        .retry(|| {
+            // The synchronous part of the closure sees its attempt too.
+            seen.borrow_mut()
+                .push(retry_runtime::current_attempt().map(|c| c.attempt()));
+            async {
+                Err(Failure {
+                    call: 0,
+                    transient: true,
+                })
+            }
+        })
+        .await;
+    assert!(result.is_err());
+    assert_eq!(seen.take(), [Some(1), Some(2), Some(3), Some(4)]);
+}
+
+#[test]
+fn blocking_closures_retry_on_the_calling_thread() {
+    let dep = Flaky::failing(2);
+    let quick = policy().with_base(Duration::from_millis(1));
+    assert_eq!(quick.on(is_transient).run_blocking(|| dep.call()), Ok(3));
+}

@@ -11,15 +11,15 @@ use tokio::time::Instant;
 #[derive(Debug, Clone, PartialEq)]
 struct Failure(u32);
 
-/// What the hook was called with: outcome, attempt, wait.
-type HookCall = (Result<u32, Failure>, u32, Duration);
+/// What the hook was called with: error, attempt, wait.
+type HookCall = (Failure, u32, Duration);
 
 thread_local! {
     static HOOK_CALLS: RefCell<Vec<HookCall>> = RefCell::default();
 }
 
-fn record(outcome: &Result<u32, Failure>, attempt: u32, wait: Duration) {
-    HOOK_CALLS.with(|calls| calls.borrow_mut().push((outcome.clone(), attempt, wait)));
+fn record(error: &Failure, attempt: u32, wait: Duration) {
+    HOOK_CALLS.with(|calls| calls.borrow_mut().push((error.clone(), attempt, wait)));
 }
 
 #[retry(max = 4, base = "100ms", jitter = "none", on_retry = record)]
@@ -43,9 +43,9 @@ async fn the_hook_sees_each_retry_before_its_wait() {
     assert_eq!(
         seen,
         [
-            (Err(Failure(1)), 1, Duration::from_millis(100)),
-            (Err(Failure(2)), 2, Duration::from_millis(200)),
-            (Err(Failure(3)), 3, Duration::from_millis(400)),
+            (Failure(1), 1, Duration::from_millis(100)),
+            (Failure(2), 2, Duration::from_millis(200)),
+            (Failure(3), 3, Duration::from_millis(400)),
         ]
     );
 }
@@ -69,18 +69,35 @@ async fn the_hook_is_called_before_the_wait_starts() {
 }
 
 #[tokio::test(start_paused = true)]
-async fn the_hook_sees_retried_ok_values() {
-    #[retry(max = 3, base = "10ms", jitter = "none", on_ok = |v| *v < 2, on_retry = |o: &Result<u32, Failure>, a, _| SEEN.with(|s| s.borrow_mut().push((o.clone(), a))))]
+async fn on_retry_ok_sees_retried_ok_values_and_on_retry_the_errors() {
+    #[retry(
+        max = 4,
+        base = "10ms",
+        jitter = "none",
+        on_ok = |v| *v < 2,
+        on_retry = |e, a, w| SEEN.with(|s| s.borrow_mut().push(format!("error {e:?} after attempt {a}, wait {w:?}"))),
+        on_retry_ok = |v, a, w| SEEN.with(|s| s.borrow_mut().push(format!("value {v} after attempt {a}, wait {w:?}"))),
+    )]
     async fn counts(calls: &RefCell<u32>) -> Result<u32, Failure> {
         *calls.borrow_mut() += 1;
-        Ok(*calls.borrow())
+        let call = *calls.borrow();
+        if call == 1 {
+            return Err(Failure(1));
+        }
+        Ok(call - 1)
     }
     thread_local! {
-        static SEEN: RefCell<Vec<(Result<u32, Failure>, u32)>> = RefCell::default();
+        static SEEN: RefCell<Vec<String>> = RefCell::default();
     }
     let calls = RefCell::new(0);
     assert_eq!(counts(&calls).await, Ok(2));
-    assert_eq!(SEEN.with(RefCell::take), [(Ok(1), 1)]);
+    assert_eq!(
+        SEEN.with(RefCell::take),
+        [
+            "error Failure(1) after attempt 1, wait 10ms",
+            "value 1 after attempt 2, wait 20ms"
+        ]
+    );
 }
 
 /// What the body saw: attempt, max attempts, last, time left.

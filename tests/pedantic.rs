@@ -77,8 +77,8 @@ async fn strict_lints_accept_the_expansion() {
 static BUDGET: retry_runtime::RetryBudget = retry_runtime::RetryBudget::new(10, 0.5);
 static POLICY: retry_runtime::Policy = retry_runtime::Policy::new().with_max_attempts(2);
 
-fn log_retry(outcome: &Result<u16, ApiError>, attempt: u32, wait: Duration) {
-    let _ = (outcome, attempt, wait);
+fn log_retry(error: &ApiError, attempt: u32, wait: Duration) {
+    let _ = (error, attempt, wait);
 }
 
 impl From<retry_runtime::TimedOut> for ApiError {
@@ -100,6 +100,7 @@ impl From<retry_runtime::TimedOut> for ApiError {
     on_ok = |status| *status == 503,
     retry_after_ok = |_| None,
     on_retry = log_retry,
+    on_retry_ok = |status, attempt, wait| assert!(*status > 0 && attempt > 0 && wait > Duration::ZERO),
     nested = "retry",
 )]
 pub async fn later_keys(status: u16) -> Result<u16, ApiError> {
@@ -129,8 +130,37 @@ pub fn blocking(status: u16) -> Result<u16, ApiError> {
     Ok(status)
 }
 
+/// A body that starts with items: they must not count as items after
+/// statements.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms")]
+pub async fn starts_with_items(text: &str) -> Result<usize, std::num::ParseIntError> {
+    use std::str::FromStr;
+    fn parse(text: &str) -> Result<usize, std::num::ParseIntError> {
+        usize::from_str(text)
+    }
+    const OFFSET: usize = 1;
+    parse(text).map(|n| n + OFFSET)
+}
+
+/// The same in a plain function, with a timeout.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms", timeout = "1s")]
+pub fn plain_starts_with_items(text: &str) -> Result<usize, ApiError> {
+    use std::str::FromStr;
+    usize::from_str(text).map_err(|_| ApiError(400))
+}
+
 #[tokio::test(start_paused = true)]
 async fn strict_lints_accept_every_key() {
+    assert_eq!(starts_with_items("41").await, Ok(42));
+    assert_eq!(plain_starts_with_items("7"), Ok(7));
     assert_eq!(later_keys(200).await, Ok(200));
     assert_eq!(with_policy(200).await, Ok(200));
     assert_eq!(blocking(404), Err(ApiError(404)));

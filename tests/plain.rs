@@ -141,3 +141,35 @@ fn generics() {
     assert_eq!(generic::<u8>("7"), Ok(7));
     assert!(generic::<u8>("x").is_err());
 }
+
+#[derive(Debug, PartialEq)]
+enum Slow {
+    TimedOut,
+}
+
+impl From<retry_runtime::TimedOut> for Slow {
+    fn from(_: retry_runtime::TimedOut) -> Self {
+        Slow::TimedOut
+    }
+}
+
+#[retry(max = 2, base = "1ms", timeout = "20ms")]
+fn overruns(calls: &std::cell::Cell<u32>, took: Duration) -> Result<u32, Slow> {
+    calls.set(calls.get() + 1);
+    std::thread::sleep(took);
+    Ok(calls.get())
+}
+
+#[test]
+fn an_attempt_that_returns_after_its_timeout_counts_as_timed_out() {
+    // A blocking call cannot be cut off; one that overruns is retried like
+    // an async attempt that was cut off, and its late result dropped.
+    let calls = std::cell::Cell::new(0);
+    assert_eq!(
+        overruns(&calls, Duration::from_millis(40)),
+        Err(Slow::TimedOut)
+    );
+    assert_eq!(calls.get(), 2);
+    let calls = std::cell::Cell::new(0);
+    assert_eq!(overruns(&calls, Duration::ZERO), Ok(1));
+}

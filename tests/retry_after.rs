@@ -256,3 +256,20 @@ fn no_input_panics() {
     let long = "9".repeat(100_000);
     assert_eq!(parse_at(&long, now()), None);
 }
+
+#[test]
+fn dates_before_1970_are_measured_from_a_clock_before_1970() {
+    // 1969-01-01 00:01:00 UTC, seen one year (365 days) before the epoch.
+    let year_before = UNIX_EPOCH - Duration::from_secs(365 * 86_400);
+    let minute = "Wed, 01 Jan 1969 00:01:00 GMT";
+    assert_eq!(parse_at(minute, year_before), Some(Duration::from_secs(60)));
+    let a_little_later = year_before + Duration::from_millis(250);
+    assert_eq!(
+        parse_at(minute, a_little_later),
+        Some(Duration::from_millis(59_750))
+    );
+    assert_eq!(
+        parse_at("Wed, 01 Jan 1969 00:00:00 GMT", a_little_later),
+        Some(Duration::ZERO)
+    );
+}

@@ -111,6 +111,25 @@ fn ceilings_and_waits_are_total_functions() {
 }
 
 #[test]
+fn the_worst_case_wait_counts_every_retry() {
+    // Ceilings of 1ns growing by half: they round to 1, 2, 2, 3, 5, ... and
+    // reach the 10s cap after about 57 retries; all 59 are counted.
+    let policy = Policy::new()
+        .with_max_attempts(60)
+        .with_base(Duration::from_nanos(1))
+        .with_multiplier(1.5);
+    let by_hand: Duration = (0..59).map(|n| policy.ceiling(n)).sum();
+    assert_eq!(policy.worst_case_wait(), by_hand);
+    assert!(by_hand > Duration::from_secs(10));
+    // A huge number of retries at the cap saturates instead of overflowing.
+    let huge = Policy::new()
+        .with_max_attempts(u32::MAX)
+        .with_cap(Duration::MAX)
+        .with_base(Duration::from_secs(1));
+    assert_eq!(huge.worst_case_wait(), Duration::from_nanos(u64::MAX));
+}
+
+#[test]
 fn out_of_range_policies_are_reported_by_validate() {
     assert!(Policy::new().validate().is_ok());
     let bad = [

@@ -210,3 +210,49 @@ async fn the_last_error_is_returned_from_every_shape() {
     assert_eq!(generic(&Client::new(9), "x").await, Err(AppError::Busy(3)));
     assert_eq!(Client::new(9).load(0).await, Err(AppError::Busy(3)));
 }
+
+struct Configured {
+    policy: retry_runtime::Policy,
+    hits: u32,
+    name: String,
+}
+
+impl Configured {
+    /// The policy lives in `self`, and the body mutates `self`.
+    #[retry(policy = &self.policy)]
+    async fn hit(&mut self) -> Result<u32, std::io::Error> {
+        self.hits += 1;
+        if self.hits < 2 {
+            return Err(std::io::ErrorKind::Interrupted.into());
+        }
+        Ok(self.hits)
+    }
+
+    /// A `&mut` parameter next to `&self`: the returned borrow is of `self`.
+    #[retry(max = 2)]
+    async fn name_into(&self, buffer: &mut Vec<u8>) -> Result<&str, AppError> {
+        buffer.extend_from_slice(self.name.as_bytes());
+        Ok(&self.name)
+    }
+}
+
+/// A `&mut` parameter and a boxed closure whose `&str` is its own.
+#[retry(max = 2)]
+async fn matcher(count: &mut u32) -> Result<Box<dyn Fn(&str) -> bool>, AppError> {
+    *count += 1;
+    Ok(Box::new(|text: &str| text.is_empty()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn policies_in_self_and_borrows_that_are_not_of_a_mut_argument() {
+    let mut configured = Configured {
+        policy: retry_runtime::Policy::new().with_base(Duration::from_millis(1)),
+        hits: 0,
+        name: "n".into(),
+    };
+    assert_eq!(configured.hit().await.unwrap(), 2);
+    let mut buffer = Vec::new();
+    assert_eq!(configured.name_into(&mut buffer).await, Ok("n"));
+    let mut count = 0;
+    assert!(matcher(&mut count).await.unwrap()(""));
+}

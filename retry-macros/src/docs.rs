@@ -53,6 +53,9 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
     }
     if !is_async {
         notes.push("Waits block the calling thread.".to_owned());
+        if config.timeout.is_some() {
+            notes.push("An attempt that returns after its timeout counts as timed out.".to_owned());
+        }
     }
     notes.push("The caller gets the last attempt's result, unchanged.".to_owned());
     lines.push(String::new());

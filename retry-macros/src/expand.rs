@@ -64,13 +64,17 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     let attempt = Ident::new("attempt", span);
     let fake = Ident::new("fake", span);
 
-    let policy = match &config.policy {
-        Some(policy) => quote!(#policy),
-        None => policy_const(&krate, &config),
+    let policy_copy = Ident::new("policy", span);
+    let (copy_policy, policy) = match &config.policy {
+        Some(policy) => (
+            quote!(let #policy_copy = #private::policy(#policy);),
+            quote!(&#policy_copy),
+        ),
+        None => (TokenStream::new(), policy_const(&krate, &config)),
     };
     let budget = config.budget.as_ref().map_or_else(
         || quote!(#private::None),
-        |budget| quote!(#private::Some(#budget)),
+        |budget| quote!(#private::budget(#budget)),
     );
     let name = sig.ident.to_string();
     let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
@@ -89,11 +93,12 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         rule(&config.retry_after, quote!(#private::no_hint)),
         rule(&config.retry_after_ok, quote!(#private::no_hint)),
         rule(&config.on_retry, quote!(#private::no_hook)),
+        rule(&config.on_retry_ok, quote!(#private::no_hook)),
     ];
     // Spanned on the return type, so a type that is not a `Result` is
     // reported there.
     let rules_init = call_spanned(
-        quote!(#private::classifier::<#output, _, _, _, _, _>),
+        quote!(#private::classifier::<#output, _, _, _, _, _, _>),
         quote!(#(#rule_args),*),
         output.span(),
     );
@@ -118,10 +123,14 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     let run_attempt = if is_async {
         // The attempt: the original body in a block of its own, spanned on
         // the body so that the compiler's errors about it point there.
+        // The statements get a block of their own after the fake return, so
+        // that items at the top of the body do not follow a statement.
         let body = quote_spanned! {body_span=>
             async {
                 #fake_return
-                #(#stmts)*
+                {
+                    #(#stmts)*
+                }
             }
         };
         // With `timeout` (or a policy that may have one), the attempt is cut
@@ -155,7 +164,16 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
                 #(#stmts)*
             }
         };
-        quote!(#attempts.call(#body))
+        // A blocking attempt cannot be cut off: one that returns after its
+        // limit counts as timed out.
+        match config.timeout_span() {
+            Some(span) => call_spanned(
+                quote!(#private::or_timed_out),
+                quote!(#attempts.call_limited(#body)),
+                span,
+            ),
+            None => quote!(#attempts.call(#body)),
+        }
     };
     let sleep = if is_async {
         quote!(#private::sleep(#wait).await;)
@@ -170,6 +188,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         #(#[doc = #docs])*
         #vis #sig {
             #(#inner_attrs)*
+            #copy_policy
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name);
             let #rules = #rules_init;
             loop {

@@ -47,10 +47,7 @@ fn retry_impl(
         }
     };
     let config = attr::parse_args(args).and_then(validate::config);
-    let checked = validate::function(&function).and(match &config {
-        Ok(config) => validate::combination(&function, config),
-        Err(_) => Ok(()),
-    });
+    let checked = validate::function(&function);
     match (config, checked) {
         (Ok(config), Ok(())) => expand::expand(function, config),
         (config, checked) => {

@@ -13,7 +13,7 @@ use crate::attr::{Arg, Function};
 use crate::duration::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
-const KEYS: [&str; 16] = [
+const KEYS: [&str; 17] = [
     "max",
     "base",
     "cap",
@@ -27,6 +27,7 @@ const KEYS: [&str; 16] = [
     "budget",
     "timeout",
     "on_retry",
+    "on_retry_ok",
     "nested",
     "policy",
     "crate",
@@ -103,6 +104,7 @@ pub struct Config {
     pub budget: Option<Expr>,
     pub timeout: Option<(Duration, proc_macro2::Span)>,
     pub on_retry: Option<Expr>,
+    pub on_retry_ok: Option<Expr>,
     /// The `Nested` variant's name.
     pub nested: &'static str,
     /// A policy built at run time, instead of the literal keys.
@@ -159,6 +161,7 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         budget: None,
         timeout: None,
         on_retry: None,
+        on_retry_ok: None,
         nested: "Once",
         policy: None,
         krate: None,
@@ -205,6 +208,8 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
             "on_retry" => {
                 rule("on_retry", RULE_ON_RETRY, &value).map(|()| config.on_retry = Some(value))
             }
+            "on_retry_ok" => rule("on_retry_ok", RULE_ON_RETRY_OK, &value)
+                .map(|()| config.on_retry_ok = Some(value)),
             "nested" => nested(&value).map(|n| config.nested = n),
             "policy" => policy(&value).map(|()| config.policy = Some(value)),
             "timeout" => positive_duration("timeout", &value)
@@ -465,7 +470,8 @@ const RULE_ON: &str =
     "a function or closure `Fn(&E) -> bool` saying which errors to retry, such as `on = is_transient` or `on = |e| e.is_timeout()`";
 const RULE_ON_OK: &str = "a function or closure `Fn(&T) -> bool` saying which `Ok` values to retry, such as `on_ok = |response| response.status() == 503`";
 const RULE_RETRY_AFTER: &str = "a function or closure `Fn(&E) -> Option<Duration>` giving the wait a server asked for, such as `retry_after = |e| e.retry_after()`";
-const RULE_ON_RETRY: &str = "a function or closure `Fn(&Result<T, E>, u32, Duration)`, called before each wait with the outcome being retried, the attempt number and the wait, such as `on_retry = |outcome, attempt, wait| log::warn!(...)`";
+const RULE_ON_RETRY: &str = "a function or closure `Fn(&E, u32, Duration)`, called before each wait with the error, the number of the attempt that failed and the wait, such as `on_retry = |error, attempt, wait| log::warn!(...)`";
+const RULE_ON_RETRY_OK: &str = "a function or closure `Fn(&T, u32, Duration)`, called before each wait with the `Ok` value `on_ok` retries, the attempt number and the wait";
 const RULE_RETRY_AFTER_OK: &str = "a function or closure `Fn(&T) -> Option<Duration>` giving the wait a server asked for in an `Ok` value, such as `retry_after_ok = retry_runtime::classify::reqwest::retry_after`";
 
 /// `on`, `on_ok`, `retry_after` and `retry_after_ok`: a path or a closure.
@@ -519,26 +525,13 @@ fn policy(value: &Expr) -> syn::Result<()> {
     }
 }
 
-/// `budget`: an expression of type `&'static RetryBudget`.
+/// `budget`: an expression of type `&'static RetryBudget`, not a literal.
 fn budget(value: &Expr) -> syn::Result<()> {
-    let help = "`budget` takes a reference to a shared `static RetryBudget`, such as `budget = &API_BUDGET`";
     match value {
-        Expr::Lit(_) => Err(syn::Error::new_spanned(value, help)),
-        Expr::Path(path)
-            if path.path.get_ident().is_some_and(|ident| {
-                let name = ident.to_string();
-                name.chars().any(|c| c.is_ascii_uppercase())
-                    && !name.chars().any(|c| c.is_ascii_lowercase())
-            }) =>
-        {
-            Err(syn::Error::new_spanned(
-                value,
-                format!(
-                    "`budget` is shared by reference: write `budget = &{}`",
-                    value.to_token_stream()
-                ),
-            ))
-        }
+        Expr::Lit(_) => Err(syn::Error::new_spanned(
+            value,
+            "`budget` takes a reference to a shared `static RetryBudget`, such as `budget = &API_BUDGET`",
+        )),
         _ => Ok(()),
     }
 }
@@ -610,19 +603,6 @@ pub fn function(function: &Function) -> syn::Result<()> {
     errors.finish(())
 }
 
-/// Checks what depends on both the keys and the function.
-pub fn combination(function: &Function, config: &Config) -> syn::Result<()> {
-    match (&function.sig.asyncness, &config.timeout) {
-        (None, Some((_, span))) => Err(syn::Error::new(
-            *span,
-            "`timeout` needs an `async fn`: a plain function's attempt blocks its thread and \
-             cannot be cut off; set the timeout on the blocking call itself (its client or \
-             socket), and use `deadline` to bound the waits",
-        )),
-        _ => Ok(()),
-    }
-}
-
 /// What the return type is, when it cannot be a `Result` whatever the
 /// aliases in scope. Paths not listed here are left to the compiler, which
 /// reports the same message through `Outcome`.
@@ -659,12 +639,19 @@ fn impl_trait(tokens: TokenStream) -> Option<TokenTree> {
 /// The `&mut` parameter (`&mut self` or a named one) that the return type
 /// borrows from, if any.
 fn returns_mutable_borrow(function: &Function, output: &Type) -> Option<String> {
-    for input in &function.sig.inputs {
-        let (written, lifetime) = match input {
+    let inputs = &function.sig.inputs;
+    // Elided lifetimes in the output belong to a reference receiver when
+    // there is one, and otherwise to the one reference parameter.
+    let reference_receiver = inputs
+        .iter()
+        .any(|input| matches!(input, FnArg::Receiver(receiver) if receiver.reference.is_some()));
+    for input in inputs {
+        let (written, lifetime, elided) = match input {
             FnArg::Receiver(receiver) => match &receiver.reference {
                 Some((_, lifetime)) if receiver.mutability.is_some() => (
                     "&mut self".to_owned(),
                     lifetime.as_ref().map(|l| l.ident.to_string()),
+                    true,
                 ),
                 _ => continue,
             },
@@ -676,32 +663,45 @@ fn returns_mutable_borrow(function: &Function, output: &Type) -> Option<String> 
                         typed.ty.to_token_stream()
                     ),
                     reference.lifetime.as_ref().map(|l| l.ident.to_string()),
+                    !reference_receiver,
                 ),
                 _ => continue,
             },
         };
-        if borrows(output.to_token_stream(), lifetime.as_deref()) {
+        if borrows(output.to_token_stream(), lifetime.as_deref(), elided) {
             return Some(written);
         }
     }
     None
 }
 
-/// Whether `tokens` hold a reference whose lifetime is elided, `'_`, or
-/// `lifetime`.
-fn borrows(tokens: TokenStream, lifetime: Option<&str>) -> bool {
+/// Whether `tokens` hold a reference with the lifetime `lifetime`, or (when
+/// `elided`) one whose lifetime is elided or `'_`. The arguments of `Fn`,
+/// `FnMut`, `FnOnce` and `fn` types are skipped: their lifetimes are their
+/// own.
+fn borrows(tokens: TokenStream, lifetime: Option<&str>, elided: bool) -> bool {
     let mut tokens = tokens.into_iter().peekable();
     while let Some(token) = tokens.next() {
         match token {
-            TokenTree::Group(group) if borrows(group.stream(), lifetime) => return true,
+            TokenTree::Ident(ident)
+                if ["Fn", "FnMut", "FnOnce", "fn"]
+                    .iter()
+                    .any(|name| ident == name) =>
+            {
+                if matches!(tokens.peek(), Some(TokenTree::Group(_))) {
+                    tokens.next();
+                }
+            }
+            TokenTree::Group(group) if borrows(group.stream(), lifetime, elided) => return true,
             TokenTree::Punct(punct) if punct.as_char() == '&' => match tokens.peek() {
                 Some(TokenTree::Punct(tick)) if tick.as_char() == '\'' => {}
-                _ => return true,
+                _ if elided => return true,
+                _ => {}
             },
             TokenTree::Punct(punct) if punct.as_char() == '\'' => {
                 if let Some(TokenTree::Ident(name)) = tokens.next() {
                     let name = name.to_string();
-                    if name == "_" || Some(name.as_str()) == lifetime {
+                    if (elided && name == "_") || Some(name.as_str()) == lifetime {
                         return true;
                     }
                 }

@@ -8,3 +8,21 @@ pub use crate::driver::{
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
 pub use tokio::time::sleep;
+
+use crate::{Policy, RetryBudget};
+
+/// `budget = ...` as the loop takes it; a function argument, so that `&LAZY`
+/// and other references that deref to a `RetryBudget` coerce.
+#[inline]
+#[must_use]
+pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
+    Some(budget)
+}
+
+/// `policy = ...`, copied, so that the loop does not keep borrowing what
+/// the expression borrows (`&self.policy` in a `&mut self` method).
+#[inline]
+#[must_use]
+pub fn policy(policy: &Policy) -> Policy {
+    *policy
+}

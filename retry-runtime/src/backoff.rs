@@ -18,7 +18,7 @@ pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
     if base >= cap {
         return cap;
     }
-    if multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
+    if base == 0 || multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
         return base;
     }
     if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
@@ -60,8 +60,9 @@ pub fn uniform(low: u64, high: u64, sample: u64) -> u64 {
 
 /// The longest the waits of `retries` retries can add up to (saturating):
 /// the sum of the ceilings, or for decorrelated jitter the chain
-/// `min(cap, 3 * previous)`. Once the waits stop growing, the rest are
-/// counted at that value; past 10,000 retries, at `cap`, which bounds them.
+/// `min(cap, 3 * previous)`. Once the waits stop growing (at `cap`, or for
+/// ever at `base` with a multiplier of 1), the rest are counted at that
+/// value; past 10,000 retries, at `cap`, which bounds them.
 pub fn worst_case_total(
     base: u64,
     cap: u64,
@@ -69,6 +70,8 @@ pub fn worst_case_total(
     decorrelated: bool,
     retries: u32,
 ) -> u64 {
+    let constant =
+        !decorrelated && (base == 0 || base >= cap || multiplier.is_nan() || multiplier <= 1.0);
     let mut total: u64 = 0;
     let mut previous = base;
     for n in 0..retries {
@@ -78,8 +81,11 @@ pub fn worst_case_total(
             ceiling(base, cap, multiplier, n)
         };
         let left = u64::from(retries - n);
-        if (n > 0 && wait == previous) || n == 10_000 {
-            let rest = if n == 10_000 { cap } else { wait };
+        // The decorrelated chain is deterministic, so a repeat means a fixed
+        // point; the ceilings, with rounding, only stop growing at `cap`.
+        let settled = wait == cap || constant || (decorrelated && n > 0 && wait == previous);
+        if settled || n == 10_000 {
+            let rest = if settled { wait } else { cap };
             return total.saturating_add(rest.saturating_mul(left));
         }
         total = total.saturating_add(wait);

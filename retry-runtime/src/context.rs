@@ -8,6 +8,11 @@
 //! `nested = "retry"`). Work spawned onto another task is polled by the
 //! runtime outside that window, and so are unrelated tasks sharing the
 //! thread: neither is nested.
+//!
+//! The rule follows the thread: work another executor runs synchronously
+//! inside an attempt's poll (a `LocalSet` driven from the body, a nested
+//! `block_on`, rayon tasks stolen while the attempt waits) counts as nested.
+//! Functions called that way should say `nested = "retry"`.
 
 use core::future::Future;
 use core::pin::Pin;

@@ -249,6 +249,20 @@ impl<'p> Attempts<'p> {
         scoped_call(self.context(), attempt)
     }
 
+    /// Runs a plain function's attempt with its context set, and with the
+    /// policy's timeout: a blocking call cannot be interrupted, so an attempt
+    /// that returns after its limit is `None`, timed out, its late outcome
+    /// dropped, as an async attempt cut off would be.
+    #[inline]
+    pub fn call_limited<R>(&self, attempt: impl FnOnce() -> R) -> Option<R> {
+        let Some(limit) = self.attempt_timeout() else {
+            return Some(self.call(attempt));
+        };
+        let started = std::time::Instant::now();
+        let outcome = self.call(attempt);
+        (started.elapsed() <= limit).then_some(outcome)
+    }
+
     /// How long the next attempt may run: the policy's timeout, shortened to
     /// the time left before the deadline. `None` without a timeout.
     #[must_use]
@@ -346,7 +360,10 @@ impl<'p> Attempts<'p> {
             None => backoff,
         };
         if let (Some(deadline), Some(started)) = (self.policy.deadline(), self.started) {
-            if self.elapsed(started).saturating_add(wait) > deadline {
+            let end = self.elapsed(started).saturating_add(wait);
+            // With a per-attempt timeout, a retry that would start exactly
+            // at the deadline would get no time at all: stop instead.
+            if end > deadline || (end == deadline && self.policy.timeout().is_some()) {
                 return Err(Stop::Deadline);
             }
         }
@@ -391,20 +408,21 @@ pub trait Hint<E>: Fn(&E) -> Option<Duration> {}
 
 impl<E, F: Fn(&E) -> Option<Duration>> Hint<E> for F {}
 
-/// Called before each wait: `Fn(&R, u32, Duration)`.
+/// Called before each wait: `Fn(&E, u32, Duration)`, or `Fn(&T, u32,
+/// Duration)` for retried `Ok` values.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "`on_retry` must be a function or closure taking the outcome being retried (`&{R}`), the attempt number (`u32`) and the wait (`Duration`)",
-    label = "expected `Fn(&{R}, u32, Duration)`"
+    message = "expected a function or closure taking `&{X}`, the attempt number (`u32`) and the wait (`Duration`)",
+    label = "expected `Fn(&{X}, u32, Duration)`"
 )]
-pub trait OnRetry<R>: Fn(&R, u32, Duration) {}
+pub trait OnRetry<X>: Fn(&X, u32, Duration) {}
 
-impl<R, F: Fn(&R, u32, Duration)> OnRetry<R> for F {}
+impl<X, F: Fn(&X, u32, Duration)> OnRetry<X> for F {}
 
 /// The rules of one function: `on`, `on_ok`, `retry_after`,
-/// `retry_after_ok` and `on_retry`.
+/// `retry_after_ok`, `on_retry` and `on_retry_ok`.
 #[doc(hidden)]
-pub struct Rules<On, OnOk, Ra, RaOk, Hook>(On, OnOk, Ra, RaOk, Hook);
+pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk>(On, OnOk, Ra, RaOk, Hook, HookOk);
 
 /// Ties the rules to the function's return type `R`, so that closures such
 /// as `|e| e.is_timeout()` need no annotation.
@@ -414,30 +432,40 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook>(On, OnOk, Ra, RaOk, Hook);
 /// compiler reports it here, once, and nowhere else.
 #[doc(hidden)]
 #[inline]
-pub fn classifier<R, On, OnOk, Ra, RaOk, Hook>(
+#[allow(clippy::type_complexity)]
+pub fn classifier<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
     on: On,
     on_ok: OnOk,
     retry_after: Ra,
     retry_after_ok: RaOk,
     on_retry: Hook,
-) -> Classifier<R, Rules<On, OnOk, Ra, RaOk, Hook>>
+    on_retry_ok: HookOk,
+) -> Classifier<R, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>
 where
     R: Outcome,
     On: Classify<R::Error>,
     OnOk: Classify<R::Ok>,
     Ra: Hint<R::Error>,
     RaOk: Hint<R::Ok>,
-    Hook: OnRetry<R>,
+    Hook: OnRetry<R::Error>,
+    HookOk: OnRetry<R::Ok>,
 {
     Classifier {
-        rules: Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
-        step: step::<R, On, OnOk, Ra, RaOk, Hook>,
+        rules: Rules(
+            on,
+            on_ok,
+            retry_after,
+            retry_after_ok,
+            on_retry,
+            on_retry_ok,
+        ),
+        step: step::<R, On, OnOk, Ra, RaOk, Hook, HookOk>,
     }
 }
 
 /// One step of the loop, for rules known to fit `R`.
-fn step<R, On, OnOk, Ra, RaOk, Hook>(
-    rules: &Rules<On, OnOk, Ra, RaOk, Hook>,
+fn step<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
+    rules: &Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     attempts: &mut Attempts<'_>,
     outcome: R,
 ) -> ControlFlow<R, Duration>
@@ -447,9 +475,10 @@ where
     OnOk: Classify<R::Ok>,
     Ra: Hint<R::Error>,
     RaOk: Hint<R::Ok>,
-    Hook: OnRetry<R>,
+    Hook: OnRetry<R::Error>,
+    HookOk: OnRetry<R::Ok>,
 {
-    let Rules(on, on_ok, retry_after, retry_after_ok, on_retry) = rules;
+    let Rules(on, on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok) = rules;
     let verdict = match outcome.as_result() {
         Ok(value) if on_ok(value) => Verdict::Transient(retry_after_ok(value)),
         Ok(_) => Verdict::Success,
@@ -458,7 +487,11 @@ where
     };
     match attempts.judge(verdict) {
         Ok(wait) => {
-            on_retry(&outcome, attempts.attempt() - 1, wait);
+            let attempt = attempts.attempt() - 1;
+            match outcome.as_result() {
+                Ok(value) => on_retry_ok(value, attempt, wait),
+                Err(error) => on_retry(error, attempt, wait),
+            }
             ControlFlow::Continue(wait)
         }
         Err(_) => ControlFlow::Break(outcome),
@@ -556,10 +589,10 @@ pub fn no_hint<T>(_: &T) -> Option<Duration> {
     None
 }
 
-/// `on_retry` when none is given.
+/// `on_retry` and `on_retry_ok` when none is given.
 #[doc(hidden)]
 #[inline]
-pub fn no_hook<R>(_: &R, _: u32, _: Duration) {}
+pub fn no_hook<X>(_: &X, _: u32, _: Duration) {}
 
 /// Blocks the thread for a plain function's wait.
 #[doc(hidden)]
@@ -598,16 +631,16 @@ pub fn sleep_blocking(wait: Duration) {
 /// # }
 /// ```
 #[must_use = "a `Retry` does nothing until `.run(...)` is awaited"]
-pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook> {
+pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
-    rules: Rules<On, OnOk, Ra, RaOk, Hook>,
+    rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     types: PhantomData<fn(&T, &E)>,
 }
 
 /// The classifier of a closure loop.
-type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook> =
-    Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook>>;
+type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> =
+    Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>;
 
 /// A [`Retry`] with only `on` set, by default to retry every error: no `Ok`
 /// value is retried, no server hint is read, no hook is called.
@@ -619,7 +652,8 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
     fn(&T) -> bool,
     fn(&E) -> Option<Duration>,
     fn(&T) -> Option<Duration>,
-    fn(&Result<T, E>, u32, Duration),
+    fn(&E, u32, Duration),
+    fn(&T, u32, Duration),
 >;
 
 impl Policy {
@@ -633,7 +667,8 @@ impl Policy {
                 no_value::<T>,
                 no_hint::<E>,
                 no_hint::<T>,
-                no_hook::<Result<T, E>>,
+                no_hook::<E>,
+                no_hook::<T>,
             ),
             types: PhantomData,
         }
@@ -663,79 +698,101 @@ impl Policy {
     }
 }
 
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook> {
-    fn with_rules<On2, OnOk2, Ra2, RaOk2, Hook2>(
-        policy: &'p Policy,
-        budget: Option<&'p RetryBudget>,
-        rules: Rules<On2, OnOk2, Ra2, RaOk2, Hook2>,
-    ) -> Retry<'p, T, E, On2, OnOk2, Ra2, RaOk2, Hook2> {
+/// Replaces the rule named `new` in `rules`, keeping the others. Every name
+/// is written by the caller, in order, so the pattern and the rebuilt tuple
+/// agree.
+macro_rules! with_rule {
+    ($self:ident, ($($before:ident),*), $new:ident, ($($after:ident),*)) => {{
+        let Rules($($before,)* _, $($after),*) = $self.rules;
         Retry {
-            policy,
-            budget,
-            rules,
+            policy: $self.policy,
+            budget: $self.budget,
+            rules: Rules($($before,)* $new, $($after),*),
             types: PhantomData,
         }
-    }
+    }};
+}
 
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     /// Retries only the errors `on` accepts.
-    pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook> {
-        let Rules(_, on_ok, retry_after, retry_after_ok, on_retry) = self.rules;
-        Self::with_rules(
-            self.policy,
-            self.budget,
-            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
+    pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk> {
+        with_rule!(
+            self,
+            (),
+            on,
+            (on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
         )
     }
 
     /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
     /// response with status 503. When no retry is left, the caller gets the
     /// last such value as it came.
-    pub fn on_ok<F: Fn(&T) -> bool>(self, on_ok: F) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook> {
-        let Rules(on, _, retry_after, retry_after_ok, on_retry) = self.rules;
-        Self::with_rules(
-            self.policy,
-            self.budget,
-            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
+    pub fn on_ok<F: Fn(&T) -> bool>(
+        self,
+        on_ok: F,
+    ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk> {
+        with_rule!(
+            self,
+            (on),
+            on_ok,
+            (retry_after, retry_after_ok, on_retry, on_retry_ok)
         )
     }
 
     /// Reads the wait a server asked for from a retried error.
-    pub fn retry_after<F>(self, retry_after: F) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook>
+    pub fn retry_after<F>(self, retry_after: F) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook, HookOk>
     where
         F: Fn(&E) -> Option<Duration>,
     {
-        let Rules(on, on_ok, _, retry_after_ok, on_retry) = self.rules;
-        Self::with_rules(
-            self.policy,
-            self.budget,
-            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
+        with_rule!(
+            self,
+            (on, on_ok),
+            retry_after,
+            (retry_after_ok, on_retry, on_retry_ok)
         )
     }
 
     /// Reads the wait a server asked for from a retried `Ok` value.
-    pub fn retry_after_ok<F>(self, retry_after_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook>
+    pub fn retry_after_ok<F>(
+        self,
+        retry_after_ok: F,
+    ) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook, HookOk>
     where
         F: Fn(&T) -> Option<Duration>,
     {
-        let Rules(on, on_ok, retry_after, _, on_retry) = self.rules;
-        Self::with_rules(
-            self.policy,
-            self.budget,
-            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
+        with_rule!(
+            self,
+            (on, on_ok, retry_after),
+            retry_after_ok,
+            (on_retry, on_retry_ok)
         )
     }
 
-    /// Calls `on_retry` before each wait with the outcome being retried, the
-    /// number of the attempt that produced it, and the wait.
-    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F>
+    /// Calls `on_retry` before each wait after an error, with the error, the
+    /// number of the attempt that failed, and the wait.
+    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F, HookOk>
     where
-        F: Fn(&Result<T, E>, u32, Duration),
+        F: Fn(&E, u32, Duration),
     {
-        let Rules(on, on_ok, retry_after, retry_after_ok, _) = self.rules;
-        Self::with_rules(
-            self.policy,
-            self.budget,
-            Rules(on, on_ok, retry_after, retry_after_ok, on_retry),
+        with_rule!(
+            self,
+            (on, on_ok, retry_after, retry_after_ok),
+            on_retry,
+            (on_retry_ok)
+        )
+    }
+
+    /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
+    /// retries, with the value, the attempt number, and the wait.
+    pub fn on_retry_ok<F>(self, on_retry_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, F>
+    where
+        F: Fn(&T, u32, Duration),
+    {
+        with_rule!(
+            self,
+            (on, on_ok, retry_after, retry_after_ok, on_retry),
+            on_retry_ok,
+            ()
         )
     }
 
@@ -761,13 +818,17 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
         OnOk: Fn(&T) -> bool,
         Ra: Fn(&E) -> Option<Duration>,
         RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&Result<T, E>, u32, Duration),
+        Hook: Fn(&E, u32, Duration),
+        HookOk: Fn(&T, u32, Duration),
     {
         let mut attempts = Attempts::start(self.policy, self.budget, "closure");
         let classifier = self.classifier();
         loop {
             let outcome = {
-                let limited = core::pin::pin!(limited(attempts.attempt_timeout(), attempt()));
+                // The closure runs with the attempt's context set, as the
+                // body of a retried function does.
+                let future = attempts.call(&mut attempt);
+                let limited = core::pin::pin!(limited(attempts.attempt_timeout(), future));
                 or_timed_out(attempts.scoped(limited).await)
             };
             let wait = match classifier.next(&mut attempts, outcome) {
@@ -780,8 +841,9 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
 
     /// Runs a blocking `attempt` on this thread under the same rules, with
     /// `std::thread::sleep` between attempts and the deadline on the real
-    /// clock. The policy's `timeout` does not apply: a blocking call cannot
-    /// be cut off.
+    /// clock. A blocking call cannot be interrupted: an attempt that returns
+    /// after the policy's `timeout` counts as timed out, as an async one cut
+    /// off would.
     ///
     /// # Errors
     ///
@@ -789,16 +851,18 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
     pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
+        E: From<TimedOut>,
         On: Fn(&E) -> bool,
         OnOk: Fn(&T) -> bool,
         Ra: Fn(&E) -> Option<Duration>,
         RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&Result<T, E>, u32, Duration),
+        Hook: Fn(&E, u32, Duration),
+        HookOk: Fn(&T, u32, Duration),
     {
         let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
         let classifier = self.classifier();
         loop {
-            let outcome = attempts.call(&mut attempt);
+            let outcome = or_timed_out(attempts.call_limited(&mut attempt));
             match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
@@ -806,15 +870,23 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hoo
         }
     }
 
-    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook>
+    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
     where
         On: Fn(&E) -> bool,
         OnOk: Fn(&T) -> bool,
         Ra: Fn(&E) -> Option<Duration>,
         RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&Result<T, E>, u32, Duration),
+        Hook: Fn(&E, u32, Duration),
+        HookOk: Fn(&T, u32, Duration),
     {
-        let Rules(on, on_ok, retry_after, retry_after_ok, on_retry) = self.rules;
-        classifier(on, on_ok, retry_after, retry_after_ok, on_retry)
+        let Rules(on, on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok) = self.rules;
+        classifier(
+            on,
+            on_ok,
+            retry_after,
+            retry_after_ok,
+            on_retry,
+            on_retry_ok,
+        )
     }
 }

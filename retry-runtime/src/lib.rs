@@ -99,14 +99,17 @@ pub use rng::seed_thread_rng;
 /// | `on_ok` | `Fn(&T) -> bool` | none | `Ok` values to retry (an HTTP 503); the last one is returned as it came |
 /// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
-/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; `async fn` only |
-/// | `on_retry` | `Fn(&Result<T, E>, u32, Duration)` | none | called before each wait with the outcome, the attempt number and the wait |
+/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)` |
+/// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
+/// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | reached from inside another retried function's attempt: one attempt, or retry anyway; see [`Nested`] |
 /// | `policy` | `&Policy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested` |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
 /// A plain (non-async) `fn` works too: waits are `std::thread::sleep`, the
-/// deadline runs on the real clock, and every key but `timeout` applies.
+/// deadline runs on the real clock, and every key applies; since a blocking
+/// call cannot be cut off, an attempt that returns after its `timeout` counts
+/// as timed out.
 ///
 /// Durations are a number and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`),
 /// largest first: `"200ms"`, `"1.5s"`, `"1m30s"`. Every key is checked while

@@ -53,17 +53,31 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         return value.parse::<u64>().ok().map(Duration::from_secs);
     }
+    // `now` in whole seconds since the epoch, rounded down.
     let now_secs = match now.duration_since(UNIX_EPOCH) {
         Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-        Err(before) => -i64::try_from(before.duration().as_secs()).unwrap_or(i64::MAX),
+        Err(before) => {
+            let before = before.duration();
+            let whole = i64::try_from(before.as_secs()).unwrap_or(i64::MAX - 1);
+            -whole - i64::from(before.subsec_nanos() > 0)
+        }
     };
     let date = http_date(value, now_secs)?;
-    // A date before 1970 is in the past.
-    let Ok(date) = u64::try_from(date) else {
+    // Whole seconds from `now` to the date, less the part of the current
+    // second already gone; signed, so dates before 1970 work both ways.
+    let seconds = date.checked_sub(now_secs)?;
+    if seconds <= 0 {
         return Some(Duration::ZERO);
+    }
+    let gone = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => Duration::from_nanos(u64::from(after.subsec_nanos())),
+        // Before the epoch, rounding down leaves the complement.
+        Err(before) => {
+            let fraction = before.duration().subsec_nanos();
+            Duration::from_nanos(u64::from((1_000_000_000 - fraction) % 1_000_000_000))
+        }
     };
-    let date = UNIX_EPOCH.checked_add(Duration::from_secs(date))?;
-    Some(date.duration_since(now).unwrap_or(Duration::ZERO))
+    Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(gone))
 }
 
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
