@@ -236,7 +236,9 @@ impl Configured {
     }
 }
 
-/// A `&mut` parameter and a boxed closure whose `&str` is its own.
+/// A `&mut` parameter and a boxed closure whose `&str` is its own. The type
+/// is written out, not aliased, because the attribute reads its tokens.
+#[allow(clippy::type_complexity)]
 #[retry(max = 2)]
 async fn matcher(count: &mut u32) -> Result<Box<dyn Fn(&str) -> bool>, AppError> {
     *count += 1;
