@@ -273,3 +273,15 @@ fn dates_before_1970_are_measured_from_a_clock_before_1970() {
         Some(Duration::ZERO)
     );
 }
+
+#[test]
+fn the_fifty_year_rule_compares_whole_timestamps() {
+    // Read on 2026-11-29: 2076-12-01 is 50 years and two days ahead, so
+    // "01-Dec-76" is 1976-12-01 (a Wednesday), in the past.
+    assert_eq!(
+        parse_at("Wednesday, 01-Dec-76 00:00:00 GMT", now()),
+        Some(Duration::ZERO)
+    );
+    // 2076-12-01 was a Tuesday; that reading is not allowed.
+    assert_eq!(parse_at("Tuesday, 01-Dec-76 00:00:00 GMT", now()), None);
+}

@@ -136,20 +136,25 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     expect(rest, 9, " ")?;
     let time = time_of_day(rest, 10)?;
     expect(rest, 18, " GMT")?;
-    // RFC 9110: a year that appears more than 50 years in the future is the
-    // most recent past year with the same last two digits.
+    // RFC 9110: a timestamp that appears to be more than 50 years in the
+    // future means the most recent past year with the same last two digits.
+    // Of the candidates in the last, this and the next century, take the
+    // latest that is not more than 50 years ahead.
+    const FIFTY_YEARS: i64 = 50 * 31_556_952; // 50 Gregorian years of seconds
     let current_year = year_of_day(now_secs.div_euclid(86_400));
-    let mut year = current_year - current_year.rem_euclid(100) + i64::from(short_year);
-    if year > current_year + 50 {
-        year -= 100;
-    } else if year <= current_year - 50 {
-        // Keep the nearest century otherwise: `year` is within 50 years of now.
-        year += 100;
-        if year > current_year + 50 {
-            year -= 100;
+    let century = current_year - current_year.rem_euclid(100);
+    let mut chosen = None;
+    for year in [century - 100, century, century + 100].map(|c| c + i64::from(short_year)) {
+        let Ok(year) = u32::try_from(year) else {
+            continue;
+        };
+        if let Some(seconds) = civil_seconds(year, month, day, time) {
+            if seconds <= now_secs.saturating_add(FIFTY_YEARS) {
+                chosen = Some(year);
+            }
         }
     }
-    timestamp(u32::try_from(year).ok()?, month, day, time, weekday)
+    timestamp(chosen?, month, day, time, weekday)
 }
 
 /// `Sun Nov  6 08:49:37 1994`
@@ -181,18 +186,24 @@ fn time_of_day(value: &str, at: usize) -> Option<u32> {
     (hour < 24 && minute < 60 && second <= 60).then_some(hour * 3600 + minute * 60 + second)
 }
 
+/// Seconds since the epoch of a valid date and time, with its day name
+/// checked (`weekday` counts from Monday).
 fn timestamp(year: u32, month: usize, day: u32, seconds: u32, weekday: usize) -> Option<i64> {
+    let timestamp = civil_seconds(year, month, day, seconds)?;
+    // 1970-01-01 was a Thursday, index 3 from Monday. The day is counted
+    // before adding the time, which may be a leap second into the next.
+    let days = (timestamp - i64::from(seconds)).div_euclid(86_400);
+    (usize::try_from((days + 3).rem_euclid(7)).ok()? == weekday).then_some(timestamp)
+}
+
+/// Seconds since the epoch, if the day exists in that month.
+fn civil_seconds(year: u32, month: usize, day: u32, seconds: u32) -> Option<i64> {
     let year = i64::from(year);
     let month_number = u32::try_from(month).ok()? + 1;
     if day == 0 || day > days_in_month(year, month_number) {
         return None;
     }
-    let days = days_from_civil(year, month_number, day);
-    // 1970-01-01 was a Thursday, index 3 from Monday.
-    if usize::try_from((days + 3).rem_euclid(7)).ok()? != weekday {
-        return None;
-    }
-    Some(days * 86_400 + i64::from(seconds))
+    Some(days_from_civil(year, month_number, day) * 86_400 + i64::from(seconds))
 }
 
 fn days_in_month(year: i64, month: u32) -> u32 {
