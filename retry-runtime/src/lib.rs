@@ -44,6 +44,7 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
+mod attempt;
 mod backoff;
 mod budget;
 pub mod classify;
@@ -56,16 +57,20 @@ pub mod metrics;
 mod policy;
 pub mod retry_after;
 mod rng;
+mod rules;
+mod timeout;
 
 #[doc(hidden)]
 pub mod __private;
 
+pub use attempt::Stop;
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
-pub use driver::{DefaultRetry, Retry, Stop, TimedOut};
+pub use driver::{DefaultRetry, Retry};
 pub use duration::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter};
 pub use rng::seed_thread_rng;
+pub use timeout::TimedOut;
 
 /// Retries an `async fn` that returns a `Result`.
 ///
