@@ -8,6 +8,9 @@ use std::time::Duration;
 use retry_runtime::{retry, seed_thread_rng, Jitter, Policy};
 use support::{Failure, Flaky};
 
+/// Draws per statistical check. Each test seeds the generator of its
+/// thread, so the bounds and means below are checked on a fixed sample and
+/// cannot fail by chance.
 const RUNS: u32 = 2000;
 
 fn policy(jitter: Jitter) -> Policy {
@@ -40,6 +43,7 @@ fn mean_wait(policy: &Policy, n: u32, low: Duration, high: Duration) -> f64 {
 
 #[test]
 fn full_is_uniform_up_to_the_ceiling() {
+    seed_thread_rng(0x5eed);
     let p = policy(Jitter::Full);
     for n in 0..6 {
         let ceiling = p.ceiling(n);
@@ -54,6 +58,7 @@ fn full_is_uniform_up_to_the_ceiling() {
 
 #[test]
 fn equal_keeps_at_least_half_the_ceiling() {
+    seed_thread_rng(0x5eed);
     let p = policy(Jitter::Equal);
     for n in 0..6 {
         let ceiling = p.ceiling(n);
@@ -68,6 +73,7 @@ fn equal_keeps_at_least_half_the_ceiling() {
 
 #[test]
 fn none_is_exactly_the_ceiling() {
+    seed_thread_rng(0x5eed);
     let p = policy(Jitter::None);
     for n in 0..6 {
         assert_eq!(p.wait(n, p.base()), p.ceiling(n));
@@ -76,6 +82,7 @@ fn none_is_exactly_the_ceiling() {
 
 #[test]
 fn decorrelated_draws_between_base_and_three_times_the_previous_wait() {
+    seed_thread_rng(0x5eed);
     let p = policy(Jitter::Decorrelated);
     let mut total = 0.0;
     for _ in 0..RUNS {
@@ -101,6 +108,7 @@ fn decorrelated_draws_between_base_and_three_times_the_previous_wait() {
 
 #[test]
 fn no_jitter_ever_waits_past_the_cap() {
+    seed_thread_rng(0x5eed);
     let cap = Duration::from_millis(300);
     for jitter in Jitter::ALL {
         let p = policy(jitter).with_cap(cap);
@@ -117,6 +125,7 @@ fn no_jitter_ever_waits_past_the_cap() {
 
 #[test]
 fn extreme_samples_reach_both_ends_of_each_range() {
+    seed_thread_rng(0x5eed);
     let previous = Duration::from_millis(150);
     let cases = [
         (Jitter::Full, 0, 800),
@@ -194,6 +203,7 @@ where
 
 #[tokio::test(start_paused = true)]
 async fn the_attribute_draws_full_jitter() {
+    seed_thread_rng(0x5eed);
     let means = attribute_gaps(
         |dep| async move {
             let r = full(&dep).await;
@@ -212,6 +222,7 @@ async fn the_attribute_draws_full_jitter() {
 
 #[tokio::test(start_paused = true)]
 async fn the_attribute_draws_equal_jitter() {
+    seed_thread_rng(0x5eed);
     let means = attribute_gaps(
         |dep| async move {
             let r = equal(&dep).await;
@@ -230,6 +241,7 @@ async fn the_attribute_draws_equal_jitter() {
 
 #[tokio::test(start_paused = true)]
 async fn the_attribute_draws_decorrelated_jitter_under_the_cap() {
+    seed_thread_rng(0x5eed);
     attribute_gaps(
         |dep| async move {
             let r = decorrelated(&dep).await;

@@ -11,7 +11,13 @@ async fn failing(transient: bool) -> Result<(), Failure> {
     Err(Failure(transient))
 }
 
-#[retry(max = 3, base = "1ms", deadline = "2ms", multiplier = 10)]
+#[retry(
+    max = 3,
+    base = "1ms",
+    deadline = "2ms",
+    multiplier = 10,
+    jitter = "none"
+)]
 async fn deadline_bound() -> Result<(), Failure> {
     Err(Failure(true))
 }

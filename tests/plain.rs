@@ -153,7 +153,7 @@ impl From<retry_runtime::TimedOut> for Slow {
     }
 }
 
-#[retry(max = 2, base = "1ms", timeout = "20ms")]
+#[retry(max = 2, base = "1ms", timeout = "100ms")]
 fn overruns(calls: &std::cell::Cell<u32>, took: Duration) -> Result<u32, Slow> {
     calls.set(calls.get() + 1);
     std::thread::sleep(took);

@@ -132,6 +132,7 @@ async fn a_hint_that_would_pass_the_deadline_returns_the_error_at_once() {
 
 #[tokio::test(start_paused = true)]
 async fn a_thousand_clients_told_the_same_hint_spread_out() {
+    retry_runtime::seed_thread_rng(0x5eed);
     #[retry(max = 2, base = "100ms", cap = "1m", retry_after = hint)]
     async fn client(arrivals: Rc<Cell<Vec<Duration>>>, start: Instant) -> Result<(), Busy> {
         let mut seen = arrivals.take();
