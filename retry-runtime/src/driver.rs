@@ -212,7 +212,18 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self.budget = Some(budget);
         self
     }
+}
 
+/// Running the loop, once the rules are set.
+impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'_, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
+where
+    On: Fn(&E) -> bool,
+    OnOk: Fn(&T) -> bool,
+    Ra: Fn(&E) -> Option<Duration>,
+    RaOk: Fn(&T) -> Option<Duration>,
+    Hook: Fn(&E, u32, Duration),
+    HookOk: Fn(&T, u32, Duration),
+{
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
     /// the policy runs out of attempts, budget or time. Each wait is a
     /// `tokio::time::sleep`; dropping the future stops the loop.
@@ -225,12 +236,6 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
         E: From<TimedOut>,
-        On: Fn(&E) -> bool,
-        OnOk: Fn(&T) -> bool,
-        Ra: Fn(&E) -> Option<Duration>,
-        RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&E, u32, Duration),
-        HookOk: Fn(&T, u32, Duration),
     {
         let mut attempts = Attempts::start(self.policy, self.budget, "closure");
         let classifier = self.classifier();
@@ -263,12 +268,6 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     where
         F: FnMut() -> Result<T, E>,
         E: From<TimedOut>,
-        On: Fn(&E) -> bool,
-        OnOk: Fn(&T) -> bool,
-        Ra: Fn(&E) -> Option<Duration>,
-        RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&E, u32, Duration),
-        HookOk: Fn(&T, u32, Duration),
     {
         let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
         let classifier = self.classifier();
@@ -281,15 +280,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         }
     }
 
-    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
-    where
-        On: Fn(&E) -> bool,
-        OnOk: Fn(&T) -> bool,
-        Ra: Fn(&E) -> Option<Duration>,
-        RaOk: Fn(&T) -> Option<Duration>,
-        Hook: Fn(&E, u32, Duration),
-        HookOk: Fn(&T, u32, Duration),
-    {
+    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
         let Rules(on, on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok) = self.rules;
         classifier(
             on,
