@@ -351,28 +351,17 @@ fn is_negative(value: &Expr) -> bool {
 fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let text = match literal(value) {
         Some(Lit::Str(s)) => s,
-        Some(Lit::Int(int)) => {
-            return Err(syn::Error::new(
-                int.span(),
-                format!(
-                    "`{key}` takes a duration string with a unit, not a bare number: write `{key} = \"{}ms\"`",
-                    int.base10_digits()
-                ),
-            ))
-        }
+        // A whole number most likely means milliseconds, a decimal seconds.
+        Some(Lit::Int(int)) => return Err(bare_number(key, int.span(), int.base10_digits(), "ms")),
         Some(Lit::Float(float)) => {
-            return Err(syn::Error::new(
-                float.span(),
-                format!(
-                    "`{key}` takes a duration string with a unit, not a bare number: write `{key} = \"{}s\"`",
-                    float.base10_digits()
-                ),
-            ))
+            return Err(bare_number(key, float.span(), float.base10_digits(), "s"))
         }
         _ => {
             return Err(syn::Error::new(
                 value.span(),
-                format!("`{key}` takes a duration string such as `{key} = \"200ms\"`; {DURATION_HELP}"),
+                format!(
+                    "`{key}` takes a duration string such as `{key} = \"200ms\"`; {DURATION_HELP}"
+                ),
             ))
         }
     };
@@ -392,6 +381,14 @@ fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
             ),
         )
     })
+}
+
+/// A number where a duration string belongs: suggest it with a unit.
+fn bare_number(key: &str, span: proc_macro2::Span, digits: &str, unit: &str) -> syn::Error {
+    syn::Error::new(
+        span,
+        format!("`{key}` takes a duration string with a unit, not a bare number: write `{key} = \"{digits}{unit}\"`"),
+    )
 }
 
 fn positive_duration(key: &str, value: &Expr) -> syn::Result<Duration> {

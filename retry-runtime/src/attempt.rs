@@ -10,6 +10,7 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
+use crate::backoff;
 use crate::context::{scoped_call, Scoped};
 use crate::{AttemptContext, Nested, Policy, RetryBudget};
 
@@ -111,7 +112,7 @@ impl<'p> Attempts<'p> {
             budget,
             attempt: 1,
             blocking,
-            previous: u64::try_from(policy.base().as_nanos()).unwrap_or(u64::MAX),
+            previous: backoff::nanos(policy.base()),
             started: policy.deadline().map(|_| {
                 if blocking {
                     Instant::from_std(std::time::Instant::now())
@@ -296,7 +297,7 @@ impl<'p> Attempts<'p> {
             }
         }
         // Waits are at most `u64::MAX` nanoseconds, so this is exact.
-        self.previous = u64::try_from(wait.as_nanos()).unwrap_or(u64::MAX);
+        self.previous = backoff::nanos(wait);
         self.attempt += 1;
         Ok(wait)
     }
