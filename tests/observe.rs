@@ -1,8 +1,7 @@
-//! `on_retry` hooks, `tracing` events and the attempt context, checked
-//! against the attempts actually made.
+//! `on_retry` hooks and the attempt context, checked against the attempts
+//! actually made.
 
 use std::cell::RefCell;
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retry_runtime::{current_attempt, retry};
@@ -160,55 +159,4 @@ fn plain_functions_read_their_attempt_too() {
     assert_eq!(blocking(&seen), Err(Failure(3)));
     assert_eq!(seen.take(), [1, 2, 3]);
     assert_eq!(current_attempt(), None);
-}
-
-/// A `tracing` layer that keeps every event from the runtime as text.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={:?}", field.name(), value));
-            }
-        }
-        if event.metadata().target() != "retry_runtime" {
-            return;
-        }
-        let mut fields = Fields(format!("{}", event.metadata().level()));
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-}
-
-#[retry(max = 3, base = "100ms", jitter = "none", on = |e| e.0 != 99)]
-async fn traced(failures: &[u32]) -> Result<(), Failure> {
-    Err(Failure(
-        failures[usize::try_from(current_attempt().unwrap().attempt() - 1).unwrap()],
-    ))
-}
-
-#[tokio::test(start_paused = true)]
-async fn tracing_reports_each_retry_and_why_the_call_stopped() {
-    use tracing_subscriber::layer::SubscriberExt;
-    let events = Events::default();
-    let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
-
-    traced(&[1, 2, 3]).await.unwrap_err();
-    traced(&[1, 99, 0]).await.unwrap_err();
-    let events = events.0.lock().unwrap().clone();
-    let function = "observe::traced";
-    assert_eq!(
-        events,
-        [
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=2 wait_ms=200.0"),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=3 reason=\"exhausted\""),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" attempt=2 reason=\"not_retryable\""),
-        ]
-    );
 }
