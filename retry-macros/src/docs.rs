@@ -7,7 +7,7 @@ use core::time::Duration;
 use quote::ToTokens;
 use syn::Expr;
 
-use crate::backoff;
+use retry_core::backoff;
 use crate::validate::Config;
 
 /// Rows of the ceiling table before the rest is summarized.

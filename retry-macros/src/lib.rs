@@ -9,13 +9,7 @@
 #![forbid(unsafe_code)]
 
 mod attr;
-#[path = "../../retry-runtime/src/backoff.rs"]
-#[allow(dead_code)]
-mod backoff;
 mod docs;
-#[path = "../../retry-runtime/src/duration.rs"]
-#[allow(dead_code)]
-mod duration;
 mod expand;
 mod validate;
 

@@ -10,7 +10,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, FnArg, Lit, Path, ReturnType, Type};
 
 use crate::attr::{Arg, Function};
-use crate::duration::{parse_duration, DurationError};
+use retry_core::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
 const KEYS: [&str; 17] = [

@@ -10,7 +10,7 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use crate::backoff;
+use retry_core::backoff;
 use crate::context::{scoped_call, Scoped};
 use crate::{AttemptContext, Nested, Policy, RetryBudget};
 

@@ -45,14 +45,12 @@
 #![warn(missing_docs)]
 
 mod attempt;
-mod backoff;
 mod budget;
 pub mod classify;
 #[cfg(feature = "serde")]
 pub mod config;
 mod context;
 mod driver;
-mod duration;
 pub mod metrics;
 mod policy;
 pub mod retry_after;
@@ -67,7 +65,7 @@ pub use attempt::Stop;
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
-pub use duration::{parse_duration, DurationError};
+pub use retry_core::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;

@@ -5,7 +5,7 @@ use core::fmt;
 use core::str::FromStr;
 use core::time::Duration;
 
-use crate::backoff::{self, nanos, uniform};
+use retry_core::backoff::{self, nanos, uniform};
 
 /// How a wait is drawn from the ceiling for that retry.
 ///

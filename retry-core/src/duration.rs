@@ -1,8 +1,8 @@
 //! Duration strings: `"200ms"`, `"1.5s"`, `"1m30s"`.
 //!
-//! This one file is compiled into both crates (`retry-macros` includes it with
-//! `#[path]`), so the attribute, checking literals while compiling, and a policy
-//! read from configuration at run time accept exactly the same strings.
+//! One grammar for both crates: the attribute, checking literals while
+//! compiling, and a policy read from configuration at run time accept exactly
+//! the same strings.
 
 use core::fmt;
 use core::time::Duration;
@@ -71,7 +71,7 @@ const UNITS: [(&str, u128); 6] = [
 ///
 /// ```
 /// use std::time::Duration;
-/// use retry_runtime::parse_duration;
+/// use retry_core::parse_duration;
 ///
 /// assert_eq!(parse_duration("1m30s"), Ok(Duration::from_secs(90)));
 /// assert_eq!(parse_duration("1.5ms"), Ok(Duration::from_micros(1500)));

@@ -1,8 +1,8 @@
 //! The arithmetic of backoff, in nanoseconds, with no allocation, no panic and
 //! no overflow.
 //!
-//! This file is compiled into both crates (`retry-macros` includes it with
-//! `#[path]` to write the `# Retries` section of a function's docs), so the
+//! Shared by both crates: `retry-macros` uses it to write the `# Retries`
+//! section of a function's docs and `retry-runtime` to wait, so the
 //! documented schedule and the one the runtime follows are the same numbers.
 
 use core::time::Duration;
