@@ -66,7 +66,7 @@ pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
 pub use retry_core::{parse_duration, DurationError};
-pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter};
+pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;
 

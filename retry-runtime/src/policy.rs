@@ -304,6 +304,23 @@ impl Policy {
         self.timeout
     }
 
+    /// This policy, checked to carry no per-attempt timeout, for calls whose
+    /// error type cannot express one (a foreign error such as
+    /// `reqwest::Error` has no `From<TimedOut>`).
+    ///
+    /// A timeout read from configuration is never silently dropped: a policy
+    /// that carries one is refused here, before any attempt.
+    ///
+    /// # Errors
+    ///
+    /// [`PolicyError::TimeoutNotExpressible`] when the policy has a timeout.
+    pub const fn untimed(&self) -> Result<UntimedPolicy, PolicyError> {
+        match self.timeout {
+            Some(timeout) => Err(PolicyError::TimeoutNotExpressible { timeout }),
+            None => Ok(UntimedPolicy(*self)),
+        }
+    }
+
     /// Checks the rules the attribute enforces while compiling: at least one
     /// attempt, `base > 0`, `cap >= base`, a finite `multiplier >= 1`, and a
     /// deadline above zero.
@@ -470,6 +487,13 @@ pub enum PolicyError {
     ZeroDeadline,
     /// The per-attempt timeout is zero.
     ZeroTimeout,
+    /// The policy carries a per-attempt timeout, but it is run where the
+    /// error type cannot express one (it does not implement
+    /// `From<TimedOut>`); see [`Policy::untimed`].
+    TimeoutNotExpressible {
+        /// The timeout the policy carries.
+        timeout: Duration,
+    },
 }
 
 impl fmt::Display for PolicyError {
@@ -485,8 +509,28 @@ impl fmt::Display for PolicyError {
             Self::Multiplier(m) => write!(f, "`multiplier` must be a finite number >= 1, not {m}"),
             Self::ZeroDeadline => f.write_str("`deadline` must be above zero"),
             Self::ZeroTimeout => f.write_str("`timeout` must be above zero"),
+            Self::TimeoutNotExpressible { timeout } => write!(
+                f,
+                "the policy sets a per-attempt `timeout` ({timeout:?}), but it runs where the \
+                 error type cannot express a timeout (no `From<TimedOut>`): remove the timeout, \
+                 or bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
+            ),
         }
     }
 }
 
 impl std::error::Error for PolicyError {}
+
+/// A [`Policy`] known to carry no per-attempt timeout, made by
+/// [`Policy::untimed`]. It runs calls whose error type cannot express a
+/// timeout (no `From<TimedOut>`), such as `reqwest::Error` or `sqlx::Error`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct UntimedPolicy(Policy);
+
+impl UntimedPolicy {
+    /// The policy, whose `timeout()` is `None`.
+    #[must_use]
+    pub const fn policy(&self) -> &Policy {
+        &self.0
+    }
+}
