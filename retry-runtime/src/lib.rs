@@ -41,6 +41,7 @@
 //!   failed attempt is dropped before the wait.
 //! - A panic in the body propagates and is not retried.
 //! - No input makes the runtime panic or overflow.
+#![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
@@ -48,6 +49,7 @@ mod attempt;
 mod budget;
 pub mod classify;
 #[cfg(feature = "serde")]
+#[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod config;
 mod context;
 mod driver;
@@ -118,4 +120,5 @@ pub use timeout::TimedOut;
 /// largest first: `"200ms"`, `"1.5s"`, `"1m30s"`. Every key is checked while
 /// compiling; a mistake is one error on the token at fault.
 #[cfg(feature = "macros")]
+#[cfg_attr(docsrs, doc(cfg(feature = "macros")))]
 pub use retry_macros::retry;

@@ -4,9 +4,9 @@
 //!
 //! | feature | module | classifies |
 //! |---|---|---|
-//! | `io` | [`io`] | `std::io::Error` by kind |
-//! | `http` | [`http`] | status codes, `Retry-After` headers, `http::Response` |
-//! | `reqwest` | [`reqwest`] | `reqwest::Error` and `reqwest::Response` |
+//! | `io` | `classify::io` | `std::io::Error` by kind |
+//! | `http` | `classify::http` | status codes, `Retry-After` headers, `http::Response` |
+//! | `reqwest` | `classify::reqwest` | `reqwest::Error` and `reqwest::Response` |
 //!
 //! They retry what can succeed on a repeat (timeouts, refused and reset
 //! connections, 408, 429 and 5xx except 501) and nothing else. Whether an
@@ -14,8 +14,11 @@
 //! server may already have acted on only if it is idempotent.
 
 #[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 pub mod http;
 #[cfg(feature = "io")]
+#[cfg_attr(docsrs, doc(cfg(feature = "io")))]
 pub mod io;
 #[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;
