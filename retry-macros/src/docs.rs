@@ -45,6 +45,12 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
         let budget = budget.to_token_stream().to_string().replace(' ', "");
         notes.push(format!("Retries draw from the shared budget `{budget}`."));
     }
+    if let Some(breaker) = &config.breaker {
+        let breaker = breaker.to_token_stream().to_string().replace(' ', "");
+        notes.push(format!(
+            "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
+        ));
+    }
     if config.nested == "Once" {
         notes.push(
             "Called from inside another retried function's attempt, it makes a single attempt."
