@@ -9,13 +9,15 @@ use std::time::Duration;
 use retry_runtime::{retry, CircuitBreaker, CircuitOpen, CircuitState, Policy};
 use tokio::time::advance;
 
-/// Opens at half the calls failing over at least 4, for exactly 1 s, then
-/// 2 s, capped at 3 s; one probe at a time, two successes close it.
+/// Opens at half the calls failing over at least 4 (and not on a run of
+/// failures alone), for exactly 1 s, then 2 s, capped at 3 s; one probe at a
+/// time, two successes close it.
 const fn strict() -> CircuitBreaker {
     CircuitBreaker::new()
         .with_window(Duration::from_secs(10))
         .with_min_calls(4)
         .with_failure_ratio(0.5)
+        .with_consecutive_failures(0)
         .with_open_for(Duration::from_secs(1))
         .with_max_open_for(Duration::from_secs(3))
         .with_probes(1)
@@ -70,6 +72,51 @@ async fn stays_closed_while_failures_are_below_the_ratio() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_run_of_failures_opens_it_whatever_the_window_holds() {
+    let breaker = strict().with_min_calls(1000).with_consecutive_failures(5);
+    for _ in 0..100 {
+        record(&breaker, true);
+    }
+    // Four failures, a success: the run starts again.
+    for _ in 0..4 {
+        record(&breaker, false);
+    }
+    record(&breaker, true);
+    for _ in 0..4 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_defaults_open_on_ten_failures_in_a_row_or_half_of_twenty_calls() {
+    let breaker = CircuitBreaker::new();
+    for _ in 0..9 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open);
+
+    let breaker = CircuitBreaker::new();
+    for _ in 0..9 {
+        record(&breaker, true);
+        record(&breaker, false);
+    }
+    record(&breaker, true);
+    assert_eq!(breaker.state(), CircuitState::Closed, "19 calls");
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open, "10 of 20 failed");
+    // Open for 2.5 s to 5 s (5 s, jittered by half).
+    advance(Duration::from_millis(2499)).await;
+    assert!(breaker.acquire().is_err());
+    advance(Duration::from_millis(2501)).await;
+    assert!(breaker.acquire().unwrap().is_probe());
+}
+
+#[tokio::test(start_paused = true)]
 async fn failures_older_than_the_window_are_forgotten() {
     let breaker = strict();
     for _ in 0..3 {
@@ -99,7 +146,11 @@ async fn refuses_for_the_open_period_then_lets_a_probe_through() {
     // One probe at a time: the next call is refused while it runs.
     assert!(breaker.acquire().is_err());
     probe.record(true);
-    assert_eq!(breaker.state(), CircuitState::HalfOpen, "one of two successes");
+    assert_eq!(
+        breaker.state(),
+        CircuitState::HalfOpen,
+        "one of two successes"
+    );
     record(&breaker, true);
     assert_eq!(breaker.state(), CircuitState::Closed);
     // Closed with an empty window: three failures do not reopen it.
@@ -146,7 +197,10 @@ async fn open_periods_are_jittered_within_the_configured_share() {
         }
         periods.push(waited);
     }
-    assert!(periods.iter().all(|p| (500..=1000).contains(p)), "{periods:?}");
+    assert!(
+        periods.iter().all(|p| (500..=1000).contains(p)),
+        "{periods:?}"
+    );
     let distinct = {
         let mut sorted = periods.clone();
         sorted.sort_unstable();
@@ -191,7 +245,11 @@ async fn concurrent_callers_send_at_most_the_probe_limit() {
     let most = Cell::new(0u32);
 
     #[retry(max = 1, breaker = &BREAKER)]
-    async fn slow(calls: &Cell<u32>, in_flight: &Cell<u32>, most: &Cell<u32>) -> Result<(), Failure> {
+    async fn slow(
+        calls: &Cell<u32>,
+        in_flight: &Cell<u32>,
+        most: &Cell<u32>,
+    ) -> Result<(), Failure> {
         calls.set(calls.get() + 1);
         in_flight.set(in_flight.get() + 1);
         most.set(most.get().max(in_flight.get()));
@@ -286,7 +344,10 @@ async fn the_loop_stops_retrying_when_the_circuit_opens_and_then_refuses_at_once
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(calls.get(), 4);
     let after = retry_runtime::metrics::snapshot();
-    assert!(after.open - before.open >= 2, "two calls stopped by the breaker");
+    assert!(
+        after.open - before.open >= 2,
+        "two calls stopped by the breaker"
+    );
     assert!(after.circuit_opened > before.circuit_opened);
 }
 
@@ -308,17 +369,16 @@ async fn errors_on_rejects_count_as_the_dependency_answering() {
 #[tokio::test(start_paused = true)]
 async fn the_closure_api_asks_the_breaker_too() {
     let breaker = strict();
-    let policy = Policy::new().with_max_attempts(2).with_base(Duration::from_millis(10));
+    let policy = Policy::new()
+        .with_max_attempts(2)
+        .with_base(Duration::from_millis(10));
     let calls = Cell::new(0);
     let run = || {
-        policy
-            .on(is_transient)
-            .breaker(&breaker)
-            .run(|| {
-                calls.set(calls.get() + 1);
-                let outcome: Result<(), Failure> = Err(Failure::Unavailable(calls.get()));
-                async move { outcome }
-            })
+        policy.on(is_transient).breaker(&breaker).run(|| {
+            calls.set(calls.get() + 1);
+            let outcome: Result<(), Failure> = Err(Failure::Unavailable(calls.get()));
+            async move { outcome }
+        })
     };
     assert_eq!(run().await, Err(Failure::Unavailable(2)));
     assert_eq!(run().await, Err(Failure::Unavailable(4)));

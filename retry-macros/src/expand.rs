@@ -183,11 +183,12 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     };
     let run_attempt = match &config.breaker {
         Some(breaker) => {
-            let refused = call_spanned(
-                quote!(#private::circuit_open),
-                TokenStream::new(),
-                breaker.span(),
-            );
+            // On the breaker's name rather than its `&`, the first token.
+            let span = match breaker {
+                Expr::Reference(reference) => reference.expr.span(),
+                other => other.span(),
+            };
+            let refused = call_spanned(quote!(#private::circuit_open), TokenStream::new(), span);
             quote! {
                 if #attempts.admit() { #run_attempt } else { #refused }
             }

@@ -10,10 +10,10 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use retry_core::backoff;
-use crate::context::{scoped_call, Scoped};
 use crate::breaker::CircuitPermit;
+use crate::context::{scoped_call, Scoped};
 use crate::{AttemptContext, CircuitBreaker, Nested, Policy, RetryBudget};
+use retry_core::backoff;
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -315,7 +315,10 @@ impl<'p> Attempts<'p> {
         if !budget_allows {
             return Err(Stop::Budget);
         }
-        if self.breaker.is_some_and(|breaker| breaker.is_open(self.blocking)) {
+        if self
+            .breaker
+            .is_some_and(|breaker| breaker.is_open(self.blocking))
+        {
             return Err(Stop::Open);
         }
         let backoff = self

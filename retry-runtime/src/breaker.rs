@@ -148,7 +148,10 @@ const CALLS_MASK: u64 = 0xf_ffff;
 ///   accepts: what the loop would retry. An error `on` rejects (a 404) shows
 ///   the dependency answering, and counts as a success. When at least
 ///   `min_calls` calls in the window have finished and the share that failed
-///   reaches `failure_ratio`, the circuit opens.
+///   reaches `failure_ratio`, the circuit opens. So it does too after
+///   `consecutive_failures` failures in a row, whatever the window holds:
+///   when a busy dependency goes down at once, the successes of the seconds
+///   before would otherwise keep the ratio low while every call fails.
 /// - **Open**: every call fails at once with [`CircuitOpen`], without running
 ///   the body, for the open period.
 /// - **Half-open**: after the open period, at most `probes` calls at a time
@@ -170,8 +173,9 @@ const CALLS_MASK: u64 = 0xf_ffff;
 /// | `window` | 10 s |
 /// | `min_calls` | 20 |
 /// | `failure_ratio` | 0.5 |
+/// | `consecutive_failures` | 10 |
 /// | `open_for` | 5 s |
-/// | `max_open_for` | 60 s |
+/// | `max_open_for` | 30 s |
 /// | `probes` | 3 |
 /// | `close_after` | 3 |
 /// | `jitter` | 0.5 |
@@ -201,6 +205,9 @@ pub struct CircuitBreaker {
     min_calls: u64,
     /// The failure ratio, in thousandths.
     failure_ratio: u64,
+    /// Failures in a row since the last success, while closed.
+    streak: AtomicU64,
+    consecutive_failures: u64,
     open_ms: u64,
     max_open_ms: u64,
     probes: u64,
@@ -261,8 +268,10 @@ impl CircuitBreaker {
             bucket_ms: 1000,
             min_calls: 20,
             failure_ratio: 500,
+            streak: AtomicU64::new(0),
+            consecutive_failures: 10,
             open_ms: 5000,
-            max_open_ms: 60_000,
+            max_open_ms: 30_000,
             probes: 3,
             close_after: 3,
             jitter: 500,
@@ -291,6 +300,18 @@ impl CircuitBreaker {
     #[must_use]
     pub const fn with_failure_ratio(mut self, failure_ratio: f32) -> Self {
         self.failure_ratio = thousandths(failure_ratio);
+        self
+    }
+
+    /// The failures in a row, while closed, that open the circuit whatever
+    /// the window holds; 0 for none.
+    #[must_use]
+    pub const fn with_consecutive_failures(mut self, failures: u32) -> Self {
+        self.consecutive_failures = if failures == 0 {
+            u64::MAX
+        } else {
+            failures as u64
+        };
         self
     }
 
@@ -445,8 +466,8 @@ impl CircuitBreaker {
             .checked_mul(1u64.checked_shl(doublings).unwrap_or(u64::MAX))
             .unwrap_or(u64::MAX)
             .min(self.max_open_ms.max(self.open_ms));
-        let spread = u64::try_from(u128::from(period) * u128::from(self.jitter) / 1000)
-            .unwrap_or(period);
+        let spread =
+            u64::try_from(u128::from(period) * u128::from(self.jitter) / 1000).unwrap_or(period);
         let cut = match spread.checked_add(1) {
             Some(range) => crate::rng::next_u64() % range,
             None => crate::rng::next_u64(),
@@ -489,19 +510,24 @@ impl CircuitBreaker {
             if calls == CALLS_MASK {
                 break;
             }
-            let next = (stamp << STAMP_SHIFT)
-                | ((failures + failed) << FAILURE_SHIFT)
-                | (calls + 1);
+            let next =
+                (stamp << STAMP_SHIFT) | ((failures + failed) << FAILURE_SHIFT) | (calls + 1);
             match slot.compare_exchange_weak(bucket, next, Ordering::Relaxed, Ordering::Relaxed) {
                 Ok(_) => break,
                 Err(actual) => bucket = actual,
             }
         }
         if success {
+            self.streak.store(0, Ordering::Relaxed);
             return;
         }
+        // A u64 of failures does not wrap in practice; if it did, the
+        // circuit would only open a little later.
+        let streak = self.streak.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         let (calls, failures) = self.window(stamp);
-        if calls >= self.min_calls && failures * 1000 >= self.failure_ratio * calls {
+        if streak >= self.consecutive_failures
+            || (calls >= self.min_calls && failures * 1000 >= self.failure_ratio * calls)
+        {
             let opened = self.opening(1, round_of(current), blocking);
             if self
                 .state
@@ -519,7 +545,9 @@ impl CircuitBreaker {
         self.buckets
             .iter()
             .map(|slot| slot.load(Ordering::Relaxed))
-            .filter(|bucket| (stamp.wrapping_sub(bucket >> STAMP_SHIFT) & STAMP_MASK) < BUCKETS as u64)
+            .filter(|bucket| {
+                (stamp.wrapping_sub(bucket >> STAMP_SHIFT) & STAMP_MASK) < BUCKETS as u64
+            })
             .fold((0, 0), |(calls, failures), bucket| {
                 (
                     calls + (bucket & CALLS_MASK),
@@ -557,6 +585,7 @@ impl CircuitBreaker {
                             for slot in &self.buckets {
                                 slot.store(0, Ordering::Relaxed);
                             }
+                            self.streak.store(0, Ordering::Relaxed);
                             self.observe(Transition::Closed);
                         }
                         OPEN => self.observe(Transition::Opened(next & PAYLOAD_MASK)),

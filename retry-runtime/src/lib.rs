@@ -63,12 +63,12 @@ mod timeout;
 pub mod __private;
 
 pub use attempt::Stop;
-pub use breaker::{CircuitBreaker, CircuitOpen, CircuitState, CircuitPermit};
+pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
-pub use retry_core::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
+pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;
 
