@@ -435,6 +435,8 @@ struct Recovery {
     calls_per_request: f64,
     /// The mean wait of the callers of requests made during the outage.
     mean_wait: Duration,
+    /// The share of those callers answered at once.
+    at_once: f64,
     /// From the service's recovery until every later request succeeds.
     recovered_after: Duration,
     /// Calls reaching the service in each second.
@@ -484,6 +486,9 @@ fn recovery(guard: Guard) -> Recovery {
     let calls_per_request = outage_calls as f64 / outage_requests.len().max(1) as f64;
     let waited: Duration = outage_requests.iter().map(|r| r.waited).sum();
     let mean_wait = waited / u32::try_from(outage_requests.len().max(1)).unwrap_or(u32::MAX);
+    #[allow(clippy::cast_precision_loss)]
+    let at_once = outage_requests.iter().filter(|r| r.waited.is_zero()).count() as f64
+        / outage_requests.len().max(1) as f64;
     let last_failure = requests
         .iter()
         .filter(|r| !r.ok)
@@ -508,6 +513,7 @@ fn recovery(guard: Guard) -> Recovery {
     Recovery {
         calls_per_request,
         mean_wait,
+        at_once,
         recovered_after,
         calls_per_second,
     }
@@ -559,7 +565,7 @@ fn draw_recovery(path: &str, runs: &[(Guard, Recovery)]) -> Result<(), Box<dyn s
                 format!("RetryBudget::new(100, 0.1): {:.2}", run.calls_per_request),
             ),
             Guard::Breaker => (
-                GREEN,
+                RGBColor(0, 140, 0),
                 format!(
                     "CircuitBreaker::new(): {:.3}, back {:.1} s after recovery",
                     run.calls_per_request,
@@ -742,10 +748,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let name = guard.name();
             let per_request = run.calls_per_request;
             let wait_ms = run.mean_wait.as_secs_f64() * 1000.0;
+            let at_once = run.at_once * 100.0;
             let recovered_ms = run.recovered_after.as_secs_f64() * 1000.0;
             line(
-                format!(r#"{{"scenario":"recovery","strategy":"full","requests_per_second":{REQUESTS_PER_SECOND},"guard":"{name}","calls_per_request":{per_request:.3},"mean_wait_ms":{wait_ms:.1},"recovered_after_ms":{recovered_ms:.0}}}"#),
-                format!("recovery   full          guard {name:<8} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>6.0} ms, all requests succeed {recovered_ms:>6.0} ms after recovery"),
+                format!(r#"{{"scenario":"recovery","strategy":"full","requests_per_second":{REQUESTS_PER_SECOND},"guard":"{name}","calls_per_request":{per_request:.3},"mean_wait_ms":{wait_ms:.1},"answered_at_once_percent":{at_once:.1},"recovered_after_ms":{recovered_ms:.0}}}"#),
+                format!("recovery   full          guard {name:<8} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>5.0} ms ({at_once:>4.1}% at once), all requests succeed {recovered_ms:>6.0} ms after recovery"),
             );
             recoveries.push((guard, run));
         }

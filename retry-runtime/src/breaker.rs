@@ -260,10 +260,9 @@ impl CircuitBreaker {
     /// A closed breaker with the defaults: see the table above.
     #[must_use]
     pub const fn new() -> Self {
-        const EMPTY: AtomicU64 = AtomicU64::new(0);
         CircuitBreaker {
             state: AtomicU64::new(0),
-            buckets: [EMPTY; BUCKETS],
+            buckets: [const { AtomicU64::new(0) }; BUCKETS],
             epoch: OnceLock::new(),
             bucket_ms: 1000,
             min_calls: 20,
@@ -463,8 +462,7 @@ impl CircuitBreaker {
         let doublings = u32::try_from(trips.saturating_sub(1)).unwrap_or(u32::MAX);
         let period = self
             .open_ms
-            .checked_mul(1u64.checked_shl(doublings).unwrap_or(u64::MAX))
-            .unwrap_or(u64::MAX)
+            .saturating_mul(1u64.checked_shl(doublings).unwrap_or(u64::MAX))
             .min(self.max_open_ms.max(self.open_ms));
         let spread =
             u64::try_from(u128::from(period) * u128::from(self.jitter) / 1000).unwrap_or(period);

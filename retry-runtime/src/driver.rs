@@ -46,10 +46,13 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
     /// The breaker, with the conversion of its refusal into `E`.
-    breaker: Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>,
+    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     types: PhantomData<fn(&T, &E)>,
 }
+
+/// What an attempt the breaker refuses fails with: `E::from`.
+type Refusal<E> = fn(CircuitOpen) -> E;
 
 /// The classifier of a closure loop.
 type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> =
@@ -301,7 +304,7 @@ where
 
     /// The loop's state, with the breaker if there is one, and what a refused
     /// attempt fails with.
-    fn attempts(&self, blocking: bool) -> (Attempts<'p>, Option<fn(CircuitOpen) -> E>) {
+    fn attempts(&self, blocking: bool) -> (Attempts<'p>, Option<Refusal<E>>) {
         let attempts = if blocking {
             Attempts::start_blocking(self.policy, self.budget, "closure")
         } else {
@@ -328,7 +331,7 @@ where
 
 /// The error of an attempt the breaker refuses, or `None` to make it.
 /// Without a breaker every attempt is made.
-fn refusal<E>(attempts: &mut Attempts<'_>, refused: Option<fn(CircuitOpen) -> E>) -> Option<E> {
+fn refusal<E>(attempts: &mut Attempts<'_>, refused: Option<Refusal<E>>) -> Option<E> {
     if attempts.admit() {
         None
     } else {
