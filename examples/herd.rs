@@ -487,7 +487,10 @@ fn recovery(guard: Guard) -> Recovery {
     let waited: Duration = outage_requests.iter().map(|r| r.waited).sum();
     let mean_wait = waited / u32::try_from(outage_requests.len().max(1)).unwrap_or(u32::MAX);
     #[allow(clippy::cast_precision_loss)]
-    let at_once = outage_requests.iter().filter(|r| r.waited.is_zero()).count() as f64
+    let at_once = outage_requests
+        .iter()
+        .filter(|r| r.waited.is_zero())
+        .count() as f64
         / outage_requests.len().max(1) as f64;
     let last_failure = requests
         .iter()
