@@ -541,3 +541,60 @@ mod loopback {
         assert_eq!(hits(), sent + 1 + 12);
     }
 }
+
+static HINTED_BREAKER: CircuitBreaker = strict();
+static HINTED_BUDGET: retry_runtime::RetryBudget = retry_runtime::RetryBudget::new(100, 0.1);
+
+/// Fails, asking for a 1 s wait.
+#[retry(
+    max = 3,
+    deadline = "10s",
+    on = is_transient,
+    retry_after = |_| Some(Duration::from_secs(1)),
+    budget = &HINTED_BUDGET,
+    breaker = &HINTED_BREAKER,
+)]
+async fn hinted(calls: &Cell<u32>) -> Result<(), Failure> {
+    calls.set(calls.get() + 1);
+    Err(Failure::Unavailable(calls.get()))
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retry_whose_circuit_opened_during_the_wait_is_refused() {
+    let calls = Cell::new(0);
+    let (outcome, ()) = tokio::join!(hinted(&calls), async {
+        // While the call waits out the server's hint, other calls fail.
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for _ in 0..3 {
+            record(&HINTED_BREAKER, false);
+        }
+    });
+    assert_eq!(HINTED_BREAKER.state(), CircuitState::Open);
+    assert_eq!(outcome, Err(Failure::Open));
+    assert_eq!(calls.get(), 1, "the retry was not sent");
+}
+
+static INNER_BREAKER: CircuitBreaker = strict();
+
+#[retry(max = 3, on = is_transient, breaker = &INNER_BREAKER)]
+async fn inner(calls: &Cell<u32>) -> Result<(), Failure> {
+    calls.set(calls.get() + 1);
+    Ok(())
+}
+
+/// Retries every error the inner call reports, refusals included.
+#[retry(max = 5, base = "10ms")]
+async fn outer(calls: &Cell<u32>, outer_calls: &Cell<u32>) -> Result<(), Failure> {
+    outer_calls.set(outer_calls.get() + 1);
+    inner(calls).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_inner_refusal_is_the_outer_layers_error_to_judge() {
+    trip(&INNER_BREAKER);
+    let (calls, outer_calls) = (Cell::new(0), Cell::new(0));
+    // The outer `on` retries everything, so it retries the refusal; the
+    // inner call never reaches the dependency while the circuit is open.
+    assert_eq!(outer(&calls, &outer_calls).await, Err(Failure::Open));
+    assert_eq!((calls.get(), outer_calls.get()), (0, 5));
+}

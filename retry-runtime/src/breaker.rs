@@ -422,7 +422,7 @@ impl CircuitBreaker {
             ) {
                 Ok(_) => {
                     if state_of(current) == OPEN {
-                        self.observe(Transition::HalfOpened);
+                        self.observe(Transition::HalfOpened, 0);
                     }
                     return Ok(CircuitPermit {
                         breaker: self,
@@ -532,7 +532,7 @@ impl CircuitBreaker {
                 .compare_exchange(current, opened, Ordering::AcqRel, Ordering::Acquire)
                 .is_ok()
             {
-                self.observe(Transition::Opened(opened & PAYLOAD_MASK));
+                self.observe(Transition::Opened, opened & PAYLOAD_MASK);
             }
         }
     }
@@ -584,9 +584,9 @@ impl CircuitBreaker {
                                 slot.store(0, Ordering::Relaxed);
                             }
                             self.streak.store(0, Ordering::Relaxed);
-                            self.observe(Transition::Closed);
+                            self.observe(Transition::Closed, 0);
                         }
-                        OPEN => self.observe(Transition::Opened(next & PAYLOAD_MASK)),
+                        OPEN => self.observe(Transition::Opened, next & PAYLOAD_MASK),
                         _ => {}
                     }
                     return;
@@ -596,13 +596,16 @@ impl CircuitBreaker {
         }
     }
 
-    /// Counts and traces a change of state.
+    /// Counts and traces a change of state; `until` is the end of the open
+    /// period, in the breaker's milliseconds, when it opened.
     #[cold]
-    fn observe(&self, transition: Transition) {
+    fn observe(&self, transition: Transition, until: u64) {
         crate::metrics::record_circuit(transition);
+        #[cfg(not(feature = "tracing"))]
+        let _ = until;
         #[cfg(feature = "tracing")]
         match transition {
-            Transition::Opened(until) => {
+            Transition::Opened => {
                 let open_ms = until.saturating_sub(self.now_ms(false));
                 tracing::warn!(
                     target: "retry_runtime",
@@ -638,8 +641,7 @@ impl fmt::Debug for CircuitBreaker {
 /// A change of a breaker's state, for the metrics.
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Transition {
-    /// Opened, until this many milliseconds after the breaker's epoch.
-    Opened(u64),
+    Opened,
     HalfOpened,
     Closed,
 }

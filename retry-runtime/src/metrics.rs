@@ -95,7 +95,7 @@ pub(crate) fn record_stop(stop: Stop) {
 pub(crate) fn record_circuit(transition: crate::breaker::Transition) {
     use crate::breaker::Transition;
     let counter = match transition {
-        Transition::Opened(_) => &CIRCUIT_OPENED,
+        Transition::Opened => &CIRCUIT_OPENED,
         Transition::HalfOpened => &CIRCUIT_HALF_OPENED,
         Transition::Closed => &CIRCUIT_CLOSED,
     };
