@@ -1,9 +1,10 @@
-//! `cargo run --release --example herd [-- --json] [--svg PATH] [--runs N]`
+//! `cargo run --release --example herd [-- --json] [--svg PATH]
+//! [--outage-svg PATH] [--runs N] [--only SCENARIO]`
 //!
 //! Thousands of tokio tasks under a paused clock, calling `#[retry]`
 //! functions against an in-process simulated service, so every figure comes
-//! from the real attribute and runtime. Four scenarios, each under the four
-//! jitters:
+//! from the real attribute and runtime. Four scenarios under each of the
+//! four jitters, and one of guards against an outage:
 //!
 //! - `burst`: 1000 clients fail at t = 0 and retry once with a 2 s ceiling;
 //!   the busiest 100 ms window of retry arrivals.
