@@ -516,7 +516,11 @@ impl CircuitBreaker {
             }
         }
         if success {
-            self.streak.store(0, Ordering::Relaxed);
+            // Read first: a store on every success would bounce the cache
+            // line between cores for nothing.
+            if self.streak.load(Ordering::Relaxed) != 0 {
+                self.streak.store(0, Ordering::Relaxed);
+            }
             return;
         }
         // A u64 of failures does not wrap in practice; if it did, the
