@@ -7,8 +7,8 @@ use core::time::Duration;
 use quote::ToTokens;
 use syn::Expr;
 
-use retry_core::backoff;
 use crate::validate::Config;
+use retry_core::backoff;
 
 /// Rows of the ceiling table before the rest is summarized.
 const ROWS: u32 = 8;
@@ -44,6 +44,12 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
     if let Some(budget) = &config.budget {
         let budget = budget.to_token_stream().to_string().replace(' ', "");
         notes.push(format!("Retries draw from the shared budget `{budget}`."));
+    }
+    if let Some(breaker) = &config.breaker {
+        let breaker = breaker.to_token_stream().to_string().replace(' ', "");
+        notes.push(format!(
+            "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
+        ));
     }
     if config.nested == "Once" {
         notes.push(

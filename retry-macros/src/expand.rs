@@ -76,6 +76,12 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         || quote!(#private::None),
         |budget| quote!(#private::budget(#budget)),
     );
+    // With `breaker`, every attempt asks it first; the conversion of
+    // `CircuitOpen` into the error type is checked on the key.
+    let with_breaker = config
+        .breaker
+        .as_ref()
+        .map(|breaker| quote!(.with_breaker(#breaker)));
     let name = sig.ident.to_string();
     let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
     let start = if is_async {
@@ -175,6 +181,20 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
             None => quote!(#attempts.call(#body)),
         }
     };
+    let run_attempt = match &config.breaker {
+        Some(breaker) => {
+            // On the breaker's name rather than its `&`, the first token.
+            let span = match breaker {
+                Expr::Reference(reference) => reference.expr.span(),
+                other => other.span(),
+            };
+            let refused = call_spanned(quote!(#private::circuit_open), TokenStream::new(), span);
+            quote! {
+                if #attempts.admit() { #run_attempt } else { #refused }
+            }
+        }
+        None => run_attempt,
+    };
     let sleep = if is_async {
         quote!(#private::sleep(#wait).await;)
     } else {
@@ -189,7 +209,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         #vis #sig {
             #(#inner_attrs)*
             #copy_policy
-            let mut #attempts = #private::Attempts::#start(#policy, #budget, #name);
+            let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
             let #rules = #rules_init;
             loop {
                 let #outcome: #output = #run_attempt;

@@ -13,7 +13,7 @@ use crate::attr::{Arg, Function};
 use retry_core::{parse_duration, DurationError};
 
 /// The keys this attribute knows, in the order the documentation lists them.
-const KEYS: [&str; 17] = [
+const KEYS: [&str; 18] = [
     "max",
     "base",
     "cap",
@@ -26,6 +26,7 @@ const KEYS: [&str; 17] = [
     "retry_after_ok",
     "budget",
     "timeout",
+    "breaker",
     "on_retry",
     "on_retry_ok",
     "nested",
@@ -46,7 +47,7 @@ const POLICY_KEYS: [&str; 8] = [
 ];
 
 /// Names other retry libraries use, mapped to ours.
-const ALIASES: [(&str, &str); 29] = [
+const ALIASES: [(&str, &str); 31] = [
     ("hook", "on_retry"),
     ("notify", "on_retry"),
     ("config", "policy"),
@@ -55,6 +56,8 @@ const ALIASES: [(&str, &str); 29] = [
     ("per_attempt_timeout", "timeout"),
     ("retry_budget", "budget"),
     ("throttle", "budget"),
+    ("circuit_breaker", "breaker"),
+    ("circuit", "breaker"),
     ("attempts", "max"),
     ("max_attempts", "max"),
     ("tries", "max"),
@@ -103,6 +106,7 @@ pub struct Config {
     pub retry_after_ok: Option<Expr>,
     pub budget: Option<Expr>,
     pub timeout: Option<(Duration, proc_macro2::Span)>,
+    pub breaker: Option<Expr>,
     pub on_retry: Option<Expr>,
     pub on_retry_ok: Option<Expr>,
     /// The `Nested` variant's name.
@@ -160,6 +164,7 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         retry_after_ok: None,
         budget: None,
         timeout: None,
+        breaker: None,
         on_retry: None,
         on_retry_ok: None,
         nested: "Once",
@@ -205,6 +210,7 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
                 config.retry_after_ok = Some(value);
             }),
             "budget" => budget(&value).map(|()| config.budget = Some(value)),
+            "breaker" => breaker(&value).map(|()| config.breaker = Some(value)),
             "on_retry" => {
                 rule("on_retry", RULE_ON_RETRY, &value).map(|()| config.on_retry = Some(value))
             }
@@ -528,6 +534,17 @@ fn budget(value: &Expr) -> syn::Result<()> {
         Expr::Lit(_) => Err(syn::Error::new_spanned(
             value,
             "`budget` takes a reference to a shared `static RetryBudget`, such as `budget = &API_BUDGET`",
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// `breaker`: an expression of type `&CircuitBreaker`, not a literal.
+fn breaker(value: &Expr) -> syn::Result<()> {
+    match value {
+        Expr::Lit(_) => Err(syn::Error::new_spanned(
+            value,
+            "`breaker` takes a reference to a shared `static CircuitBreaker`, such as `breaker = &INVENTORY`",
         )),
         _ => Ok(()),
     }

@@ -2,6 +2,7 @@
 //! release.
 
 pub use crate::attempt::{sleep_blocking, Attempts};
+pub use crate::breaker::circuit_open;
 pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Outcome};
 pub use crate::timeout::{limited, or_timed_out};
 pub use core::ops::ControlFlow;

@@ -10,9 +10,10 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use retry_core::backoff;
+use crate::breaker::CircuitPermit;
 use crate::context::{scoped_call, Scoped};
-use crate::{AttemptContext, Nested, Policy, RetryBudget};
+use crate::{AttemptContext, CircuitBreaker, Nested, Policy, RetryBudget};
+use retry_core::backoff;
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -33,11 +34,14 @@ pub enum Stop {
     /// The call runs inside another retried function's attempt, which
     /// retries instead (`nested = "once"`).
     Nested,
+    /// The circuit breaker is open: the call was refused, or a failed
+    /// attempt is not retried.
+    Open,
 }
 
 impl Stop {
     /// A short name: `"done"`, `"not_retryable"`, `"exhausted"`, `"budget"`,
-    /// `"hint_too_long"`, `"deadline"` or `"nested"`.
+    /// `"hint_too_long"`, `"deadline"`, `"nested"` or `"open"`.
     #[must_use]
     pub const fn as_str(self) -> &'static str {
         match self {
@@ -48,6 +52,7 @@ impl Stop {
             Stop::HintTooLong => "hint_too_long",
             Stop::Deadline => "deadline",
             Stop::Nested => "nested",
+            Stop::Open => "open",
         }
     }
 }
@@ -76,6 +81,9 @@ pub struct Attempts<'p> {
     started: Option<Instant>,
     #[cfg(feature = "tracing")]
     name: &'static str,
+    breaker: Option<&'p CircuitBreaker>,
+    /// The breaker's leave for the attempt running; `None` when it refused.
+    permit: Option<CircuitPermit<'p>>,
 }
 
 impl<'p> Attempts<'p> {
@@ -122,7 +130,29 @@ impl<'p> Attempts<'p> {
             }),
             #[cfg(feature = "tracing")]
             name,
+            breaker: None,
+            permit: None,
         }
+    }
+
+    /// Asks `breaker` before every attempt and tells it every outcome.
+    #[inline]
+    #[must_use]
+    pub fn with_breaker(mut self, breaker: &'p CircuitBreaker) -> Self {
+        self.breaker = Some(breaker);
+        self
+    }
+
+    /// Call before each attempt: whether the breaker lets it be made. When
+    /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
+    /// `judge` stops with [`Stop::Open`].
+    #[inline]
+    pub fn admit(&mut self) -> bool {
+        let Some(breaker) = self.breaker else {
+            return true;
+        };
+        self.permit = breaker.admit(self.blocking).ok();
+        self.permit.is_some()
     }
 
     /// The attempt running or just judged, from 1.
@@ -209,6 +239,13 @@ impl<'p> Attempts<'p> {
     /// reason to stop.
     #[inline]
     pub fn judge(&mut self, verdict: Verdict) -> Result<Duration, Stop> {
+        if self.breaker.is_some() {
+            let Some(permit) = self.permit.take() else {
+                self.observe(Err(Stop::Open));
+                return Err(Stop::Open);
+            };
+            permit.record(!matches!(verdict, Verdict::Transient(_)));
+        }
         let decision = match verdict {
             Verdict::Success => {
                 if let Some(budget) = self.budget {
@@ -277,6 +314,12 @@ impl<'p> Attempts<'p> {
         }
         if !budget_allows {
             return Err(Stop::Budget);
+        }
+        if self
+            .breaker
+            .is_some_and(|breaker| breaker.is_open(self.blocking))
+        {
+            return Err(Stop::Open);
         }
         let backoff = self
             .policy

@@ -10,7 +10,7 @@ use core::time::Duration;
 use crate::attempt::{sleep_blocking, Attempts};
 use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Rules};
 use crate::timeout::{limited, or_timed_out, TimedOut};
-use crate::{Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
 /// A retry loop over a closure, for policies built at run time.
 ///
@@ -45,9 +45,14 @@ use crate::{Policy, RetryBudget};
 pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
+    /// The breaker, with the conversion of its refusal into `E`.
+    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     types: PhantomData<fn(&T, &E)>,
 }
+
+/// What an attempt the breaker refuses fails with: `E::from`.
+type Refusal<E> = fn(CircuitOpen) -> E;
 
 /// The classifier of a closure loop.
 type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> =
@@ -73,6 +78,7 @@ impl Policy {
         Retry {
             policy: self,
             budget: None,
+            breaker: None,
             rules: Rules(
                 every_error::<E>,
                 no_value::<T>,
@@ -118,6 +124,7 @@ macro_rules! with_rule {
         Retry {
             policy: $self.policy,
             budget: $self.budget,
+            breaker: $self.breaker,
             rules: Rules($($before,)* $new, $($after),*),
             types: PhantomData,
         }
@@ -212,10 +219,20 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self.budget = Some(budget);
         self
     }
+
+    /// Asks a shared circuit breaker before every attempt: a refused call
+    /// fails with `E::from(CircuitOpen)` and is not retried.
+    pub fn breaker(mut self, breaker: &'p CircuitBreaker) -> Self
+    where
+        E: From<CircuitOpen>,
+    {
+        self.breaker = Some((breaker, E::from));
+        self
+    }
 }
 
 /// Running the loop, once the rules are set.
-impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'_, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
 where
     On: Fn(&E) -> bool,
     OnOk: Fn(&T) -> bool,
@@ -237,10 +254,12 @@ where
         Fut: Future<Output = Result<T, E>>,
         E: From<TimedOut>,
     {
-        let mut attempts = Attempts::start(self.policy, self.budget, "closure");
+        let (mut attempts, refused) = self.attempts(false);
         let classifier = self.classifier();
         loop {
-            let outcome = {
+            let outcome = if let Some(error) = refusal(&mut attempts, refused) {
+                Err(error)
+            } else {
                 // The closure runs with the attempt's context set, as the
                 // body of a retried function does.
                 let future = attempts.call(&mut attempt);
@@ -269,14 +288,31 @@ where
         F: FnMut() -> Result<T, E>,
         E: From<TimedOut>,
     {
-        let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
+        let (mut attempts, refused) = self.attempts(true);
         let classifier = self.classifier();
         loop {
-            let outcome = or_timed_out(attempts.call_limited(&mut attempt));
+            let outcome = match refusal(&mut attempts, refused) {
+                Some(error) => Err(error),
+                None => or_timed_out(attempts.call_limited(&mut attempt)),
+            };
             match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
             }
+        }
+    }
+
+    /// The loop's state, with the breaker if there is one, and what a refused
+    /// attempt fails with.
+    fn attempts(&self, blocking: bool) -> (Attempts<'p>, Option<Refusal<E>>) {
+        let attempts = if blocking {
+            Attempts::start_blocking(self.policy, self.budget, "closure")
+        } else {
+            Attempts::start(self.policy, self.budget, "closure")
+        };
+        match self.breaker {
+            Some((breaker, refused)) => (attempts.with_breaker(breaker), Some(refused)),
+            None => (attempts, None),
         }
     }
 
@@ -290,5 +326,15 @@ where
             on_retry,
             on_retry_ok,
         )
+    }
+}
+
+/// The error of an attempt the breaker refuses, or `None` to make it.
+/// Without a breaker every attempt is made.
+fn refusal<E>(attempts: &mut Attempts<'_>, refused: Option<Refusal<E>>) -> Option<E> {
+    if attempts.admit() {
+        None
+    } else {
+        refused.map(|refused| refused(CircuitOpen))
     }
 }

@@ -46,6 +46,7 @@
 #![warn(missing_docs)]
 
 mod attempt;
+mod breaker;
 mod budget;
 pub mod classify;
 #[cfg(feature = "serde")]
@@ -64,11 +65,12 @@ mod timeout;
 pub mod __private;
 
 pub use attempt::Stop;
+pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
-pub use retry_core::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
+pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;
 
@@ -105,6 +107,7 @@ pub use timeout::TimedOut;
 /// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)` |
+/// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | reached from inside another retried function's attempt: one attempt, or retry anyway; see [`Nested`] |

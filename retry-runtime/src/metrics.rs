@@ -21,6 +21,10 @@ static DEADLINE: AtomicU64 = AtomicU64::new(0);
 static BUDGET: AtomicU64 = AtomicU64::new(0);
 static HINT_TOO_LONG: AtomicU64 = AtomicU64::new(0);
 static NESTED: AtomicU64 = AtomicU64::new(0);
+static OPEN: AtomicU64 = AtomicU64::new(0);
+static CIRCUIT_OPENED: AtomicU64 = AtomicU64::new(0);
+static CIRCUIT_HALF_OPENED: AtomicU64 = AtomicU64::new(0);
+static CIRCUIT_CLOSED: AtomicU64 = AtomicU64::new(0);
 
 /// Totals since the process started, over every retried function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -40,6 +44,16 @@ pub struct Counters {
     pub hint_too_long: u64,
     /// Failed attempts not retried because an outer `#[retry]` retries.
     pub nested: u64,
+    /// Calls refused by an open circuit breaker, and failed attempts not
+    /// retried because the breaker had opened.
+    pub open: u64,
+    /// Times a circuit breaker opened (from closed, or again after a failed
+    /// probe).
+    pub circuit_opened: u64,
+    /// Times a circuit breaker's open period ended and it let probes through.
+    pub circuit_half_opened: u64,
+    /// Times a circuit breaker closed after its probes succeeded.
+    pub circuit_closed: u64,
 }
 
 /// The counters now.
@@ -53,6 +67,10 @@ pub fn snapshot() -> Counters {
         budget: BUDGET.load(Ordering::Relaxed),
         hint_too_long: HINT_TOO_LONG.load(Ordering::Relaxed),
         nested: NESTED.load(Ordering::Relaxed),
+        open: OPEN.load(Ordering::Relaxed),
+        circuit_opened: CIRCUIT_OPENED.load(Ordering::Relaxed),
+        circuit_half_opened: CIRCUIT_HALF_OPENED.load(Ordering::Relaxed),
+        circuit_closed: CIRCUIT_CLOSED.load(Ordering::Relaxed),
     }
 }
 
@@ -69,6 +87,17 @@ pub(crate) fn record_stop(stop: Stop) {
         Stop::Budget => &BUDGET,
         Stop::HintTooLong => &HINT_TOO_LONG,
         Stop::Nested => &NESTED,
+        Stop::Open => &OPEN,
+    };
+    counter.fetch_add(1, Ordering::Relaxed);
+}
+
+pub(crate) fn record_circuit(transition: crate::breaker::Transition) {
+    use crate::breaker::Transition;
+    let counter = match transition {
+        Transition::Opened => &CIRCUIT_OPENED,
+        Transition::HalfOpened => &CIRCUIT_HALF_OPENED,
+        Transition::Closed => &CIRCUIT_CLOSED,
     };
     counter.fetch_add(1, Ordering::Relaxed);
 }

@@ -1,0 +1,97 @@
+//! A circuit breaker's `tracing` events and counters, checked against the
+//! transitions it makes. Alone in its test binary: the counters are
+//! process-wide, and tracing caches per call site whether anyone listens.
+
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use retry_runtime::{metrics, retry, CircuitBreaker, CircuitOpen};
+
+#[derive(Debug, PartialEq)]
+enum Failure {
+    Down,
+    Open,
+}
+
+impl From<CircuitOpen> for Failure {
+    fn from(_: CircuitOpen) -> Self {
+        Failure::Open
+    }
+}
+
+/// A `tracing` layer that keeps every event from the runtime as text.
+#[derive(Clone, Default)]
+struct Events(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
+    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={:?}", field.name(), value));
+            }
+        }
+        if event.metadata().target() != "retry_runtime" {
+            return;
+        }
+        let mut fields = Fields(format!("{}", event.metadata().level()));
+        event.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+}
+
+static INVENTORY: CircuitBreaker = CircuitBreaker::new()
+    .with_consecutive_failures(2)
+    .with_open_for(Duration::from_secs(1))
+    .with_probes(1)
+    .with_close_after(1)
+    .with_jitter(0.0)
+    .with_name("inventory");
+
+#[retry(max = 1, breaker = &INVENTORY)]
+async fn reserve(up: bool) -> Result<(), Failure> {
+    if up {
+        Ok(())
+    } else {
+        Err(Failure::Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn opening_half_opening_and_closing_are_traced_and_counted() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let events = Events::default();
+    let subscriber = tracing_subscriber::registry().with(events.clone());
+    let _guard = tracing::subscriber::set_default(subscriber);
+    let before = metrics::snapshot();
+
+    assert_eq!(reserve(false).await, Err(Failure::Down));
+    assert_eq!(reserve(false).await, Err(Failure::Down));
+    assert_eq!(reserve(true).await, Err(Failure::Open));
+    tokio::time::advance(Duration::from_secs(1)).await;
+    assert_eq!(reserve(false).await, Err(Failure::Down));
+    tokio::time::advance(Duration::from_secs(2)).await;
+    assert_eq!(reserve(true).await, Ok(()));
+
+    let events = events.0.lock().unwrap().clone();
+    let function = "circuit_breaker_events::reserve";
+    assert_eq!(
+        events,
+        [
+            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=1 reason=\"exhausted\""),
+            "WARN message=circuit opened; refusing calls breaker=\"inventory\" open_ms=1000".to_owned(),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=1 reason=\"exhausted\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=1 reason=\"open\""),
+            "INFO message=circuit half-open; probing breaker=\"inventory\" probes=1".to_owned(),
+            "WARN message=circuit opened; refusing calls breaker=\"inventory\" open_ms=2000".to_owned(),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=1 reason=\"exhausted\""),
+            "INFO message=circuit half-open; probing breaker=\"inventory\" probes=1".to_owned(),
+            "INFO message=circuit closed breaker=\"inventory\"".to_owned(),
+        ]
+    );
+    let after = metrics::snapshot();
+    assert_eq!(after.circuit_opened - before.circuit_opened, 2);
+    assert_eq!(after.circuit_half_opened - before.circuit_half_opened, 2);
+    assert_eq!(after.circuit_closed - before.circuit_closed, 1);
+    assert_eq!(after.open - before.open, 1);
+}
