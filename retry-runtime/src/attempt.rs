@@ -10,9 +10,9 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use retry_core::backoff;
 use crate::context::{scoped_call, Scoped};
 use crate::{AttemptContext, Nested, Policy, RetryBudget};
+use retry_core::backoff;
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -74,8 +74,10 @@ pub struct Attempts<'p> {
     previous: u64,
     /// When the first attempt started; read only when there is a deadline.
     started: Option<Instant>,
-    #[cfg(feature = "tracing")]
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
+    /// The same for every attempt of this call, new for every call.
+    key: crate::idempotency::IdempotencyKey,
 }
 
 impl<'p> Attempts<'p> {
@@ -105,7 +107,7 @@ impl<'p> Attempts<'p> {
         name: &'static str,
         blocking: bool,
     ) -> Self {
-        #[cfg(not(feature = "tracing"))]
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
         let _ = name;
         Attempts {
             policy,
@@ -120,8 +122,9 @@ impl<'p> Attempts<'p> {
                     Instant::now()
                 }
             }),
-            #[cfg(feature = "tracing")]
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
+            key: crate::idempotency::IdempotencyKey::random(),
         }
     }
 
@@ -162,6 +165,7 @@ impl<'p> Attempts<'p> {
                 _ => None,
             },
             blocking: self.blocking,
+            key: self.key,
         }
     }
 
@@ -214,6 +218,8 @@ impl<'p> Attempts<'p> {
                 if let Some(budget) = self.budget {
                     budget.record_success();
                 }
+                #[cfg(feature = "metrics")]
+                crate::metrics::record_stop(Stop::Done, self.name);
                 return Err(Stop::Done);
             }
             Verdict::Permanent => Err(Stop::NotRetryable),
@@ -228,7 +234,7 @@ impl<'p> Attempts<'p> {
     fn observe(&self, decision: Result<Duration, Stop>) {
         match decision {
             Ok(_wait) => {
-                crate::metrics::record_retry();
+                crate::metrics::record_retry(self.function());
                 #[cfg(feature = "tracing")]
                 tracing::info!(
                     target: "retry_runtime",
@@ -239,7 +245,7 @@ impl<'p> Attempts<'p> {
                 );
             }
             Err(stop) => {
-                crate::metrics::record_stop(stop);
+                crate::metrics::record_stop(stop, self.function());
                 #[cfg(feature = "tracing")]
                 if stop == Stop::NotRetryable {
                     tracing::debug!(
@@ -260,6 +266,15 @@ impl<'p> Attempts<'p> {
                 }
             }
         }
+    }
+
+    /// The function's name, for labelled metrics.
+    fn function(&self) -> &'static str {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        let name = self.name;
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let name = "";
+        name
     }
 
     /// After a failure that may be retried, with the server's hint if any:

@@ -7,6 +7,8 @@
 //! | `io` | [`io`] | `std::io::Error` by kind |
 //! | `http` | [`http`] | status codes, `Retry-After` headers, `http::Response` |
 //! | `reqwest` | [`reqwest`] | `reqwest::Error` and `reqwest::Response` |
+//! | `grpc` | [`grpc`] | `tonic::Status` by code, `grpc-retry-pushback-ms` (gRFC A6) |
+//! | always | [`chain`] | the first known error in a `source()` chain (anyhow, eyre, `Box<dyn Error>`) |
 //!
 //! They retry what can succeed on a repeat (timeouts, refused and reset
 //! connections, 408, 429 and 5xx except 501) and nothing else. Whether an
@@ -17,5 +19,13 @@
 pub mod http;
 #[cfg(feature = "io")]
 pub mod io;
+// The error-chain classifier reads I/O errors with or without the feature.
+pub mod chain;
+#[cfg(any(feature = "grpc", feature = "tower"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "tower"))))]
+pub mod grpc;
+#[cfg(not(feature = "io"))]
+#[allow(dead_code)]
+mod io;
 #[cfg(feature = "reqwest")]
 pub mod reqwest;
