@@ -71,7 +71,9 @@ async fn charge(
 async fn serve(ledger: Arc<Ledger>) -> SocketAddr {
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let address = listener.local_addr().unwrap();
-    let router = Router::new().route("/charges", post(charge)).with_state(ledger);
+    let router = Router::new()
+        .route("/charges", post(charge))
+        .with_state(ledger);
     tokio::spawn(async move {
         while let Ok((stream, _)) = listener.accept().await {
             let (hang_up, hung_up) = oneshot::channel();

@@ -33,7 +33,10 @@ async fn a_closed_connection_is_recognised() {
     let error = reqwest::get(server.url("/")).await.unwrap_err();
 
     assert!(transient::is_connection_closed(&error), "{error:?}");
-    assert!(!transient::is_transient(&error), "not for a request that may have been acted on");
+    assert!(
+        !transient::is_transient(&error),
+        "not for a request that may have been acted on"
+    );
     assert!(transient::is_transient_repeatable(&error));
     let get = http::Method::GET;
     let post = http::Method::POST;
@@ -53,7 +56,9 @@ async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<String> {
 #[tokio::test]
 async fn a_get_is_retried_after_the_connection_closed() {
     let (server, hits) = server(2).await;
-    let body = fetch(&reqwest::Client::new(), &server.url("/")).await.unwrap();
+    let body = fetch(&reqwest::Client::new(), &server.url("/"))
+        .await
+        .unwrap();
     assert_eq!(body, "ok");
     assert_eq!(server.dropped.load(Ordering::SeqCst), 2);
     assert_eq!(hits.load(Ordering::SeqCst), 1);

@@ -31,11 +31,15 @@ fn io(kind: ErrorKind) -> io::Error {
 
 #[test]
 fn anyhow_contexts_are_seen_through() {
-    let reset = anyhow::Error::new(io(ErrorKind::ConnectionReset)).context("loading").context("request");
+    let reset = anyhow::Error::new(io(ErrorKind::ConnectionReset))
+        .context("loading")
+        .context("request");
     assert!(chain::is_transient(&reset));
     let missing = anyhow::Error::new(io(ErrorKind::NotFound)).context("loading");
     assert!(!chain::is_transient(&missing));
-    assert!(!chain::is_transient(&anyhow::anyhow!("no known error inside")));
+    assert!(!chain::is_transient(&anyhow::anyhow!(
+        "no known error inside"
+    )));
 }
 
 #[test]
@@ -57,23 +61,34 @@ fn boxed_errors_and_custom_wrappers_are_seen_through() {
 #[test]
 fn grpc_statuses_in_a_chain_bring_their_pushback() {
     let mut busy = tonic::Status::unavailable("busy");
-    busy.metadata_mut().insert("grpc-retry-pushback-ms", "250".parse().unwrap());
+    busy.metadata_mut()
+        .insert("grpc-retry-pushback-ms", "250".parse().unwrap());
     let error = anyhow::Error::new(busy).context("calling users");
     assert!(chain::is_transient(&error));
     assert_eq!(chain::retry_after(&error), Some(Duration::from_millis(250)));
 
     let mut forbidden = tonic::Status::unavailable("busy");
-    forbidden.metadata_mut().insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
+    forbidden
+        .metadata_mut()
+        .insert("grpc-retry-pushback-ms", "-1".parse().unwrap());
     assert!(!chain::is_transient(&anyhow::Error::new(forbidden)));
-    assert!(!chain::is_transient(&anyhow::Error::new(tonic::Status::internal("bug"))));
+    assert!(!chain::is_transient(&anyhow::Error::new(
+        tonic::Status::internal("bug")
+    )));
 }
 
 #[test]
 fn the_outermost_known_error_decides() {
     // A reset connection that carried a status which alone is permanent.
-    let reset = io::Error::new(ErrorKind::ConnectionReset, tonic::Status::invalid_argument("bad id"));
+    let reset = io::Error::new(
+        ErrorKind::ConnectionReset,
+        tonic::Status::invalid_argument("bad id"),
+    );
     assert!(chain::is_transient(&anyhow::Error::new(reset)));
-    let denied = io::Error::new(ErrorKind::PermissionDenied, tonic::Status::unavailable("busy"));
+    let denied = io::Error::new(
+        ErrorKind::PermissionDenied,
+        tonic::Status::unavailable("busy"),
+    );
     assert!(!chain::is_transient(&anyhow::Error::new(denied)));
 }
 
@@ -99,10 +114,15 @@ async fn hyper_errors_in_a_reqwest_chain_are_found() {
         let _ = tokio::io::AsyncReadExt::read(&mut stream, &mut buffer).await;
         drop(stream);
     });
-    let error = anyhow::Error::new(reqwest::get(format!("http://{addr}/")).await.unwrap_err()).context("fetching");
+    let error = anyhow::Error::new(reqwest::get(format!("http://{addr}/")).await.unwrap_err())
+        .context("fetching");
 
-    assert!(chain::find::<hyper::Error>(error.as_ref()).is_some_and(hyper::Error::is_incomplete_message));
-    assert!(!chain::is_transient(&error), "the server may have acted on it");
+    assert!(chain::find::<hyper::Error>(error.as_ref())
+        .is_some_and(hyper::Error::is_incomplete_message));
+    assert!(
+        !chain::is_transient(&error),
+        "the server may have acted on it"
+    );
     assert!(chain::is_transient_repeatable(&error));
 }
 

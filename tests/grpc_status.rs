@@ -198,8 +198,15 @@ async fn a_pushback_above_cap_is_not_waited_out() {
 #[tokio::test]
 async fn only_codes_in_the_set_are_retried() {
     let (channel, calls) = serve([status(Code::ResourceExhausted, None)]).await;
-    assert_eq!(say_retried(&channel).await.unwrap_err().code(), Code::ResourceExhausted);
-    assert_eq!(calls.load(Ordering::SeqCst), 1, "UNAVAILABLE only by default");
+    assert_eq!(
+        say_retried(&channel).await.unwrap_err().code(),
+        Code::ResourceExhausted
+    );
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "UNAVAILABLE only by default"
+    );
 
     let (channel, calls) = serve([
         status(Code::ResourceExhausted, Some("20")),
@@ -210,6 +217,9 @@ async fn only_codes_in_the_set_are_retried() {
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 
     let (channel, calls) = serve([status(Code::Internal, None)]).await;
-    assert_eq!(say_retrying_exhausted(&channel).await.unwrap_err().code(), Code::Internal);
+    assert_eq!(
+        say_retrying_exhausted(&channel).await.unwrap_err().code(),
+        Code::Internal
+    );
     assert_eq!(calls.load(Ordering::SeqCst), 1);
 }

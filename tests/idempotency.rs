@@ -43,8 +43,14 @@ async fn every_attempt_of_a_call_sends_the_same_key_and_every_call_a_new_one() {
     let server = servers::serve(router, 0).await;
     let client = reqwest::Client::new();
 
-    assert_eq!(pay(&client, &server.url("/charge")).await.unwrap().status(), 201);
-    assert_eq!(pay(&client, &server.url("/charge")).await.unwrap().status(), 201);
+    assert_eq!(
+        pay(&client, &server.url("/charge")).await.unwrap().status(),
+        201
+    );
+    assert_eq!(
+        pay(&client, &server.url("/charge")).await.unwrap().status(),
+        201
+    );
 
     let keys = keys.lock().unwrap().clone();
     assert_eq!(keys.len(), 6);
@@ -92,8 +98,15 @@ async fn a_nested_call_has_its_own_key_and_restores_the_outer_one() {
 #[test]
 fn outside_a_retried_call_the_helper_makes_a_fresh_key() {
     let client = reqwest::Client::new();
-    let request = client.post("http://127.0.0.1:1/").idempotency_key().build().unwrap();
-    let first = request.headers()["idempotency-key"].to_str().unwrap().to_owned();
+    let request = client
+        .post("http://127.0.0.1:1/")
+        .idempotency_key()
+        .build()
+        .unwrap();
+    let first = request.headers()["idempotency-key"]
+        .to_str()
+        .unwrap()
+        .to_owned();
     assert_eq!(first.len(), 36);
     assert_ne!(first, key_for_this_call().to_string());
 }

@@ -38,7 +38,12 @@ async fn second_time_lucky(calls: &mut u32) -> Result<(), Failure> {
     }
 }
 
-type Recorded = Vec<(metrics_util::CompositeKey, Option<metrics::Unit>, Option<metrics::SharedString>, DebugValue)>;
+type Recorded = Vec<(
+    metrics_util::CompositeKey,
+    Option<metrics::Unit>,
+    Option<metrics::SharedString>,
+    DebugValue,
+)>;
 
 /// Everything recorded: the debugging recorder hands each count out once.
 fn recorded(snapshotter: &Snapshotter) -> Recorded {
@@ -58,7 +63,9 @@ fn counter(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<u
         found.sort_unstable();
         match value {
             DebugValue::Counter(count)
-                if key.kind() == MetricKind::Counter && key.key().name() == name && found == wanted =>
+                if key.kind() == MetricKind::Counter
+                    && key.key().name() == name
+                    && found == wanted =>
             {
                 Some(*count)
             }
@@ -92,21 +99,42 @@ fn calls_and_retries_are_counted_by_function_and_reason() {
 
     let recorded = recorded(&snapshotter);
     let down = "labelled_metrics::always_down";
-    assert_eq!(counter(&recorded, "retry_retries_total", &[("function", down)]), Some(4));
     assert_eq!(
-        counter(&recorded, "retry_calls_total", &[("function", down), ("reason", "exhausted")]),
+        counter(&recorded, "retry_retries_total", &[("function", down)]),
+        Some(4)
+    );
+    assert_eq!(
+        counter(
+            &recorded,
+            "retry_calls_total",
+            &[("function", down), ("reason", "exhausted")]
+        ),
         Some(2)
     );
     let rejected = "labelled_metrics::rejected";
     assert_eq!(
-        counter(&recorded, "retry_calls_total", &[("function", rejected), ("reason", "not_retryable")]),
+        counter(
+            &recorded,
+            "retry_calls_total",
+            &[("function", rejected), ("reason", "not_retryable")]
+        ),
         Some(1)
     );
-    assert_eq!(counter(&recorded, "retry_retries_total", &[("function", rejected)]), None);
-    let lucky = "labelled_metrics::second_time_lucky";
-    assert_eq!(counter(&recorded, "retry_retries_total", &[("function", lucky)]), Some(1));
     assert_eq!(
-        counter(&recorded, "retry_calls_total", &[("function", lucky), ("reason", "done")]),
+        counter(&recorded, "retry_retries_total", &[("function", rejected)]),
+        None
+    );
+    let lucky = "labelled_metrics::second_time_lucky";
+    assert_eq!(
+        counter(&recorded, "retry_retries_total", &[("function", lucky)]),
+        Some(1)
+    );
+    assert_eq!(
+        counter(
+            &recorded,
+            "retry_calls_total",
+            &[("function", lucky), ("reason", "done")]
+        ),
         Some(1)
     );
 
@@ -145,14 +173,23 @@ fn the_tower_layer_and_the_middleware_count_under_their_names() {
         let request = http::Request::get(server.url("/"))
             .body(http_body_util::Empty::new())
             .unwrap();
-        tower::ServiceExt::oneshot(&mut service, request).await.unwrap();
+        tower::ServiceExt::oneshot(&mut service, request)
+            .await
+            .unwrap();
     });
 
     let recorded = recorded(&snapshotter);
     for function in ["billing", "users"] {
-        assert_eq!(counter(&recorded, "retry_retries_total", &[("function", function)]), Some(1));
         assert_eq!(
-            counter(&recorded, "retry_calls_total", &[("function", function), ("reason", "exhausted")]),
+            counter(&recorded, "retry_retries_total", &[("function", function)]),
+            Some(1)
+        );
+        assert_eq!(
+            counter(
+                &recorded,
+                "retry_calls_total",
+                &[("function", function), ("reason", "exhausted")]
+            ),
             Some(1)
         );
     }

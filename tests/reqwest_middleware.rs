@@ -13,10 +13,10 @@ use axum::http::{header, StatusCode};
 use axum::response::{IntoResponse, Response};
 use axum::routing::any;
 use axum::Router;
+use reqwest_middleware::ClientWithMiddleware;
 use retry_runtime::idempotency::WithIdempotencyKey;
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::{Jitter, Policy, RetryBudget};
-use reqwest_middleware::ClientWithMiddleware;
 use tokio::time::Instant;
 
 type Hits = Arc<AtomicU32>;
@@ -67,12 +67,19 @@ async fn retry_after_is_honoured() {
     let client = client(RetryMiddleware::new(QUICK));
 
     let started = Instant::now();
-    let response = client.get(server.url("/limited-once")).send().await.unwrap();
+    let response = client
+        .get(server.url("/limited-once"))
+        .send()
+        .await
+        .unwrap();
 
     assert_eq!(response.status(), 200);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_secs(2) && waited <= Duration::from_millis(2200), "{waited:?}");
+    assert!(
+        waited >= Duration::from_secs(2) && waited <= Duration::from_millis(2200),
+        "{waited:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -82,11 +89,24 @@ async fn only_requests_safe_to_repeat_are_retried() {
 
     let response = client.post(server.url("/down")).send().await.unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(hits.load(Ordering::SeqCst), 1, "a POST without a key is sent once");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "a POST without a key is sent once"
+    );
 
-    let response = client.post(server.url("/down")).idempotency_key().send().await.unwrap();
+    let response = client
+        .post(server.url("/down"))
+        .idempotency_key()
+        .send()
+        .await
+        .unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(hits.load(Ordering::SeqCst), 5, "a POST with a key gets every attempt");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        5,
+        "a POST with a key gets every attempt"
+    );
 
     let response = client.put(server.url("/down")).send().await.unwrap();
     assert_eq!(response.status(), 503);
@@ -132,11 +152,19 @@ async fn the_deadline_and_the_budget_stop_retries() {
         .await
         .unwrap();
     assert_eq!(response.status(), 503);
-    assert_eq!(hits.load(Ordering::SeqCst), 2, "400ms, then 800ms would pass the deadline");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        2,
+        "400ms, then 800ms would pass the deadline"
+    );
 
     let budgeted = client(RetryMiddleware::new(QUICK.with_max_attempts(10)).with_budget(&BUDGET));
     budgeted.get(server.url("/down")).send().await.unwrap();
-    assert_eq!(hits.load(Ordering::SeqCst), 4, "two tokens spent, then no retry");
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        4,
+        "two tokens spent, then no retry"
+    );
     budgeted.get(server.url("/down")).send().await.unwrap();
     assert_eq!(hits.load(Ordering::SeqCst), 5);
 }

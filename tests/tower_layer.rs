@@ -29,7 +29,11 @@ type Hits = Arc<AtomicU32>;
 /// 503 with `Retry-After: 1` the first time, then 200.
 async fn busy_once(State(hits): State<Hits>) -> Response {
     if hits.fetch_add(1, Ordering::SeqCst) == 0 {
-        (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, "1")]).into_response()
+        (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, "1")],
+        )
+            .into_response()
     } else {
         (StatusCode::OK, "hello").into_response()
     }
@@ -46,7 +50,11 @@ async fn grpc_busy_once(
     State(hits): State<Hits>,
     axum::extract::Path(pushback): axum::extract::Path<String>,
 ) -> Response {
-    let status = if hits.fetch_add(1, Ordering::SeqCst) == 0 { "14" } else { "0" };
+    let status = if hits.fetch_add(1, Ordering::SeqCst) == 0 {
+        "14"
+    } else {
+        "0"
+    };
     (
         StatusCode::OK,
         [
@@ -80,7 +88,10 @@ fn request(method: &str, url: &str) -> http::Request<Full<Bytes>> {
         .unwrap()
 }
 
-async fn send<S>(service: &mut S, request: http::Request<Full<Bytes>>) -> Result<S::Response, S::Error>
+async fn send<S>(
+    service: &mut S,
+    request: http::Request<Full<Bytes>>,
+) -> Result<S::Response, S::Error>
 where
     S: Service<http::Request<Full<Bytes>>>,
 {
@@ -100,7 +111,9 @@ async fn a_503_with_retry_after_is_retried_after_the_servers_wait() {
         .service(client());
 
     let started = Instant::now();
-    let response = send(&mut service, request("GET", &server.url("/busy-once"))).await.unwrap();
+    let response = send(&mut service, request("GET", &server.url("/busy-once")))
+        .await
+        .unwrap();
 
     assert_eq!(response.status(), 200);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
@@ -117,15 +130,18 @@ async fn a_post_without_an_idempotency_key_is_not_retried() {
         .layer(RetryLayer::new(&QUICK))
         .service(client());
 
-    let response = send(&mut service, request("POST", &server.url("/down"))).await.unwrap();
+    let response = send(&mut service, request("POST", &server.url("/down")))
+        .await
+        .unwrap();
     assert_eq!(response.status(), 503);
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 
     // With a key, all four attempts.
     let mut keyed = request("POST", &server.url("/down"));
-    keyed
-        .headers_mut()
-        .insert("idempotency-key", retry_runtime::IdempotencyKey::random().header_value());
+    keyed.headers_mut().insert(
+        "idempotency-key",
+        retry_runtime::IdempotencyKey::random().header_value(),
+    );
     let response = send(&mut service, keyed).await.unwrap();
     assert_eq!(response.status(), 503);
     assert_eq!(hits.load(Ordering::SeqCst), 5);
@@ -138,7 +154,9 @@ async fn a_connection_dropped_mid_response_is_retried_for_a_get() {
         .layer(RetryLayer::new(&QUICK))
         .service(client());
 
-    let response = send(&mut service, request("GET", &server.url("/down"))).await.unwrap();
+    let response = send(&mut service, request("GET", &server.url("/down")))
+        .await
+        .unwrap();
 
     // Two dropped connections, then the server's own answer.
     assert_eq!(server.dropped.load(Ordering::SeqCst), 2);
@@ -153,7 +171,9 @@ async fn a_connection_dropped_mid_response_is_returned_for_a_post() {
         .layer(RetryLayer::new(&QUICK))
         .service(client());
 
-    let error = send(&mut service, request("POST", &server.url("/down"))).await.unwrap_err();
+    let error = send(&mut service, request("POST", &server.url("/down")))
+        .await
+        .unwrap_err();
 
     // The server may have charged: the caller decides, with the error as it came.
     let hyper_error = retry_runtime::classify::chain::find::<hyper::Error>(&error).unwrap();
@@ -175,7 +195,9 @@ async fn no_wait_that_would_pass_the_deadline_is_started() {
         .service(client());
 
     let started = Instant::now();
-    let response = send(&mut service, request("GET", &server.url("/down"))).await.unwrap();
+    let response = send(&mut service, request("GET", &server.url("/down")))
+        .await
+        .unwrap();
 
     // Waits of 400ms, then 800ms would end at 1.2s: the second 503 is returned.
     assert_eq!(response.status(), 503);
@@ -195,11 +217,15 @@ async fn a_spent_budget_stops_retries_across_requests() {
         .layer(RetryLayer::new(&POLICY).with_budget(&BUDGET))
         .service(client());
 
-    let first = send(&mut service, request("GET", &server.url("/down"))).await.unwrap();
+    let first = send(&mut service, request("GET", &server.url("/down")))
+        .await
+        .unwrap();
     assert_eq!(first.status(), 503);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 
-    let second = send(&mut service, request("GET", &server.url("/down"))).await.unwrap();
+    let second = send(&mut service, request("GET", &server.url("/down")))
+        .await
+        .unwrap();
     assert_eq!(second.status(), 503);
     assert_eq!(hits.load(Ordering::SeqCst), 3);
 }
@@ -212,12 +238,17 @@ async fn grpc_unavailable_is_retried_after_its_pushback() {
         .service(client());
 
     let started = Instant::now();
-    let response = send(&mut service, request("POST", &server.url("/grpc/300"))).await.unwrap();
+    let response = send(&mut service, request("POST", &server.url("/grpc/300")))
+        .await
+        .unwrap();
 
     assert_eq!(response.headers()["grpc-status"], "0");
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     let waited = started.elapsed();
-    assert!(waited >= Duration::from_millis(300) && waited <= Duration::from_millis(330), "{waited:?}");
+    assert!(
+        waited >= Duration::from_millis(300) && waited <= Duration::from_millis(330),
+        "{waited:?}"
+    );
 }
 
 #[tokio::test(start_paused = true)]
@@ -227,7 +258,9 @@ async fn a_negative_grpc_pushback_means_do_not_retry() {
         .layer(RetryLayer::new(&QUICK))
         .service(client());
 
-    let response = send(&mut service, request("POST", &server.url("/grpc/-1"))).await.unwrap();
+    let response = send(&mut service, request("POST", &server.url("/grpc/-1")))
+        .await
+        .unwrap();
 
     assert_eq!(response.headers()["grpc-status"], "14");
     assert_eq!(hits.load(Ordering::SeqCst), 1);
