@@ -79,11 +79,13 @@ pub struct Attempts<'p> {
     previous: u64,
     /// When the first attempt started; read only when there is a deadline.
     started: Option<Instant>,
-    #[cfg(feature = "tracing")]
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
     breaker: Option<&'p CircuitBreaker>,
     /// The breaker's leave for the attempt running; `None` when it refused.
     permit: Option<CircuitPermit<'p>>,
+    /// The same for every attempt of this call, new for every call.
+    key: crate::idempotency::IdempotencyKey,
 }
 
 impl<'p> Attempts<'p> {
@@ -113,7 +115,7 @@ impl<'p> Attempts<'p> {
         name: &'static str,
         blocking: bool,
     ) -> Self {
-        #[cfg(not(feature = "tracing"))]
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
         let _ = name;
         Attempts {
             policy,
@@ -128,10 +130,11 @@ impl<'p> Attempts<'p> {
                     Instant::now()
                 }
             }),
-            #[cfg(feature = "tracing")]
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
             breaker: None,
             permit: None,
+            key: crate::idempotency::IdempotencyKey::random(),
         }
     }
 
@@ -192,6 +195,7 @@ impl<'p> Attempts<'p> {
                 _ => None,
             },
             blocking: self.blocking,
+            key: self.key,
         }
     }
 
@@ -251,6 +255,8 @@ impl<'p> Attempts<'p> {
                 if let Some(budget) = self.budget {
                     budget.record_success();
                 }
+                #[cfg(feature = "metrics")]
+                crate::metrics::record_stop(Stop::Done, self.name);
                 return Err(Stop::Done);
             }
             Verdict::Permanent => Err(Stop::NotRetryable),
@@ -265,7 +271,7 @@ impl<'p> Attempts<'p> {
     fn observe(&self, decision: Result<Duration, Stop>) {
         match decision {
             Ok(_wait) => {
-                crate::metrics::record_retry();
+                crate::metrics::record_retry(self.function());
                 #[cfg(feature = "tracing")]
                 tracing::info!(
                     target: "retry_runtime",
@@ -276,7 +282,7 @@ impl<'p> Attempts<'p> {
                 );
             }
             Err(stop) => {
-                crate::metrics::record_stop(stop);
+                crate::metrics::record_stop(stop, self.function());
                 #[cfg(feature = "tracing")]
                 if stop == Stop::NotRetryable {
                     tracing::debug!(
@@ -297,6 +303,15 @@ impl<'p> Attempts<'p> {
                 }
             }
         }
+    }
+
+    /// The function's name, for labelled metrics.
+    fn function(&self) -> &'static str {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        let name = self.name;
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let name = "";
+        name
     }
 
     /// After a failure that may be retried, with the server's hint if any:

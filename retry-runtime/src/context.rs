@@ -47,6 +47,7 @@ pub struct AttemptContext {
     pub(crate) nested_once: bool,
     pub(crate) deadline: Option<Instant>,
     pub(crate) blocking: bool,
+    pub(crate) key: crate::idempotency::IdempotencyKey,
 }
 
 impl AttemptContext {
@@ -74,6 +75,15 @@ impl AttemptContext {
         self.deadline
     }
 
+    /// The call's idempotency key: the same for every attempt of this call,
+    /// new for every call. Send it with a request that changes state (an
+    /// `Idempotency-Key` header) so the server can tell a retry from a new
+    /// request; see [`IdempotencyKey`](crate::idempotency::IdempotencyKey).
+    #[must_use]
+    pub const fn idempotency_key(&self) -> crate::idempotency::IdempotencyKey {
+        self.key
+    }
+
     /// The time left before the deadline (zero once it has passed), if
     /// there is one: a bound for a timeout inside the attempt.
     #[must_use]
@@ -96,6 +106,8 @@ impl AttemptContext {
 thread_local! {
     static CURRENT: Cell<(u32, u32, u8)> = const { Cell::new((0, 0, 0)) };
     static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static KEY: Cell<crate::idempotency::IdempotencyKey> =
+        const { Cell::new(crate::idempotency::IdempotencyKey::NIL) };
 }
 
 const BLOCKING: u8 = 1;
@@ -117,6 +129,7 @@ pub fn current_attempt() -> Option<AttemptContext> {
             DEADLINE.with(Cell::get)
         },
         blocking: flags & BLOCKING != 0,
+        key: KEY.with(Cell::get),
     })
 }
 
@@ -131,6 +144,7 @@ struct Enter {
     outer: (u32, u32, u8),
     /// The deadline before, when this attempt replaced it.
     outer_deadline: Option<Option<Instant>>,
+    outer_key: crate::idempotency::IdempotencyKey,
 }
 
 impl Enter {
@@ -148,9 +162,11 @@ impl Enter {
             DEADLINE.with(|slot| slot.replace(Some(deadline)))
         });
         CURRENT.with(|current| current.set((context.attempt, max_attempts, flags)));
+        let outer_key = KEY.with(|slot| slot.replace(context.key));
         Enter {
             outer,
             outer_deadline,
+            outer_key,
         }
     }
 }
@@ -159,6 +175,7 @@ impl Drop for Enter {
     #[inline]
     fn drop(&mut self) {
         CURRENT.with(|current| current.set(self.outer));
+        KEY.with(|slot| slot.set(self.outer_key));
         if let Some(deadline) = self.outer_deadline {
             DEADLINE.with(|slot| slot.set(deadline));
         }

@@ -54,12 +54,21 @@ pub mod classify;
 pub mod config;
 mod context;
 mod driver;
+pub mod idempotency;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod integration;
 pub mod metrics;
 mod policy;
+#[cfg(feature = "reqwest-middleware")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
+pub mod reqwest_middleware;
 pub mod retry_after;
 mod rng;
 mod rules;
 mod timeout;
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub mod tower;
 
 #[doc(hidden)]
 pub mod __private;
@@ -69,6 +78,9 @@ pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
+pub use idempotency::IdempotencyKey;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub use integration::Classification;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;

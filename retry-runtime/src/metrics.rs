@@ -2,6 +2,19 @@
 //! exporter to read. Updated only on the retry and give-up paths: a call that
 //! succeeds at once touches none of them.
 //!
+//! With the `metrics` feature, the same events also go to the
+//! [`metrics`](https://docs.rs/metrics) facade, labelled by function (the
+//! retried function's name, or the name given to a tower layer or
+//! middleware) and by stop reason ([`Stop::as_str`](crate::Stop::as_str)):
+//!
+//! | counter | labels | counts |
+//! |---|---|---|
+//! | `retry_retries_total` | `function` | retries started (waits begun) |
+//! | `retry_calls_total` | `function`, `reason` | calls that ended, by why: `done` (a success), `exhausted`, `not_retryable`, `deadline`, `budget`, `hint_too_long`, `nested` |
+//!
+//! With the `metrics` feature, call `describe` once after installing a recorder to give exporters the
+//! counters' descriptions.
+//!
 //! ```
 //! let before = retry_runtime::metrics::snapshot();
 //! // ... calls ...
@@ -74,11 +87,44 @@ pub fn snapshot() -> Counters {
     }
 }
 
-pub(crate) fn record_retry() {
-    RETRIES.fetch_add(1, Ordering::Relaxed);
+/// The name of the facade counter of retries started.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub const RETRIES_TOTAL: &str = "retry_retries_total";
+
+/// The name of the facade counter of calls that ended, by reason.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub const CALLS_TOTAL: &str = "retry_calls_total";
+
+/// Describes the facade counters to the installed recorder.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub fn describe() {
+    ::metrics::describe_counter!(
+        RETRIES_TOTAL,
+        ::metrics::Unit::Count,
+        "Retries started (waits begun), by function."
+    );
+    ::metrics::describe_counter!(
+        CALLS_TOTAL,
+        ::metrics::Unit::Count,
+        "Retried calls that ended, by function and reason."
+    );
 }
 
-pub(crate) fn record_stop(stop: Stop) {
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn record_retry(function: &'static str) {
+    RETRIES.fetch_add(1, Ordering::Relaxed);
+    #[cfg(feature = "metrics")]
+    ::metrics::counter!(RETRIES_TOTAL, "function" => function).increment(1);
+}
+
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn record_stop(stop: Stop, function: &'static str) {
+    #[cfg(feature = "metrics")]
+    ::metrics::counter!(CALLS_TOTAL, "function" => function, "reason" => stop.as_str())
+        .increment(1);
     let counter = match stop {
         Stop::Done => return,
         Stop::Exhausted => &EXHAUSTED,

@@ -7,6 +7,8 @@
 //! | `io` | `classify::io` | `std::io::Error` by kind |
 //! | `http` | `classify::http` | status codes, `Retry-After` headers, `http::Response` |
 //! | `reqwest` | `classify::reqwest` | `reqwest::Error` and `reqwest::Response` |
+//! | `grpc` | `classify::grpc` | `tonic::Status` by code, `grpc-retry-pushback-ms` (gRFC A6) |
+//! | always | [`chain`] | the first known error in a `source()` chain (anyhow, eyre, `Box<dyn Error>`) |
 //!
 //! They retry what can succeed on a repeat (timeouts, refused and reset
 //! connections, 408, 429 and 5xx except 501) and nothing else. Whether an
@@ -19,6 +21,14 @@ pub mod http;
 #[cfg(feature = "io")]
 #[cfg_attr(docsrs, doc(cfg(feature = "io")))]
 pub mod io;
+// The error-chain classifier reads I/O errors with or without the feature.
+pub mod chain;
+#[cfg(any(feature = "grpc", feature = "tower"))]
+#[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "tower"))))]
+pub mod grpc;
+#[cfg(not(feature = "io"))]
+#[allow(dead_code)]
+mod io;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;

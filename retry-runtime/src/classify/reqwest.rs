@@ -38,6 +38,59 @@ pub fn is_transient(error: &::reqwest::Error) -> bool {
     error.is_timeout() || error.is_connect() || error.status().is_some_and(is_transient_status)
 }
 
+/// Whether the connection closed or was reset before the whole response
+/// arrived (hyper's `IncompleteMessage`, a reset, a broken pipe). The server
+/// may have acted on the request, so this is transient only for a request
+/// that is safe to repeat: see [`is_transient_repeatable`].
+#[must_use]
+pub fn is_connection_closed(error: &::reqwest::Error) -> bool {
+    super::chain::find::<::hyper::Error>(error)
+        .is_some_and(super::chain::hyper_is_transient_repeatable)
+        || super::chain::find::<std::io::Error>(error).is_some_and(|error| {
+            matches!(
+                error.kind(),
+                std::io::ErrorKind::ConnectionReset
+                    | std::io::ErrorKind::ConnectionAborted
+                    | std::io::ErrorKind::BrokenPipe
+                    | std::io::ErrorKind::UnexpectedEof
+            )
+        })
+}
+
+/// [`is_transient`], and also a connection closed before the response
+/// ([`is_connection_closed`]): for a request that is safe to repeat, such
+/// as a GET, a PUT, or a POST carrying an idempotency key.
+///
+/// ```
+/// use retry_runtime::{classify::reqwest as transient, retry};
+///
+/// #[retry(max = 3, on = transient::is_transient_repeatable)]
+/// async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
+///     client.get(url).send().await
+/// }
+/// ```
+#[must_use]
+pub fn is_transient_repeatable(error: &::reqwest::Error) -> bool {
+    is_transient(error) || is_connection_closed(error)
+}
+
+/// [`is_transient_repeatable`] when the request's method is idempotent or it
+/// carries an idempotency key (see
+/// [`is_repeatable`](crate::idempotency::is_repeatable)), [`is_transient`]
+/// otherwise.
+#[must_use]
+pub fn is_transient_for(
+    method: &::http::Method,
+    headers: &::http::HeaderMap,
+    error: &::reqwest::Error,
+) -> bool {
+    if crate::idempotency::is_repeatable(method, headers) {
+        is_transient_repeatable(error)
+    } else {
+        is_transient(error)
+    }
+}
+
 /// Whether a response's status is transient (408, 429, 5xx except 501).
 #[must_use]
 pub fn is_transient_response(response: &::reqwest::Response) -> bool {

@@ -1,0 +1,231 @@
+//! Errors that travel as chains (`anyhow::Error`, `eyre::Report`,
+//! `Box<dyn Error>`): walk `source()` to the first error of a known type and
+//! apply its classifier.
+//!
+//! | found in the chain | classifier | feature |
+//! |---|---|---|
+//! | `std::io::Error` | `classify::io::is_transient_kind` | always |
+//! | `reqwest::Error` | `classify::reqwest::is_transient` | `reqwest` |
+//! | `hyper::Error` | timeouts and a connection closed before the response | `hyper` (with `reqwest`) |
+//! | `tonic::Status` | `classify::grpc::is_retryable`, with its pushback | `grpc` |
+//!
+//! The outermost known error decides: a `reqwest::Error` that wraps an
+//! `io::Error` is judged as a `reqwest::Error`. A chain with no known error
+//! is not retried.
+//!
+//! ```
+//! use retry_runtime::{classify::chain, retry};
+//!
+//! #[retry(max = 3, on = chain::is_transient, retry_after = chain::retry_after)]
+//! async fn load(attempts: &mut u32) -> anyhow::Result<String> {
+//!     *attempts += 1;
+//!     if *attempts == 1 {
+//!         let reset = std::io::Error::from(std::io::ErrorKind::ConnectionReset);
+//!         return Err(anyhow::Error::new(reset).context("loading the profile"));
+//!     }
+//!     Ok("profile".to_owned())
+//! }
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut attempts = 0;
+//! assert_eq!(load(&mut attempts).await.unwrap(), "profile");
+//! assert_eq!(attempts, 2);
+//! # }
+//! ```
+//!
+//! A [`Chain`] swaps any of the classifiers: `Chain::new().io(my_rule)`.
+//! For a repeatable request (an idempotent method or one with an
+//! idempotency key), [`Chain::repeatable`] also retries a connection closed
+//! before the response.
+
+use core::time::Duration;
+use std::error::Error;
+
+/// The errors of a chain, the outermost first.
+pub fn sources<'a>(
+    error: &'a (dyn Error + 'static),
+) -> impl Iterator<Item = &'a (dyn Error + 'static)> + 'a {
+    core::iter::successors(Some(error), |&error| error.source())
+}
+
+/// The first error of type `T` in a chain.
+#[must_use]
+pub fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
+    sources(error).find_map(|error| error.downcast_ref::<T>())
+}
+
+/// A classifier per known error type, applied to the first known error of a
+/// chain.
+#[derive(Clone, Copy, Debug)]
+pub struct Chain {
+    io: fn(&std::io::Error) -> bool,
+    #[cfg(feature = "reqwest")]
+    reqwest: fn(&::reqwest::Error) -> bool,
+    #[cfg(feature = "hyper")]
+    hyper: fn(&::hyper::Error) -> bool,
+    #[cfg(feature = "grpc")]
+    grpc: fn(&::tonic::Status) -> bool,
+}
+
+impl Default for Chain {
+    fn default() -> Self {
+        Chain::new()
+    }
+}
+
+impl Chain {
+    /// The default classifiers, for a request that may not be repeated once
+    /// sent: a connection closed before the response is not retried.
+    #[must_use]
+    pub const fn new() -> Self {
+        Chain {
+            io: crate::classify::io::is_transient,
+            #[cfg(feature = "reqwest")]
+            reqwest: crate::classify::reqwest::is_transient,
+            #[cfg(feature = "hyper")]
+            hyper: hyper_is_transient,
+            #[cfg(feature = "grpc")]
+            grpc: crate::classify::grpc::is_retryable,
+        }
+    }
+
+    /// The default classifiers, for a repeatable request (an idempotent
+    /// method, or one with an idempotency key): a connection closed before
+    /// the response is retried too.
+    #[must_use]
+    pub const fn repeatable() -> Self {
+        #[allow(unused_mut)]
+        let mut chain = Chain::new();
+        #[cfg(feature = "reqwest")]
+        {
+            chain.reqwest = crate::classify::reqwest::is_transient_repeatable;
+        }
+        #[cfg(feature = "hyper")]
+        {
+            chain.hyper = hyper_is_transient_repeatable;
+        }
+        chain
+    }
+
+    /// Sets the classifier of `std::io::Error`s.
+    #[must_use]
+    pub const fn io(mut self, on: fn(&std::io::Error) -> bool) -> Self {
+        self.io = on;
+        self
+    }
+
+    /// Sets the classifier of `reqwest::Error`s.
+    #[cfg(feature = "reqwest")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+    #[must_use]
+    pub const fn reqwest(mut self, on: fn(&::reqwest::Error) -> bool) -> Self {
+        self.reqwest = on;
+        self
+    }
+
+    /// Sets the classifier of `hyper::Error`s.
+    #[cfg(feature = "hyper")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "hyper")))]
+    #[must_use]
+    pub const fn hyper(mut self, on: fn(&::hyper::Error) -> bool) -> Self {
+        self.hyper = on;
+        self
+    }
+
+    /// Sets the classifier of `tonic::Status`es.
+    #[cfg(feature = "grpc")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
+    #[must_use]
+    pub const fn grpc(mut self, on: fn(&::tonic::Status) -> bool) -> Self {
+        self.grpc = on;
+        self
+    }
+
+    /// Applies the classifier of the first known error in the chain; false
+    /// when there is none.
+    #[must_use]
+    pub fn is_transient(&self, error: &(dyn Error + 'static)) -> bool {
+        sources(error)
+            .find_map(|error| self.judge(error))
+            .unwrap_or(false)
+    }
+
+    fn judge(&self, error: &(dyn Error + 'static)) -> Option<bool> {
+        #[cfg(feature = "reqwest")]
+        if let Some(error) = error.downcast_ref::<::reqwest::Error>() {
+            return Some((self.reqwest)(error));
+        }
+        #[cfg(feature = "hyper")]
+        if let Some(error) = error.downcast_ref::<::hyper::Error>() {
+            return Some((self.hyper)(error));
+        }
+        #[cfg(feature = "grpc")]
+        if let Some(status) = error.downcast_ref::<::tonic::Status>() {
+            return Some((self.grpc)(status));
+        }
+        error
+            .downcast_ref::<std::io::Error>()
+            .map(|error| (self.io)(error))
+    }
+}
+
+/// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report` or
+/// `Box<dyn Error>`. For `on`.
+#[must_use]
+pub fn is_transient<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
+    Chain::new().is_transient(error.as_ref())
+}
+
+/// [`Chain::repeatable`]'s verdict, for a request that is safe to repeat.
+/// For `on`.
+#[must_use]
+pub fn is_transient_repeatable<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
+    Chain::repeatable().is_transient(error.as_ref())
+}
+
+/// The wait a server asked for, from the chain: a `tonic::Status`'s pushback
+/// (with the `grpc` feature). For `retry_after`.
+#[must_use]
+pub fn retry_after<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> Option<Duration> {
+    retry_after_dyn(error.as_ref())
+}
+
+/// [`retry_after`] for a bare `dyn Error`.
+#[must_use]
+#[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
+pub fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
+    #[cfg(feature = "grpc")]
+    if let Some(status) = find::<::tonic::Status>(error) {
+        return crate::classify::grpc::pushback(status);
+    }
+    None
+}
+
+/// Whether a hyper error may go away on a repeat of a request that was not
+/// processed: a timeout, or a connection that failed before sending.
+#[cfg(feature = "hyper")]
+fn hyper_is_transient(error: &::hyper::Error) -> bool {
+    error.is_timeout()
+        || sources(error)
+            .skip(1)
+            .find_map(|source| source.downcast_ref::<std::io::Error>())
+            .is_some_and(|error| {
+                matches!(
+                    error.kind(),
+                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
+                )
+            })
+}
+
+/// [`hyper_is_transient`], and for a repeatable request also a connection
+/// closed or reset before the whole response arrived.
+#[cfg(feature = "hyper")]
+pub(crate) fn hyper_is_transient_repeatable(error: &::hyper::Error) -> bool {
+    hyper_is_transient(error)
+        || error.is_incomplete_message()
+        || error.is_canceled()
+        || sources(error)
+            .skip(1)
+            .find_map(|source| source.downcast_ref::<std::io::Error>())
+            .is_some_and(crate::classify::io::is_transient)
+}

@@ -1,0 +1,217 @@
+//! gRPC status codes and server pushback, as gRFC A6 defines them.
+//!
+//! A status is retried when its code is in a configurable set (only
+//! `UNAVAILABLE` by default: the one code that promises the request was not
+//! processed) and the server did not forbid it. The server's
+//! `grpc-retry-pushback-ms` metadata is the hint: a non-negative integer is
+//! the wait it asks for; a negative or malformed value means "do not retry".
+//!
+//! ```
+//! use retry_runtime::{classify::grpc, retry};
+//! use tonic::{Code, Status};
+//!
+//! // UNAVAILABLE and RESOURCE_EXHAUSTED are worth a repeat for this service.
+//! const RETRYABLE: grpc::RetryableCodes = grpc::RetryableCodes::UNAVAILABLE.with(Code::ResourceExhausted);
+//!
+//! #[retry(max = 4, on = |status| RETRYABLE.is_retryable(status), retry_after = grpc::pushback)]
+//! async fn get_user(calls: &mut u32) -> Result<String, Status> {
+//!     *calls += 1;
+//!     if *calls == 1 {
+//!         let mut busy = Status::unavailable("busy");
+//!         busy.metadata_mut().insert("grpc-retry-pushback-ms", "30".parse().unwrap());
+//!         return Err(busy);
+//!     }
+//!     Ok("ada".to_owned())
+//! }
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut calls = 0;
+//! assert_eq!(get_user(&mut calls).await.unwrap(), "ada");
+//! assert_eq!(calls, 2);
+//! # }
+//! ```
+//!
+//! Without the `grpc` feature (with `tower`), the code set and the pushback
+//! parser work on the raw header values, for the tower layer.
+
+use core::time::Duration;
+
+/// The metadata key of the server's pushback.
+pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
+
+/// What the server's pushback says.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Pushback {
+    /// No pushback: back off as usual.
+    Absent,
+    /// Retry after this long.
+    After(Duration),
+    /// A negative or malformed value: do not retry.
+    DoNotRetry,
+}
+
+impl Pushback {
+    /// Reads a `grpc-retry-pushback-ms` value.
+    #[must_use]
+    pub fn parse(value: Option<&[u8]>) -> Self {
+        let Some(value) = value else {
+            return Pushback::Absent;
+        };
+        let digits = core::str::from_utf8(value).unwrap_or("-");
+        // A6: "an integer"; a value too large for u64 is a wait no policy
+        // honours anyway, so it is as good as `u64::MAX`.
+        if !digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            let millis = digits.parse::<u64>().unwrap_or(u64::MAX);
+            Pushback::After(Duration::from_millis(millis))
+        } else {
+            Pushback::DoNotRetry
+        }
+    }
+
+    /// The wait asked for, if any.
+    #[must_use]
+    pub const fn wait(self) -> Option<Duration> {
+        match self {
+            Pushback::After(wait) => Some(wait),
+            Pushback::Absent | Pushback::DoNotRetry => None,
+        }
+    }
+}
+
+/// A set of gRPC status codes to retry.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct RetryableCodes(u32);
+
+impl RetryableCodes {
+    /// No code.
+    pub const NONE: Self = RetryableCodes(0);
+    /// Only `UNAVAILABLE` (14), gRFC A6's example and this module's default.
+    pub const UNAVAILABLE: Self = RetryableCodes(1 << 14);
+
+    /// The set with one more code, by its number (0 to 16; others are
+    /// ignored).
+    #[must_use]
+    pub const fn with_number(self, code: i32) -> Self {
+        if 0 <= code && code <= 16 {
+            RetryableCodes(self.0 | 1 << code)
+        } else {
+            self
+        }
+    }
+
+    /// Whether a code, by its number, is in the set.
+    #[must_use]
+    pub const fn contains_number(self, code: i32) -> bool {
+        0 <= code && code <= 16 && self.0 & (1 << code) != 0
+    }
+
+    /// Whether a status with this code and pushback may be retried.
+    #[must_use]
+    pub const fn allows(self, code: i32, pushback: Pushback) -> bool {
+        self.contains_number(code) && !matches!(pushback, Pushback::DoNotRetry)
+    }
+}
+
+impl Default for RetryableCodes {
+    fn default() -> Self {
+        RetryableCodes::UNAVAILABLE
+    }
+}
+
+#[cfg(feature = "grpc")]
+mod tonic_status {
+    use core::time::Duration;
+
+    use tonic::{Code, Status};
+
+    use super::{Pushback, RetryableCodes, PUSHBACK};
+
+    impl RetryableCodes {
+        /// The set with one more code.
+        #[must_use]
+        pub const fn with(self, code: Code) -> Self {
+            self.with_number(code as i32)
+        }
+
+        /// Whether the set holds a code.
+        #[must_use]
+        pub const fn contains(self, code: Code) -> bool {
+            self.contains_number(code as i32)
+        }
+
+        /// Whether a status may be retried: its code is in the set and its
+        /// pushback, if any, does not forbid it. For `on`.
+        #[must_use]
+        pub fn is_retryable(self, status: &Status) -> bool {
+            self.allows(status.code() as i32, pushback_of(status))
+        }
+    }
+
+    impl FromIterator<Code> for RetryableCodes {
+        fn from_iter<I: IntoIterator<Item = Code>>(codes: I) -> Self {
+            codes
+                .into_iter()
+                .fold(RetryableCodes::NONE, RetryableCodes::with)
+        }
+    }
+
+    /// The server's pushback on a status.
+    #[must_use]
+    pub fn pushback_of(status: &Status) -> Pushback {
+        Pushback::parse(
+            status
+                .metadata()
+                .get(PUSHBACK)
+                .map(|value| value.as_bytes()),
+        )
+    }
+
+    /// Whether a status is `UNAVAILABLE` and its pushback, if any, allows a
+    /// retry. For `on`.
+    #[must_use]
+    pub fn is_retryable(status: &Status) -> bool {
+        RetryableCodes::UNAVAILABLE.is_retryable(status)
+    }
+
+    /// The wait the server's pushback asks for. For `retry_after`.
+    #[must_use]
+    pub fn pushback(status: &Status) -> Option<Duration> {
+        pushback_of(status).wait()
+    }
+}
+
+#[cfg(feature = "grpc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
+pub use tonic_status::{is_retryable, pushback, pushback_of};
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn pushback_values_follow_a6() {
+        assert_eq!(Pushback::parse(None), Pushback::Absent);
+        assert_eq!(
+            Pushback::parse(Some(b"250")),
+            Pushback::After(Duration::from_millis(250))
+        );
+        for forbidden in [&b"-1"[..], b"", b"1.5", b"soon", b" 250", b"\xff"] {
+            assert_eq!(Pushback::parse(Some(forbidden)), Pushback::DoNotRetry);
+        }
+        assert_eq!(
+            Pushback::parse(Some(b"99999999999999999999999")),
+            Pushback::After(Duration::from_millis(u64::MAX))
+        );
+    }
+
+    #[test]
+    fn code_sets() {
+        let codes = RetryableCodes::UNAVAILABLE.with_number(8);
+        assert!(codes.contains_number(14) && codes.contains_number(8));
+        assert!(
+            !codes.contains_number(2) && !codes.contains_number(-1) && !codes.contains_number(99)
+        );
+        assert!(!codes.allows(14, Pushback::DoNotRetry));
+        assert!(codes.allows(14, Pushback::Absent));
+    }
+}

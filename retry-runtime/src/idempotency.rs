@@ -1,0 +1,221 @@
+//! Idempotency keys: one per logical operation, the same on every attempt.
+//!
+//! A request that changes state (a POST that charges a card) may have been
+//! carried out even though its response was lost; retrying it blindly does
+//! it twice. The cure is a key the client makes once per operation and sends
+//! on every attempt, so that the server recognises a repeat and answers it
+//! from what it stored. Making the key inside the retried body is the classic
+//! mistake: every attempt then gets a new one. Each retried call carries its
+//! own key instead, read with [`current_attempt`](crate::current_attempt):
+//!
+//! ```
+//! use retry_runtime::{current_attempt, retry};
+//!
+//! #[retry(max = 3)]
+//! async fn charge(keys: &mut Vec<String>) -> Result<(), &'static str> {
+//!     let key = current_attempt().expect("inside a retried call").idempotency_key();
+//!     keys.push(key.to_string()); // send it as the `Idempotency-Key` header
+//!     if keys.len() < 3 { Err("response lost") } else { Ok(()) }
+//! }
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut keys = Vec::new();
+//! charge(&mut keys).await.unwrap();
+//! assert!(keys.iter().all(|key| *key == keys[0])); // one key for all three attempts
+//! let first = keys.pop().unwrap();
+//! keys.clear();
+//! charge(&mut keys).await.unwrap();
+//! assert_ne!(keys[0], first); // a new call, a new key
+//! # }
+//! ```
+//!
+//! With reqwest (feature `reqwest`), `WithIdempotencyKey::idempotency_key`
+//! sets the header from the call's key (a fresh one outside a retried call,
+//! which the `reqwest_middleware` retry then sends
+//! unchanged on each of its attempts).
+
+use core::fmt;
+use std::cell::Cell;
+use std::hash::{BuildHasher, Hasher};
+
+/// The name of the header that carries the key, as Stripe and the IETF
+/// draft spell it.
+pub const HEADER: &str = "idempotency-key";
+
+/// A random UUID (version 4: 122 random bits), made once per retried call.
+///
+/// Printed as a UUID, `8-4-4-4-12` lowercase hex digits. Keys must differ
+/// between calls and clients, not be secret: they come from a generator per
+/// thread seeded from the operating system, which
+/// [`seed_thread_rng`](crate::seed_thread_rng) does not touch.
+#[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub struct IdempotencyKey(u128);
+
+impl IdempotencyKey {
+    /// The all-zero key, never made by [`IdempotencyKey::random`].
+    pub(crate) const NIL: Self = IdempotencyKey(0);
+
+    /// A new random key.
+    #[must_use]
+    pub fn random() -> Self {
+        let (high, low) = STATE.with(|state| {
+            let (a, b) = state.get();
+            let (a, b) = (a.wrapping_add(WYRAND_A), b.wrapping_add(WYRAND_A));
+            state.set((a, b));
+            (mix(a), mix(b))
+        });
+        let bits = (u128::from(high) << 64) | u128::from(low);
+        // Version 4 and the RFC 9562 variant, so that it is a valid UUID.
+        let bits = (bits & !(0xf << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
+        IdempotencyKey(bits)
+    }
+
+    /// The key's 128 bits.
+    #[must_use]
+    pub const fn as_u128(self) -> u128 {
+        self.0
+    }
+
+    /// The key as a header value.
+    #[cfg(feature = "http")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+    #[must_use]
+    pub fn header_value(self) -> ::http::HeaderValue {
+        let mut text = [0_u8; 36];
+        self.write_hex(&mut text);
+        // 36 ASCII hex digits and dashes are always a valid header value.
+        ::http::HeaderValue::from_bytes(&text).unwrap_or(::http::HeaderValue::from_static(""))
+    }
+
+    fn write_hex(self, out: &mut [u8; 36]) {
+        const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut position = 0;
+        for nibble in (0..32).rev() {
+            if matches!(position, 8 | 13 | 18 | 23) {
+                out[position] = b'-';
+                position += 1;
+            }
+            // A nibble is below 16 by construction.
+            #[allow(clippy::cast_possible_truncation)]
+            let digit = ((self.0 >> (nibble * 4)) & 0xf) as usize;
+            out[position] = DIGITS[digit];
+            position += 1;
+        }
+    }
+}
+
+impl fmt::Display for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let mut text = [0_u8; 36];
+        self.write_hex(&mut text);
+        f.pad(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+    }
+}
+
+impl fmt::Debug for IdempotencyKey {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "IdempotencyKey({self})")
+    }
+}
+
+const WYRAND_A: u64 = 0xa076_1d64_78bd_642f;
+
+fn mix(state: u64) -> u64 {
+    let product = u128::from(state) * u128::from(state ^ 0xe703_7ed1_a0b4_28db);
+    // The high and low halves folded together; truncation is the point.
+    #[allow(clippy::cast_possible_truncation)]
+    let folded = (product >> 64) as u64 ^ product as u64;
+    folded
+}
+
+fn seed(salt: u64) -> u64 {
+    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
+    hasher.write_u64(salt);
+    hasher.finish()
+}
+
+thread_local! {
+    // Two independent streams, so that the keys a thread makes span all of
+    // their 122 random bits rather than a generator's 64-bit state.
+    static STATE: Cell<(u64, u64)> = Cell::new((seed(0x6964_656d), seed(0x706f_7465)));
+}
+
+/// Sets the `Idempotency-Key` header on a request builder.
+///
+/// Inside a retried call (`#[retry]` or a closure loop) the key is the
+/// call's, the same on every attempt; elsewhere it is a new random key, which
+/// a retrying middleware then sends unchanged on each of its attempts.
+///
+/// ```no_run
+/// use retry_runtime::idempotency::WithIdempotencyKey;
+/// # async fn pay(client: reqwest::Client) -> reqwest::Result<()> {
+/// client.post("http://127.0.0.1:8080/charge").idempotency_key().send().await?;
+/// # Ok(()) }
+/// ```
+#[cfg(feature = "reqwest")]
+#[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
+pub trait WithIdempotencyKey: Sized {
+    /// The builder with the header set to the current call's key.
+    #[must_use]
+    fn idempotency_key(self) -> Self {
+        self.with_idempotency_key(key_for_this_call())
+    }
+
+    /// The builder with the header set to `key`.
+    #[must_use]
+    fn with_idempotency_key(self, key: IdempotencyKey) -> Self;
+}
+
+/// The key of the retried call running, or a new one outside any.
+#[must_use]
+pub fn key_for_this_call() -> IdempotencyKey {
+    crate::current_attempt()
+        .map_or_else(IdempotencyKey::random, |attempt| attempt.idempotency_key())
+}
+
+#[cfg(feature = "reqwest")]
+impl WithIdempotencyKey for ::reqwest::RequestBuilder {
+    fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
+        self.header(HEADER, key.header_value())
+    }
+}
+
+#[cfg(feature = "reqwest-middleware")]
+impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
+    fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
+        self.header(HEADER, key.header_value())
+    }
+}
+
+/// Whether a request may be repeated: its method is idempotent (GET, HEAD,
+/// OPTIONS, TRACE, PUT, DELETE, RFC 9110 section 9.2.2) or it carries an
+/// `Idempotency-Key` header.
+#[cfg(feature = "http")]
+#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+#[must_use]
+pub fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
+    use ::http::Method;
+    matches!(
+        *method,
+        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
+    ) || headers.contains_key(HEADER)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::IdempotencyKey;
+
+    #[test]
+    fn keys_print_as_version_4_uuids() {
+        let key = IdempotencyKey::random().to_string();
+        assert_eq!(key.len(), 36);
+        let groups: Vec<&str> = key.split('-').collect();
+        assert_eq!(
+            groups.iter().map(|group| group.len()).collect::<Vec<_>>(),
+            [8, 4, 4, 4, 12]
+        );
+        assert!(groups[2].starts_with('4'));
+        assert!(matches!(&groups[3][..1], "8" | "9" | "a" | "b"));
+        assert_ne!(IdempotencyKey::random(), IdempotencyKey::random());
+    }
+}

@@ -1,0 +1,170 @@
+//! The reqwest-middleware retry against a real axum server on 127.0.0.1:
+//! Retry-After honoured, only requests safe to repeat retried, a dropped
+//! connection retried, deadline and budget as `#[retry]` has them.
+
+mod servers;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::extract::State;
+use axum::http::{header, StatusCode};
+use axum::response::{IntoResponse, Response};
+use axum::routing::any;
+use axum::Router;
+use reqwest_middleware::ClientWithMiddleware;
+use retry_runtime::idempotency::WithIdempotencyKey;
+use retry_runtime::reqwest_middleware::RetryMiddleware;
+use retry_runtime::{Jitter, Policy, RetryBudget};
+use tokio::time::Instant;
+
+type Hits = Arc<AtomicU32>;
+
+/// 429 with `Retry-After: 2` the first time, then 200.
+async fn limited_once(State(hits): State<Hits>) -> Response {
+    if hits.fetch_add(1, Ordering::SeqCst) == 0 {
+        (StatusCode::TOO_MANY_REQUESTS, [(header::RETRY_AFTER, "2")]).into_response()
+    } else {
+        (StatusCode::OK, "hello").into_response()
+    }
+}
+
+async fn down(State(hits): State<Hits>) -> StatusCode {
+    hits.fetch_add(1, Ordering::SeqCst);
+    StatusCode::SERVICE_UNAVAILABLE
+}
+
+async fn ok(State(hits): State<Hits>) -> &'static str {
+    hits.fetch_add(1, Ordering::SeqCst);
+    "fine"
+}
+
+async fn server(drops: u32) -> (servers::Server, Hits) {
+    let hits = Hits::default();
+    let router = Router::new()
+        .route("/limited-once", any(limited_once))
+        .route("/down", any(down))
+        .route("/ok", any(ok))
+        .with_state(Arc::clone(&hits));
+    (servers::serve(router, drops).await, hits)
+}
+
+fn client(middleware: RetryMiddleware) -> ClientWithMiddleware {
+    reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(middleware)
+        .build()
+}
+
+const QUICK: Policy = Policy::new()
+    .with_max_attempts(4)
+    .with_base(Duration::from_millis(10))
+    .with_cap(Duration::from_secs(10));
+
+#[tokio::test(start_paused = true)]
+async fn retry_after_is_honoured() {
+    let (server, hits) = server(0).await;
+    let client = client(RetryMiddleware::new(QUICK));
+
+    let started = Instant::now();
+    let response = client
+        .get(server.url("/limited-once"))
+        .send()
+        .await
+        .unwrap();
+
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    let waited = started.elapsed();
+    assert!(
+        waited >= Duration::from_secs(2) && waited <= Duration::from_millis(2200),
+        "{waited:?}"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn only_requests_safe_to_repeat_are_retried() {
+    let (server, hits) = server(0).await;
+    let client = client(RetryMiddleware::new(QUICK));
+
+    let response = client.post(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        1,
+        "a POST without a key is sent once"
+    );
+
+    let response = client
+        .post(server.url("/down"))
+        .idempotency_key()
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        5,
+        "a POST with a key gets every attempt"
+    );
+
+    let response = client.put(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(hits.load(Ordering::SeqCst), 9, "a PUT is idempotent");
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_closed_before_the_response_is_retried_for_a_get() {
+    let (server, hits) = server(2).await;
+    let client = client(RetryMiddleware::new(QUICK));
+
+    let response = client.get(server.url("/ok")).send().await.unwrap();
+
+    assert_eq!(response.text().await.unwrap(), "fine");
+    assert_eq!(server.dropped.load(Ordering::SeqCst), 2);
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_connection_closed_before_the_response_is_returned_for_a_post() {
+    let (server, hits) = server(1).await;
+    let client = client(RetryMiddleware::new(QUICK));
+
+    let error = client.post(server.url("/ok")).send().await.unwrap_err();
+
+    assert!(error.is_request(), "{error:?}");
+    assert_eq!(server.dropped.load(Ordering::SeqCst), 1);
+    assert_eq!(hits.load(Ordering::SeqCst), 0);
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_deadline_and_the_budget_stop_retries() {
+    static BUDGET: RetryBudget = RetryBudget::new(4, 0.1);
+    let (server, hits) = server(0).await;
+    let deadline = Policy::new()
+        .with_max_attempts(10)
+        .with_base(Duration::from_millis(400))
+        .with_jitter(Jitter::None)
+        .with_deadline(Duration::from_secs(1));
+    let response = client(RetryMiddleware::new(deadline))
+        .get(server.url("/down"))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        2,
+        "400ms, then 800ms would pass the deadline"
+    );
+
+    let budgeted = client(RetryMiddleware::new(QUICK.with_max_attempts(10)).with_budget(&BUDGET));
+    budgeted.get(server.url("/down")).send().await.unwrap();
+    assert_eq!(
+        hits.load(Ordering::SeqCst),
+        4,
+        "two tokens spent, then no retry"
+    );
+    budgeted.get(server.url("/down")).send().await.unwrap();
+    assert_eq!(hits.load(Ordering::SeqCst), 5);
+}
