@@ -1,7 +1,9 @@
 //! What `#[retry]` expansions call. Not public API: it may change in any
 //! release.
 
-pub use crate::attempt::{sleep_blocking, Attempts};
+pub use crate::attempts::Attempts;
+pub use crate::clock::sleep_blocking;
+pub use crate::decision::Verdict;
 pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Outcome};
 pub use crate::timeout::{limited, or_timed_out};
 pub use core::ops::ControlFlow;

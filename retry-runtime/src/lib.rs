@@ -44,14 +44,17 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod attempt;
+mod attempts;
 mod budget;
 pub mod classify;
 #[cfg(feature = "serde")]
 pub mod config;
+mod clock;
 mod context;
+mod decision;
 mod driver;
 pub mod metrics;
+mod observe;
 mod policy;
 pub mod retry_after;
 mod rng;
@@ -61,7 +64,7 @@ mod timeout;
 #[doc(hidden)]
 pub mod __private;
 
-pub use attempt::Stop;
+pub use decision::Stop;
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
