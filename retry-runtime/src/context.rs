@@ -160,7 +160,6 @@ struct Enter<'a> {
 }
 
 impl<'a> Enter<'a> {
-    #[inline]
     fn new(attempts: &'a mut Attempts<'_>) -> Self {
         let outer = CURRENT.with(Cell::get);
         let mut flags = match attempts.clock() {
@@ -193,7 +192,6 @@ impl<'a> Enter<'a> {
 }
 
 impl Drop for Enter<'_> {
-    #[inline]
     fn drop(&mut self) {
         let mine = CURRENT.with(|current| current.replace(self.outer));
         if mine.2 & INNER_GAVE_UP != 0 {

@@ -108,7 +108,7 @@ pub use timeout::TimedOut;
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)` |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
-/// | `nested` | `"once"`, `"retry"` | `"once"` | reached from inside another retried function's attempt: one attempt, or retry anyway; see [`Nested`] |
+/// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
 /// | `policy` | `&Policy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested` |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
