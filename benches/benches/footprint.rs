@@ -50,8 +50,9 @@ fn main() {
         ($name:expr, $function:path) => {{
             let size = std::mem::size_of_val(&$function(&healthy, 7));
             let mut per_call = [0.0; 2];
-            for (slot, (runtime, dependency)) in
-                [(&live, &healthy), (&paused, &flaky)].into_iter().enumerate()
+            for (slot, (runtime, dependency)) in [(&live, &healthy), (&paused, &flaky)]
+                .into_iter()
+                .enumerate()
             {
                 runtime.block_on(async {
                     // Warm up: the timer wheel and thread-locals allocate once.

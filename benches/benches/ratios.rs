@@ -46,9 +46,19 @@ fn main() {
     let live = common::runtime(false);
     let paused = common::runtime(true);
     let paths = [
-        ("first attempt succeeds", Dependency::healthy(), &live, 100_000),
+        (
+            "first attempt succeeds",
+            Dependency::healthy(),
+            &live,
+            100_000,
+        ),
         ("error not retried", Dependency::broken(), &live, 100_000),
-        ("three transient failures, then success", Dependency::flaky(), &paused, 2_000),
+        (
+            "three transient failures, then success",
+            Dependency::flaky(),
+            &paused,
+            2_000,
+        ),
     ];
     println!("{rounds} interleaved rounds; median ns per call, and median of the per-round ratios to the hand-written loop\n");
     print!("| path |");

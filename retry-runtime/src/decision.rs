@@ -154,14 +154,23 @@ mod tests {
 
     #[test]
     fn the_wait_before_retry_n_is_ceiling_n() {
-        assert_eq!(decide(&POLICY, &failure(1), || 0), Ok(Duration::from_millis(100)));
-        assert_eq!(decide(&POLICY, &failure(2), || 0), Ok(Duration::from_millis(200)));
+        assert_eq!(
+            decide(&POLICY, &failure(1), || 0),
+            Ok(Duration::from_millis(100))
+        );
+        assert_eq!(
+            decide(&POLICY, &failure(2), || 0),
+            Ok(Duration::from_millis(200))
+        );
     }
 
     #[test]
     fn attempt_max_is_the_last() {
         assert_eq!(decide(&POLICY, &failure(3), || 0), Err(Stop::Exhausted));
-        assert_eq!(decide(&POLICY, &failure(u32::MAX), || 0), Err(Stop::Exhausted));
+        assert_eq!(
+            decide(&POLICY, &failure(u32::MAX), || 0),
+            Err(Stop::Exhausted)
+        );
     }
 
     #[test]
@@ -172,7 +181,10 @@ mod tests {
         };
         assert_eq!(decide(&POLICY, &inner, || 0), Err(Stop::Nested));
         let stubborn = POLICY.with_nested(Nested::Retry);
-        assert_eq!(decide(&stubborn, &inner, || 0), Ok(Duration::from_millis(100)));
+        assert_eq!(
+            decide(&stubborn, &inner, || 0),
+            Ok(Duration::from_millis(100))
+        );
     }
 
     #[test]

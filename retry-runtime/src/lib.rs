@@ -47,9 +47,9 @@
 mod attempts;
 mod budget;
 pub mod classify;
+mod clock;
 #[cfg(feature = "serde")]
 pub mod config;
-mod clock;
 mod context;
 mod decision;
 mod driver;
@@ -64,12 +64,12 @@ mod timeout;
 #[doc(hidden)]
 pub mod __private;
 
-pub use decision::Stop;
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
+pub use decision::Stop;
 pub use driver::{DefaultRetry, Retry};
-pub use retry_core::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
+pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;
 

@@ -81,8 +81,8 @@ pub async fn by_hand(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
     loop {
         match dependency.call(x).await {
             Err(error) if attempt < MAX_ATTEMPTS && is_transient(&error) => {
-                let ceiling = (Duration::from_millis(1) * 2u32.pow(attempt - 1))
-                    .min(Duration::from_secs(10));
+                let ceiling =
+                    (Duration::from_millis(1) * 2u32.pow(attempt - 1)).min(Duration::from_secs(10));
                 let wait = ceiling.mul_f64(rand::random::<f64>());
                 attempt += 1;
                 tokio::time::sleep(wait).await;
@@ -144,7 +144,10 @@ macro_rules! for_each_contender {
     ($m:ident) => {
         $m!("hand-written loop", common::by_hand);
         $m!("#[retry]", common::with_attribute);
-        $m!("#[retry] with deadline", common::with_attribute_and_deadline);
+        $m!(
+            "#[retry] with deadline",
+            common::with_attribute_and_deadline
+        );
         $m!("Policy::on(..).run(..)", common::with_closure);
         $m!("backon", common::with_backon);
         $m!("tokio-retry2", common::with_tokio_retry2);
