@@ -9,7 +9,7 @@
 //!             let attempt = pin!(async { /* the original body */ });
 //!             attempts.scoped(attempt).await
 //!         };
-//!         let wait = match rules.next(&mut attempts, outcome) {
+//!         let wait = match Next::next(&rules, &mut attempts, outcome) {
 //!             Break(outcome) => return outcome,
 //!             Continue(wait) => wait,
 //!         };
@@ -103,6 +103,15 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         output.span(),
     );
 
+    // Spanned on the return type too: should the rules not fit it, the
+    // compiler's error here is the one already reported on `classifier`,
+    // and is not repeated.
+    let next = call_spanned(
+        quote!(#private::Next::next),
+        quote!(&#rules, &mut #attempts, #outcome),
+        output.span(),
+    );
+
     // Gives the block the function's return type, so `?` and `.into()` in
     // the body infer as they did before.
     let fake_return = quote! {
@@ -193,7 +202,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
             let #rules = #rules_init;
             loop {
                 let #outcome: #output = #run_attempt;
-                let #wait = match #rules.next(&mut #attempts, #outcome) {
+                let #wait = match #next {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,
                 };

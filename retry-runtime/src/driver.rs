@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use crate::attempts::Attempts;
 use crate::clock::sleep_blocking;
-use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Rules, RulesFor};
+use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
 use crate::timeout::{limited, or_timed_out, TimedOut};
 use crate::{Policy, RetryBudget};
 

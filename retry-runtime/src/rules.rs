@@ -149,7 +149,7 @@ pub fn classifier<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
     retry_after_ok: RaOk,
     on_retry: Hook,
     on_retry_ok: HookOk,
-) -> Classifier<R, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>
+) -> impl Next<R>
 where
     R: Outcome,
     On: Classify<R::Error>,
@@ -185,12 +185,23 @@ impl<R, Rules> Classifier<R, Rules> {
     }
 }
 
-impl<R: Outcome, Rules: RulesFor<R>> Classifier<R, Rules> {
-    /// Judges an attempt's outcome: `Break` hands it back unchanged,
-    /// `Continue` gives the wait before the next attempt. The outcome is
-    /// dropped here, before the wait.
+/// One step of the loop: judges an attempt's outcome. `Break` hands it back
+/// unchanged, `Continue` gives the wait before the next attempt; the outcome
+/// is dropped here, before the wait.
+///
+/// [`classifier`] returns an opaque `impl Next<R>`, so that when its bounds
+/// fail (a return type that is not a `Result`, a rule of the wrong type) the
+/// compiler reports that once, at the call, and the step itself still
+/// type-checks.
+#[doc(hidden)]
+pub trait Next<R> {
+    /// Judges `outcome`, the outcome of the attempt `attempts` is running.
+    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration>;
+}
+
+impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
     #[inline]
-    pub fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
+    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
         let verdict = self.rules.verdict(&outcome);
         if verdict == Verdict::Success {
             attempts.succeeded();
