@@ -60,6 +60,7 @@ fn main() {
             2_000,
         ),
     ];
+    let mut footnotes = Vec::new();
     println!("{rounds} interleaved rounds; median ns per call, and median of the per-round ratios to the hand-written loop\n");
     print!("| path |");
     for (name, _) in &timers {
@@ -74,12 +75,19 @@ fn main() {
         }
         let mut nanos = vec![Vec::new(); timers.len()];
         let mut ratios = vec![Vec::new(); timers.len()];
+        let position = |name: &str| timers.iter().position(|(n, _)| *n == name);
+        let deadline_pair =
+            position("#[retry] with deadline").zip(position("hand-written loop with deadline"));
+        let mut deadline_ratios = Vec::new();
         for round in 0..rounds {
             let mut this_round = vec![0.0; timers.len()];
             for offset in 0..timers.len() {
                 let index = (round + offset) % timers.len();
                 let elapsed = (timers[index].1)(runtime, dependency, *calls);
                 this_round[index] = elapsed.as_secs_f64() * 1e9 / *calls as f64;
+            }
+            if let Some((attribute, hand)) = deadline_pair {
+                deadline_ratios.push(this_round[attribute] / this_round[hand]);
             }
             for (index, per_call) in this_round.iter().enumerate() {
                 nanos[index].push(*per_call);
@@ -93,5 +101,15 @@ fn main() {
             print!(" {ratio:.2}x ({per_call:.1} ns) |");
         }
         println!();
+        if !deadline_ratios.is_empty() {
+            footnotes.push(format!(
+                "{path}: `#[retry]` with deadline / hand-written loop with deadline = {:.2}x",
+                median(&mut deadline_ratios)
+            ));
+        }
+    }
+    println!();
+    for footnote in footnotes {
+        println!("{footnote}");
     }
 }

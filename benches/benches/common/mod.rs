@@ -92,6 +92,27 @@ pub async fn by_hand(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
     }
 }
 
+/// The same, with a 10 s deadline from the start of the first attempt.
+pub async fn by_hand_with_deadline(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
+    let started = tokio::time::Instant::now();
+    let mut attempt = 1u32;
+    loop {
+        match dependency.call(x).await {
+            Err(error) if attempt < MAX_ATTEMPTS && is_transient(&error) => {
+                let ceiling =
+                    (Duration::from_millis(1) * 2u32.pow(attempt - 1)).min(Duration::from_secs(10));
+                let wait = ceiling.mul_f64(rand::random::<f64>());
+                if started.elapsed() + wait > Duration::from_secs(10) {
+                    return Err(error);
+                }
+                attempt += 1;
+                tokio::time::sleep(wait).await;
+            }
+            outcome => return outcome,
+        }
+    }
+}
+
 #[retry(max = 4, base = "1ms", on = is_transient)]
 pub async fn with_attribute(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
     dependency.call(x).await
@@ -144,6 +165,10 @@ macro_rules! for_each_contender {
     ($m:ident) => {
         $m!("hand-written loop", common::by_hand);
         $m!("#[retry]", common::with_attribute);
+        $m!(
+            "hand-written loop with deadline",
+            common::by_hand_with_deadline
+        );
         $m!(
             "#[retry] with deadline",
             common::with_attribute_and_deadline
