@@ -199,7 +199,7 @@ where
         E: From<TimedOut>,
     {
         let mut attempts = Attempts::start(self.policy, self.budget, "closure");
-        let classifier = Classifier::<Result<T, E>, _>::new(self.rules);
+        let classifier = self.classifier();
         loop {
             let outcome = {
                 // The closure runs with the attempt's context set, as the
@@ -232,7 +232,7 @@ where
         E: From<TimedOut>,
     {
         let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
-        let classifier = Classifier::<Result<T, E>, _>::new(self.rules);
+        let classifier = self.classifier();
         loop {
             let outcome = or_timed_out(attempts.call_limited(&mut attempt));
             match classifier.next(&mut attempts, outcome) {
@@ -240,5 +240,11 @@ where
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
             }
         }
+    }
+
+    /// The rules, tied to the closure's outcome type.
+    #[allow(clippy::type_complexity)]
+    fn classifier(self) -> Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
+        Classifier::new(self.rules)
     }
 }
