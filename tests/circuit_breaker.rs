@@ -582,7 +582,8 @@ async fn inner(calls: &Cell<u32>) -> Result<(), Failure> {
     Ok(())
 }
 
-/// Retries every error the inner call reports, refusals included.
+/// Would retry every error of its own body; a refusal by the inner call's
+/// breaker is the inner layer giving up, so it is not retried here.
 #[retry(max = 5, base = "10ms")]
 async fn outer(calls: &Cell<u32>, outer_calls: &Cell<u32>) -> Result<(), Failure> {
     outer_calls.set(outer_calls.get() + 1);
@@ -590,11 +591,12 @@ async fn outer(calls: &Cell<u32>, outer_calls: &Cell<u32>) -> Result<(), Failure
 }
 
 #[tokio::test(start_paused = true)]
-async fn an_inner_refusal_is_the_outer_layers_error_to_judge() {
+async fn an_inner_refusal_is_not_retried_by_the_outer_layer() {
     trip(&INNER_BREAKER);
     let (calls, outer_calls) = (Cell::new(0), Cell::new(0));
-    // The outer `on` retries everything, so it retries the refusal; the
-    // inner call never reaches the dependency while the circuit is open.
+    // Retry closest to the failure (DESIGN 4.11): the inner layer gave up
+    // (its breaker is open), so the outer call returns at once instead of
+    // waiting out four more refusals.
     assert_eq!(outer(&calls, &outer_calls).await, Err(Failure::Open));
-    assert_eq!((calls.get(), outer_calls.get()), (0, 5));
+    assert_eq!((calls.get(), outer_calls.get()), (0, 1));
 }

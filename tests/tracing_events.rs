@@ -39,6 +39,13 @@ async fn traced(failures: &[u32]) -> Result<(), Failure> {
     ))
 }
 
+/// Calls `traced`, which retries and gives up: this layer then returns at
+/// once, for reason `nested`.
+#[retry(max = 3, base = "100ms", jitter = "none")]
+async fn traced_outer() -> Result<(), Failure> {
+    traced(&[1, 2, 3]).await
+}
+
 #[tokio::test(start_paused = true)]
 async fn tracing_reports_each_retry_and_why_the_call_stopped() {
     use tracing_subscriber::layer::SubscriberExt;
@@ -48,6 +55,7 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
 
     traced(&[1, 2, 3]).await.unwrap_err();
     traced(&[1, 99, 0]).await.unwrap_err();
+    traced_outer().await.unwrap_err();
     let events = events.0.lock().unwrap().clone();
     let function = "tracing_events::traced";
     assert_eq!(
@@ -58,6 +66,10 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
             format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=3 reason=\"exhausted\""),
             format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
             format!("DEBUG message=attempt failed; not retrying function=\"{function}\" attempt=2 reason=\"not_retryable\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=2 wait_ms=200.0"),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=3 reason=\"exhausted\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" attempt=1 reason=\"nested\""),
         ]
     );
 }

@@ -53,7 +53,7 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
     }
     if config.nested == "Once" {
         notes.push(
-            "Called from inside another retried function's attempt, it makes a single attempt."
+            "When a retried function it calls gives up after retrying, the failed attempt is returned at once rather than retried again."
                 .to_owned(),
         );
     }

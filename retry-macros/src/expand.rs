@@ -9,7 +9,7 @@
 //!             let attempt = pin!(async { /* the original body */ });
 //!             attempts.scoped(attempt).await
 //!         };
-//!         let wait = match rules.next(&mut attempts, outcome) {
+//!         let wait = match Next::next(&rules, &mut attempts, outcome) {
 //!             Break(outcome) => return outcome,
 //!             Continue(wait) => wait,
 //!         };
@@ -106,6 +106,15 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     let rules_init = call_spanned(
         quote!(#private::classifier::<#output, _, _, _, _, _, _>),
         quote!(#(#rule_args),*),
+        output.span(),
+    );
+
+    // Spanned on the return type too: should the rules not fit it, the
+    // compiler's error here is the one already reported on `classifier`,
+    // and is not repeated.
+    let next = call_spanned(
+        quote!(#private::Next::next),
+        quote!(&#rules, &mut #attempts, #outcome),
         output.span(),
     );
 
@@ -213,7 +222,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
             let #rules = #rules_init;
             loop {
                 let #outcome: #output = #run_attempt;
-                let #wait = match #rules.next(&mut #attempts, #outcome) {
+                let #wait = match #next {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
                     #private::ControlFlow::Continue(#wait) => #wait,
                 };

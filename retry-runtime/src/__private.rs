@@ -1,9 +1,13 @@
 //! What `#[retry]` expansions call. Not public API: it may change in any
 //! release.
 
-pub use crate::attempt::{sleep_blocking, Attempts};
+pub use crate::attempts::Attempts;
 pub use crate::breaker::circuit_open;
-pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Outcome};
+pub use crate::clock::sleep_blocking;
+pub use crate::decision::Verdict;
+pub use crate::rules::{
+    classifier, every_error, no_hint, no_hook, no_value, Classifier, Next, Outcome,
+};
 pub use crate::timeout::{limited, or_timed_out};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};

@@ -1,18 +1,21 @@
 //! What the body of a retried function can know about the attempt it is
-//! running, and how nested `#[retry]` functions know they are nested.
+//! running, and how retried functions called inside it find the attempt
+//! they are part of.
 //!
 //! While an attempt runs (each time its future is polled, or while a plain
 //! function's body runs), a thread-local holds the attempt's context. A
 //! `#[retry]` function reached from inside it, directly or through ordinary
-//! functions, sees it and makes a single attempt (unless it says
-//! `nested = "retry"`). Work spawned onto another task is polled by the
-//! runtime outside that window, and so are unrelated tasks sharing the
-//! thread: neither is nested.
+//! functions, retries under its own policy but never past the enclosing
+//! attempt's deadline, and when it gives up after retrying it marks the
+//! enclosing attempt, so that the layer around does not retry the same
+//! failure again ([`Nested`](crate::Nested)). Work spawned onto another task
+//! is polled by the runtime outside that window, and so are unrelated tasks
+//! sharing the thread: neither is part of the attempt.
 //!
 //! The rule follows the thread: work another executor runs synchronously
 //! inside an attempt's poll (a `LocalSet` driven from the body, a nested
-//! `block_on`, rayon tasks stolen while the attempt waits) counts as nested.
-//! Functions called that way should say `nested = "retry"`.
+//! `block_on`, rayon tasks stolen while the attempt waits) counts as part of
+//! the attempt.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -21,6 +24,9 @@ use core::time::Duration;
 use std::cell::Cell;
 
 use tokio::time::Instant;
+
+use crate::attempts::Attempts;
+use crate::clock::Clock;
 
 /// The attempt a retried function is running.
 ///
@@ -39,12 +45,14 @@ use tokio::time::Instant;
 /// # #[tokio::main(flavor = "current_thread")]
 /// # async fn main() { assert_eq!(call().await.unwrap(), 1); }
 /// ```
+///
+/// Inside a retried function that another one calls, it describes the
+/// innermost attempt, whose deadline is the nearest of its own and the
+/// enclosing attempts'.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct AttemptContext {
     pub(crate) attempt: u32,
     pub(crate) max_attempts: u32,
-    /// `nested = "once"`: inside another attempt, `max_attempts` is 1.
-    pub(crate) nested_once: bool,
     pub(crate) deadline: Option<Instant>,
     pub(crate) blocking: bool,
     pub(crate) key: crate::idempotency::IdempotencyKey,
@@ -57,7 +65,8 @@ impl AttemptContext {
         self.attempt
     }
 
-    /// The most attempts this call may make: `max`, or 1 when nested.
+    /// The most attempts this call may make: its `max`. Fewer may run when
+    /// the budget or a deadline runs out first.
     #[must_use]
     pub const fn max_attempts(&self) -> u32 {
         self.max_attempts
@@ -69,7 +78,8 @@ impl AttemptContext {
         self.attempt >= self.max_attempts
     }
 
-    /// When the call's deadline passes, if it has one.
+    /// When the nearest deadline passes, this call's or that of a retried
+    /// call it runs inside, if there is one.
     #[must_use]
     pub const fn deadline(&self) -> Option<Instant> {
         self.deadline
@@ -84,18 +94,16 @@ impl AttemptContext {
         self.key
     }
 
-    /// The time left before the deadline (zero once it has passed), if
-    /// there is one: a bound for a timeout inside the attempt.
+    /// The time left before [`deadline`](Self::deadline) (zero once it has
+    /// passed), if there is one: a bound for a timeout inside the attempt.
     #[must_use]
     pub fn time_left(&self) -> Option<Duration> {
-        let deadline = self.deadline?;
-        Some(if self.blocking {
-            deadline
-                .into_std()
-                .saturating_duration_since(std::time::Instant::now())
+        let clock = if self.blocking {
+            Clock::Blocking
         } else {
-            deadline.saturating_duration_since(Instant::now())
-        })
+            Clock::Tokio
+        };
+        Some(clock.until(self.deadline?))
     }
 }
 
@@ -112,6 +120,8 @@ thread_local! {
 
 const BLOCKING: u8 = 1;
 const HAS_DEADLINE: u8 = 2;
+/// A retried function called by this attempt gave up after retrying.
+const INNER_GAVE_UP: u8 = 4;
 
 /// The attempt the calling code runs inside, if it runs inside a retried
 /// function's attempt (on the same task, or the same thread for a plain
@@ -122,60 +132,102 @@ pub fn current_attempt() -> Option<AttemptContext> {
     (attempt != 0).then(|| AttemptContext {
         attempt,
         max_attempts,
-        nested_once: false,
         deadline: if flags & HAS_DEADLINE == 0 {
             None
         } else {
             DEADLINE.with(Cell::get)
         },
         blocking: flags & BLOCKING != 0,
-        key: KEY.with(Cell::get),
+        key: KEY.with(|slot| {
+            // Drawn on first request, so a call that never asks pays nothing;
+            // the attempt keeps it for the call's later attempts.
+            let mut key = slot.get();
+            if !key.is_drawn() {
+                key = crate::idempotency::IdempotencyKey::random();
+                slot.set(key);
+            }
+            key
+        }),
     })
 }
 
-/// Whether the calling code runs inside a retried function's attempt.
-pub(crate) fn in_attempt() -> bool {
-    CURRENT.with(Cell::get).0 != 0
+/// The deadline of the attempt the calling code runs inside, if any.
+pub(crate) fn enclosing_deadline() -> Option<Instant> {
+    let (attempt, _, flags) = CURRENT.with(Cell::get);
+    if attempt == 0 || flags & HAS_DEADLINE == 0 {
+        return None;
+    }
+    DEADLINE.with(Cell::get)
 }
 
-/// Sets the context until dropped, then restores the one before (also when
-/// the attempt panics).
-struct Enter {
+/// Marks the attempt the calling code runs inside, if any: a retried
+/// function it called gave up after retrying.
+pub(crate) fn report_gave_up() {
+    CURRENT.with(|current| {
+        let (attempt, max_attempts, flags) = current.get();
+        if attempt != 0 {
+            current.set((attempt, max_attempts, flags | INNER_GAVE_UP));
+        }
+    });
+}
+
+/// Sets an attempt's context until dropped, then restores the one before
+/// (also when the attempt panics) and hands the attempt whether a retried
+/// function it called gave up.
+struct Enter<'a> {
     outer: (u32, u32, u8),
     /// The deadline before, when this attempt replaced it.
     outer_deadline: Option<Option<Instant>>,
     outer_key: crate::idempotency::IdempotencyKey,
+    inner_gave_up: &'a mut bool,
+    key: &'a mut crate::idempotency::IdempotencyKey,
 }
 
-impl Enter {
-    #[inline]
-    fn new(context: AttemptContext) -> Self {
+impl<'a> Enter<'a> {
+    fn new(attempts: &'a mut Attempts<'_>) -> Self {
         let outer = CURRENT.with(Cell::get);
-        let max_attempts = if context.nested_once && outer.0 != 0 {
-            1
-        } else {
-            context.max_attempts
+        let mut flags = match attempts.clock() {
+            Clock::Blocking => BLOCKING,
+            Clock::Tokio => 0,
         };
-        let mut flags = if context.blocking { BLOCKING } else { 0 };
-        let outer_deadline = context.deadline.map(|deadline| {
+        let mut outer_deadline = None;
+        if let Some(own) = attempts.deadline() {
             flags |= HAS_DEADLINE;
-            DEADLINE.with(|slot| slot.replace(Some(deadline)))
+            let previous = DEADLINE.with(|slot| slot.get());
+            // Nobody inside this attempt may run past the nearest deadline.
+            let nearest = match previous {
+                Some(theirs) if outer.2 & HAS_DEADLINE != 0 && outer.0 != 0 => own.min(theirs),
+                _ => own,
+            };
+            DEADLINE.with(|slot| slot.set(Some(nearest)));
+            outer_deadline = Some(previous);
+        } else if outer.0 != 0 {
+            flags |= outer.2 & HAS_DEADLINE;
+        }
+        CURRENT.with(|current| {
+            current.set((attempts.attempt(), attempts.policy().max_attempts(), flags));
         });
-        CURRENT.with(|current| current.set((context.attempt, max_attempts, flags)));
-        let outer_key = KEY.with(|slot| slot.replace(context.key));
+        let (inner_gave_up, key) = attempts.scope_slots();
+        // The call's key, drawn only once somebody asks for it, then kept
+        // for its later attempts.
+        let outer_key = KEY.with(|slot| slot.replace(*key));
         Enter {
             outer,
             outer_deadline,
             outer_key,
+            inner_gave_up,
+            key,
         }
     }
 }
 
-impl Drop for Enter {
-    #[inline]
+impl Drop for Enter<'_> {
     fn drop(&mut self) {
-        CURRENT.with(|current| current.set(self.outer));
-        KEY.with(|slot| slot.set(self.outer_key));
+        let mine = CURRENT.with(|current| current.replace(self.outer));
+        if mine.2 & INNER_GAVE_UP != 0 {
+            *self.inner_gave_up = true;
+        }
+        *self.key = KEY.with(|slot| slot.replace(self.outer_key));
         if let Some(deadline) = self.outer_deadline {
             DEADLINE.with(|slot| slot.set(deadline));
         }
@@ -185,29 +237,31 @@ impl Drop for Enter {
 /// An attempt's future, polled with its context set.
 #[doc(hidden)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Scoped<'a, F> {
+pub struct Scoped<'a, 'p, F> {
     attempt: Pin<&'a mut F>,
-    context: AttemptContext,
+    attempts: &'a mut Attempts<'p>,
 }
 
-impl<'a, F> Scoped<'a, F> {
-    pub(crate) fn new(context: AttemptContext, attempt: Pin<&'a mut F>) -> Self {
-        Scoped { attempt, context }
+impl<'a, 'p, F> Scoped<'a, 'p, F> {
+    pub(crate) fn new(attempts: &'a mut Attempts<'p>, attempt: Pin<&'a mut F>) -> Self {
+        Scoped { attempt, attempts }
     }
 }
 
-impl<F: Future> Future for Scoped<'_, F> {
+impl<F: Future> Future for Scoped<'_, '_, F> {
     type Output = F::Output;
 
     #[inline]
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let _enter = Enter::new(self.context);
-        self.attempt.as_mut().poll(cx)
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.get_mut();
+        let _enter = Enter::new(this.attempts);
+        this.attempt.as_mut().poll(cx)
     }
 }
 
 /// Runs a plain function's attempt with its context set.
-pub(crate) fn scoped_call<R>(context: AttemptContext, attempt: impl FnOnce() -> R) -> R {
-    let _enter = Enter::new(context);
+#[inline]
+pub(crate) fn scoped_call<R>(attempts: &mut Attempts<'_>, attempt: impl FnOnce() -> R) -> R {
+    let _enter = Enter::new(attempts);
     attempt()
 }

@@ -7,8 +7,9 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::attempt::{sleep_blocking, Attempts};
-use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Rules};
+use crate::attempts::Attempts;
+use crate::clock::sleep_blocking;
+use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
 use crate::timeout::{limited, or_timed_out, TimedOut};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
@@ -54,10 +55,6 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
 /// What an attempt the breaker refuses fails with: `E::from`.
 type Refusal<E> = fn(CircuitOpen) -> E;
 
-/// The classifier of a closure loop.
-type ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> =
-    Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>;
-
 /// A [`Retry`] with only `on` set, by default to retry every error: no `Ok`
 /// value is retried, no server hint is read, no hook is called.
 pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
@@ -79,14 +76,14 @@ impl Policy {
             policy: self,
             budget: None,
             breaker: None,
-            rules: Rules(
-                every_error::<E>,
-                no_value::<T>,
-                no_hint::<E>,
-                no_hint::<T>,
-                no_hook::<E>,
-                no_hook::<T>,
-            ),
+            rules: Rules {
+                on: every_error::<E>,
+                on_ok: no_value::<T>,
+                retry_after: no_hint::<E>,
+                retry_after_ok: no_hint::<T>,
+                on_retry: no_hook::<E>,
+                on_retry_ok: no_hook::<T>,
+            },
             types: PhantomData,
         }
     }
@@ -115,31 +112,25 @@ impl Policy {
     }
 }
 
-/// Replaces the rule named `new` in `rules`, keeping the others. Every name
-/// is written by the caller, in order, so the pattern and the rebuilt tuple
-/// agree.
+/// `self` with the rule `field` set to `value`, the rules listed after the
+/// `;` kept. The struct expression names every rule once, so the compiler
+/// checks that none is lost or doubled.
 macro_rules! with_rule {
-    ($self:ident, ($($before:ident),*), $new:ident, ($($after:ident),*)) => {{
-        let Rules($($before,)* _, $($after),*) = $self.rules;
+    ($self:ident, $field:ident: $value:expr; $($keep:ident),*) => {
         Retry {
             policy: $self.policy,
             budget: $self.budget,
             breaker: $self.breaker,
-            rules: Rules($($before,)* $new, $($after),*),
+            rules: Rules { $field: $value, $($keep: $self.rules.$keep),* },
             types: PhantomData,
         }
-    }};
+    };
 }
 
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     /// Retries only the errors `on` accepts.
     pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk> {
-        with_rule!(
-            self,
-            (),
-            on,
-            (on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-        )
+        with_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
     /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
@@ -149,12 +140,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self,
         on_ok: F,
     ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk> {
-        with_rule!(
-            self,
-            (on),
-            on_ok,
-            (retry_after, retry_after_ok, on_retry, on_retry_ok)
-        )
+        with_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
     /// Reads the wait a server asked for from a retried error.
@@ -162,12 +148,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     where
         F: Fn(&E) -> Option<Duration>,
     {
-        with_rule!(
-            self,
-            (on, on_ok),
-            retry_after,
-            (retry_after_ok, on_retry, on_retry_ok)
-        )
+        with_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
     }
 
     /// Reads the wait a server asked for from a retried `Ok` value.
@@ -178,12 +159,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     where
         F: Fn(&T) -> Option<Duration>,
     {
-        with_rule!(
-            self,
-            (on, on_ok, retry_after),
-            retry_after_ok,
-            (on_retry, on_retry_ok)
-        )
+        with_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
     }
 
     /// Calls `on_retry` before each wait after an error, with the error, the
@@ -192,12 +168,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     where
         F: Fn(&E, u32, Duration),
     {
-        with_rule!(
-            self,
-            (on, on_ok, retry_after, retry_after_ok),
-            on_retry,
-            (on_retry_ok)
-        )
+        with_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
     }
 
     /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
@@ -206,12 +177,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     where
         F: Fn(&T, u32, Duration),
     {
-        with_rule!(
-            self,
-            (on, on_ok, retry_after, retry_after_ok, on_retry),
-            on_retry_ok,
-            ()
-        )
+        with_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
     }
 
     /// Draws retries from a shared budget.
@@ -234,12 +200,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
 /// Running the loop, once the rules are set.
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
 where
-    On: Fn(&E) -> bool,
-    OnOk: Fn(&T) -> bool,
-    Ra: Fn(&E) -> Option<Duration>,
-    RaOk: Fn(&T) -> Option<Duration>,
-    Hook: Fn(&E, u32, Duration),
-    HookOk: Fn(&T, u32, Duration),
+    Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
     /// the policy runs out of attempts, budget or time. Each wait is a
@@ -263,7 +224,8 @@ where
                 // The closure runs with the attempt's context set, as the
                 // body of a retried function does.
                 let future = attempts.call(&mut attempt);
-                let limited = core::pin::pin!(limited(attempts.attempt_timeout(), future));
+                let limit = attempts.attempt_timeout();
+                let limited = core::pin::pin!(limited(limit, future));
                 or_timed_out(attempts.scoped(limited).await)
             };
             let wait = match classifier.next(&mut attempts, outcome) {
@@ -316,16 +278,10 @@ where
         }
     }
 
-    fn classifier(self) -> ClosureClassifier<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
-        let Rules(on, on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok) = self.rules;
-        classifier(
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-            on_retry_ok,
-        )
+    /// The rules, tied to the closure's outcome type.
+    #[allow(clippy::type_complexity)]
+    fn classifier(self) -> Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
+        Classifier::new(self.rules)
     }
 }
 

@@ -49,11 +49,11 @@ pub const HEADER: &str = "idempotency-key";
 /// thread seeded from the operating system, which
 /// [`seed_thread_rng`](crate::seed_thread_rng) does not touch.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
-pub struct IdempotencyKey(u128);
+pub struct IdempotencyKey([u64; 2]);
 
 impl IdempotencyKey {
     /// The all-zero key, never made by [`IdempotencyKey::random`].
-    pub(crate) const NIL: Self = IdempotencyKey(0);
+    pub(crate) const NIL: Self = IdempotencyKey([0, 0]);
 
     /// A new random key.
     #[must_use]
@@ -67,13 +67,21 @@ impl IdempotencyKey {
         let bits = (u128::from(high) << 64) | u128::from(low);
         // Version 4 and the RFC 9562 variant, so that it is a valid UUID.
         let bits = (bits & !(0xf << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
-        IdempotencyKey(bits)
+        #[allow(clippy::cast_possible_truncation)]
+        IdempotencyKey([(bits >> 64) as u64, bits as u64])
+    }
+
+    /// Whether this is a key drawn by [`IdempotencyKey::random`] (not the
+    /// all-zero placeholder of a call that has not asked for one yet).
+    pub(crate) const fn is_drawn(self) -> bool {
+        self.0[0] != 0 || self.0[1] != 0
     }
 
     /// The key's 128 bits.
     #[must_use]
+    #[allow(clippy::cast_lossless)] // `u128::from` is not `const`.
     pub const fn as_u128(self) -> u128 {
-        self.0
+        (self.0[0] as u128) << 64 | self.0[1] as u128
     }
 
     /// The key as a header value.
@@ -97,7 +105,7 @@ impl IdempotencyKey {
             }
             // A nibble is below 16 by construction.
             #[allow(clippy::cast_possible_truncation)]
-            let digit = ((self.0 >> (nibble * 4)) & 0xf) as usize;
+            let digit = ((self.as_u128() >> (nibble * 4)) & 0xf) as usize;
             out[position] = DIGITS[digit];
             position += 1;
         }

@@ -4,7 +4,8 @@
 
 use core::time::Duration;
 
-use crate::attempt::{Attempts, Verdict};
+use crate::attempts::Attempts;
+use crate::decision::Verdict;
 use crate::{Policy, RetryBudget, Stop};
 
 /// What a classifier of a layer or middleware made of an attempt's outcome.

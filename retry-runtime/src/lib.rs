@@ -45,19 +45,22 @@
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
 
-mod attempt;
+mod attempts;
 mod breaker;
 mod budget;
 pub mod classify;
+mod clock;
 #[cfg(feature = "serde")]
 #[cfg_attr(docsrs, doc(cfg(feature = "serde")))]
 pub mod config;
 mod context;
+mod decision;
 mod driver;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod integration;
 pub mod metrics;
+mod observe;
 mod policy;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
@@ -73,10 +76,10 @@ pub mod tower;
 #[doc(hidden)]
 pub mod __private;
 
-pub use attempt::Stop;
 pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
+pub use decision::Stop;
 pub use driver::{DefaultRetry, Retry};
 pub use idempotency::IdempotencyKey;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -122,7 +125,7 @@ pub use timeout::TimedOut;
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
-/// | `nested` | `"once"`, `"retry"` | `"once"` | reached from inside another retried function's attempt: one attempt, or retry anyway; see [`Nested`] |
+/// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
 /// | `policy` | `&Policy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested` |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///

@@ -55,7 +55,8 @@ pub struct Counters {
     pub budget: u64,
     /// Calls that stopped because the server asked for a wait above `cap`.
     pub hint_too_long: u64,
-    /// Failed attempts not retried because an outer `#[retry]` retries.
+    /// Calls that returned at once because a retried function their failed
+    /// attempt called had already retried and given up.
     pub nested: u64,
     /// Calls refused by an open circuit breaker, and failed attempts not
     /// retried because the breaker had opened.

@@ -64,17 +64,28 @@ impl fmt::Display for Jitter {
     }
 }
 
-/// What a retried function does when it is reached from inside an attempt
-/// of another retried function.
+/// What a retried function does with a failed attempt in which a retried
+/// function it called (directly or through ordinary functions) already
+/// retried and gave up.
 ///
-/// Retries at every layer multiply: three layers of three attempts make 27
-/// calls at the bottom. By default only the outermost layer retries.
+/// Retries happen at one layer, the one closest to the failure: a retried
+/// function called inside another's attempt retries under its own policy,
+/// never past the outer call's deadline. If it gives up on an error it
+/// judged retryable (attempts used up, deadline, budget, a hint longer than
+/// `cap`), retrying the outer attempt would only repeat those retries: by
+/// default the outer call returns that error at once, for reason
+/// [`Stop::Nested`](crate::Stop::Nested). A failure that no inner layer
+/// retried (an inner error its `on` rejects, or the outer body's own) is
+/// judged by the outer's own rules. Three layers of three attempts cost three
+/// calls at the bottom, not 27.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Nested {
-    /// Make a single attempt and let the outer layer retry. The default.
+    /// Return the failure at once: the layer below already retried it.
+    /// The default.
     #[default]
     Once,
-    /// Retry here too, under this policy.
+    /// Retry the attempt anyway under this policy, so that the retries of
+    /// the layers multiply (three layers of three: 27 calls at the bottom).
     Retry,
 }
 
@@ -164,8 +175,8 @@ impl Default for Policy {
 
 impl Policy {
     /// The defaults of the attribute: 3 attempts, base 100ms, cap 10s,
-    /// multiplier 2, full jitter, no deadline, no timeout, a single attempt
-    /// when nested.
+    /// multiplier 2, full jitter, no deadline, no timeout, and a failure an
+    /// inner retried function already gave up on returned at once.
     #[must_use]
     pub const fn new() -> Self {
         Policy {

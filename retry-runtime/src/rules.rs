@@ -2,10 +2,12 @@
 //! `retry_after_ok`, `on_retry`, `on_retry_ok`) tied to its return type, and
 //! the step that applies them to an attempt's outcome.
 
+use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::attempt::{Attempts, Verdict};
+use crate::attempts::Attempts;
+use crate::decision::Verdict;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
@@ -74,24 +76,69 @@ pub trait OnRetry<X>: Fn(&X, u32, Duration) {}
 
 impl<X, F: Fn(&X, u32, Duration)> OnRetry<X> for F {}
 
-/// The rules of one function: `on`, `on_ok`, `retry_after`,
-/// `retry_after_ok`, `on_retry` and `on_retry_ok`.
+/// The rules of one function, each defaulting to "nothing special" (every
+/// error retried, no `Ok` value retried, no hint, no hook).
 #[doc(hidden)]
-pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk>(
-    pub(crate) On,
-    pub(crate) OnOk,
-    pub(crate) Ra,
-    pub(crate) RaOk,
-    pub(crate) Hook,
-    pub(crate) HookOk,
-);
+pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
+    /// Which errors may succeed on a repeat.
+    pub(crate) on: On,
+    /// Which `Ok` values are retried (an HTTP 503).
+    pub(crate) on_ok: OnOk,
+    /// The wait a server asked for, read from a retried error.
+    pub(crate) retry_after: Ra,
+    /// The wait a server asked for, read from a retried `Ok` value.
+    pub(crate) retry_after_ok: RaOk,
+    /// Called before each wait after an error.
+    pub(crate) on_retry: Hook,
+    /// Called before each wait after a retried `Ok` value.
+    pub(crate) on_retry_ok: HookOk,
+}
+
+/// Rules that fit the outcome type `R`. The one place the bounds tying each
+/// rule to `R` are written.
+#[doc(hidden)]
+pub trait RulesFor<R: Outcome> {
+    /// What the rules make of an outcome.
+    fn verdict(&self, outcome: &R) -> Verdict;
+    /// The hook, before the wait that follows attempt `attempt`.
+    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
+}
+
+impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> RulesFor<R> for Rules<On, OnOk, Ra, RaOk, Hook, HookOk>
+where
+    R: Outcome,
+    On: Classify<R::Error>,
+    OnOk: Classify<R::Ok>,
+    Ra: Hint<R::Error>,
+    RaOk: Hint<R::Ok>,
+    Hook: OnRetry<R::Error>,
+    HookOk: OnRetry<R::Ok>,
+{
+    #[inline]
+    fn verdict(&self, outcome: &R) -> Verdict {
+        match outcome.as_result() {
+            Ok(value) if (self.on_ok)(value) => Verdict::Transient((self.retry_after_ok)(value)),
+            Ok(_) => Verdict::Success,
+            Err(error) if (self.on)(error) => Verdict::Transient((self.retry_after)(error)),
+            Err(_) => Verdict::Permanent,
+        }
+    }
+
+    #[inline]
+    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
+        match outcome.as_result() {
+            Ok(value) => (self.on_retry_ok)(value, attempt, wait),
+            Err(error) => (self.on_retry)(error, attempt, wait),
+        }
+    }
+}
 
 /// Ties the rules to the function's return type `R`, so that closures such
-/// as `|e| e.is_timeout()` need no annotation.
-///
-/// This is the one place the expansion puts bounds on `R` and the rules:
-/// when the return type is not a `Result`, or a rule does not fit it, the
-/// compiler reports it here, once, and nowhere else.
+/// as `|e| e.is_timeout()` need no annotation: the compiler infers a
+/// closure's argument type only from a bound on the closure itself, so this
+/// entry repeats the bounds of [`RulesFor`] for the expansion's sake. When
+/// the return type is not a `Result`, or a rule does not fit it, the
+/// compiler reports it here, once.
 #[doc(hidden)]
 #[inline]
 #[allow(clippy::type_complexity)]
@@ -102,7 +149,7 @@ pub fn classifier<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
     retry_after_ok: RaOk,
     on_retry: Hook,
     on_retry_ok: HookOk,
-) -> Classifier<R, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>
+) -> impl Next<R>
 where
     R: Outcome,
     On: Classify<R::Error>,
@@ -112,68 +159,62 @@ where
     Hook: OnRetry<R::Error>,
     HookOk: OnRetry<R::Ok>,
 {
-    Classifier {
-        rules: Rules(
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-            on_retry_ok,
-        ),
-        step: step::<R, On, OnOk, Ra, RaOk, Hook, HookOk>,
-    }
+    Classifier::new(Rules {
+        on,
+        on_ok,
+        retry_after,
+        retry_after_ok,
+        on_retry,
+        on_retry_ok,
+    })
 }
 
-/// One step of the loop, for rules known to fit `R`.
-fn step<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
-    rules: &Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
-    attempts: &mut Attempts<'_>,
-    outcome: R,
-) -> ControlFlow<R, Duration>
-where
-    R: Outcome,
-    On: Classify<R::Error>,
-    OnOk: Classify<R::Ok>,
-    Ra: Hint<R::Error>,
-    RaOk: Hint<R::Ok>,
-    Hook: OnRetry<R::Error>,
-    HookOk: OnRetry<R::Ok>,
-{
-    let Rules(on, on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok) = rules;
-    let verdict = match outcome.as_result() {
-        Ok(value) if on_ok(value) => Verdict::Transient(retry_after_ok(value)),
-        Ok(_) => Verdict::Success,
-        Err(error) if on(error) => Verdict::Transient(retry_after(error)),
-        Err(_) => Verdict::Permanent,
-    };
-    match attempts.judge(verdict) {
-        Ok(wait) => {
-            let attempt = attempts.attempt() - 1;
-            match outcome.as_result() {
-                Ok(value) => on_retry_ok(value, attempt, wait),
-                Err(error) => on_retry(error, attempt, wait),
-            }
-            ControlFlow::Continue(wait)
-        }
-        Err(_) => ControlFlow::Break(outcome),
-    }
-}
-
-/// The rules, with the step fixed while the bounds are known to hold.
+/// The rules, tied to the outcome type `R`.
 #[doc(hidden)]
 pub struct Classifier<R, Rules> {
     rules: Rules,
-    step: fn(&Rules, &mut Attempts<'_>, R) -> ControlFlow<R, Duration>,
+    outcome: PhantomData<fn(R) -> R>,
 }
 
 impl<R, Rules> Classifier<R, Rules> {
-    /// Judges an attempt's outcome: `Break` hands it back unchanged,
-    /// `Continue` gives the wait before the next attempt. The outcome is
-    /// dropped here, before the wait.
+    pub(crate) const fn new(rules: Rules) -> Self {
+        Classifier {
+            rules,
+            outcome: PhantomData,
+        }
+    }
+}
+
+/// One step of the loop: judges an attempt's outcome. `Break` hands it back
+/// unchanged, `Continue` gives the wait before the next attempt; the outcome
+/// is dropped here, before the wait.
+///
+/// [`classifier`] returns an opaque `impl Next<R>`, so that when its bounds
+/// fail (a return type that is not a `Result`, a rule of the wrong type) the
+/// compiler reports that once, at the call, and the step itself still
+/// type-checks.
+#[doc(hidden)]
+pub trait Next<R> {
+    /// Judges `outcome`, the outcome of the attempt `attempts` is running.
+    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration>;
+}
+
+impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
     #[inline]
-    pub fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
-        (self.step)(&self.rules, attempts, outcome)
+    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
+        let verdict = self.rules.verdict(&outcome);
+        if verdict == Verdict::Success {
+            attempts.succeeded();
+            return ControlFlow::Break(outcome);
+        }
+        let failed = attempts.attempt();
+        match attempts.judge(verdict) {
+            Ok(wait) => {
+                self.rules.before_wait(&outcome, failed, wait);
+                ControlFlow::Continue(wait)
+            }
+            Err(_) => ControlFlow::Break(outcome),
+        }
     }
 }
 

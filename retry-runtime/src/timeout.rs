@@ -95,3 +95,15 @@ where
 {
     outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
 }
+
+/// Runs a blocking `attempt` that cannot be cut off: with a `limit`, one that
+/// returns after it is `None`, timed out, its late outcome dropped.
+#[inline]
+pub(crate) fn call_limited<R>(limit: Option<Duration>, attempt: impl FnOnce() -> R) -> Option<R> {
+    let Some(limit) = limit else {
+        return Some(attempt());
+    };
+    let started = std::time::Instant::now();
+    let outcome = attempt();
+    (started.elapsed() <= limit).then_some(outcome)
+}

@@ -1,0 +1,225 @@
+//! The whole decision of one retry, as one pure step: what the rules made of
+//! an attempt's outcome and what is known of the call so far go in; "retry
+//! after this wait" or "stop for this reason" comes out. Attempts left, the
+//! retry budget, an inner layer that already retried, the server's hint, the
+//! backoff and the deadline are weighed here, in that order, and nowhere
+//! else.
+
+use core::fmt;
+use core::time::Duration;
+
+use crate::{Nested, Policy};
+
+/// Why a call stopped and returned what it had.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+#[non_exhaustive]
+pub enum Stop {
+    /// The outcome is a success.
+    Done,
+    /// The error is one `on` does not accept.
+    NotRetryable,
+    /// That was attempt `max`.
+    Exhausted,
+    /// The retry budget is spent.
+    Budget,
+    /// The server asked for a wait longer than `cap`.
+    HintTooLong,
+    /// The wait would end past the deadline (this call's, or that of the
+    /// retried call it runs inside).
+    Deadline,
+    /// A retried function called by the failed attempt already retried and
+    /// gave up, so this layer does not retry it again (`nested = "once"`).
+    Nested,
+    /// The circuit breaker is open: the call was refused, or a failed
+    /// attempt is not retried.
+    Open,
+}
+
+impl Stop {
+    /// A short name: `"done"`, `"not_retryable"`, `"exhausted"`, `"budget"`,
+    /// `"hint_too_long"`, `"deadline"`, `"nested"` or `"open"`.
+    #[must_use]
+    pub const fn as_str(self) -> &'static str {
+        match self {
+            Stop::Done => "done",
+            Stop::NotRetryable => "not_retryable",
+            Stop::Exhausted => "exhausted",
+            Stop::Budget => "budget",
+            Stop::HintTooLong => "hint_too_long",
+            Stop::Deadline => "deadline",
+            Stop::Nested => "nested",
+            Stop::Open => "open",
+        }
+    }
+
+    /// Whether the call gave up on a failure it judged retryable: the
+    /// failure was retried here as far as the rules allow, so no layer
+    /// around it retries it again.
+    pub(crate) const fn gave_up_retrying(self) -> bool {
+        !matches!(self, Stop::Done | Stop::NotRetryable)
+    }
+}
+
+impl fmt::Display for Stop {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.pad(self.as_str())
+    }
+}
+
+/// What the rules make of an attempt's outcome.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Verdict {
+    /// A value to return.
+    Success,
+    /// An error `on` rejects: return it.
+    Permanent,
+    /// An error `on` accepts, or an `Ok` value `on_ok` accepts, with the
+    /// server's hint if there is one.
+    Transient(Option<Duration>),
+}
+
+/// What is known of a call when one of its attempts failed in a way the
+/// rules would retry.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Failure {
+    /// The attempt that failed, from 1.
+    pub attempt: u32,
+    /// The server's hint, if it gave one.
+    pub hint: Option<Duration>,
+    /// The wait before the attempt that failed, `base` before the first.
+    pub previous: Duration,
+    /// Whether the budget had a token for a retry.
+    pub budget_allows: bool,
+    /// Whether a retried function called by this attempt gave up after
+    /// retrying.
+    pub inner_gave_up: bool,
+    /// Time left before the nearest deadline (this call's or the enclosing
+    /// attempt's), if there is one.
+    pub time_left: Option<Duration>,
+}
+
+/// Retry after this wait, or stop for this reason. `random` gives the
+/// samples for the backoff's jitter and the hint's spread, drawn only when a
+/// wait is computed.
+pub(crate) fn decide(
+    policy: &Policy,
+    failure: &Failure,
+    mut random: impl FnMut() -> u64,
+) -> Result<Duration, Stop> {
+    if failure.attempt >= policy.max_attempts() {
+        return Err(Stop::Exhausted);
+    }
+    if !failure.budget_allows {
+        return Err(Stop::Budget);
+    }
+    if failure.inner_gave_up && policy.nested() == Nested::Once {
+        return Err(Stop::Nested);
+    }
+    // Retry n follows attempt n + 1: n = 0 before the first retry.
+    let n = failure.attempt.saturating_sub(1);
+    let backoff = policy.wait_with(n, failure.previous, random());
+    let wait = match failure.hint {
+        Some(hint) => policy
+            .hinted_wait(backoff, hint, random())
+            .ok_or(Stop::HintTooLong)?,
+        None => backoff,
+    };
+    if let Some(left) = failure.time_left {
+        // With a per-attempt timeout, a retry that would start exactly at
+        // the deadline would get no time at all: stop instead.
+        if wait > left || (wait == left && policy.timeout().is_some()) {
+            return Err(Stop::Deadline);
+        }
+    }
+    Ok(wait)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::Jitter;
+
+    const POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(100))
+        .with_jitter(Jitter::None);
+
+    fn failure(attempt: u32) -> Failure {
+        Failure {
+            attempt,
+            hint: None,
+            previous: POLICY.base(),
+            budget_allows: true,
+            inner_gave_up: false,
+            time_left: None,
+        }
+    }
+
+    #[test]
+    fn the_wait_before_retry_n_is_ceiling_n() {
+        assert_eq!(
+            decide(&POLICY, &failure(1), || 0),
+            Ok(Duration::from_millis(100))
+        );
+        assert_eq!(
+            decide(&POLICY, &failure(2), || 0),
+            Ok(Duration::from_millis(200))
+        );
+    }
+
+    #[test]
+    fn attempt_max_is_the_last() {
+        assert_eq!(decide(&POLICY, &failure(3), || 0), Err(Stop::Exhausted));
+        assert_eq!(
+            decide(&POLICY, &failure(u32::MAX), || 0),
+            Err(Stop::Exhausted)
+        );
+    }
+
+    #[test]
+    fn an_inner_layer_that_gave_up_stops_the_outer_unless_it_says_retry() {
+        let inner = Failure {
+            inner_gave_up: true,
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &inner, || 0), Err(Stop::Nested));
+        let stubborn = POLICY.with_nested(Nested::Retry);
+        assert_eq!(
+            decide(&stubborn, &inner, || 0),
+            Ok(Duration::from_millis(100))
+        );
+    }
+
+    #[test]
+    fn a_wait_past_the_time_left_stops() {
+        let late = Failure {
+            time_left: Some(Duration::from_millis(99)),
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &late, || 0), Err(Stop::Deadline));
+    }
+
+    #[test]
+    fn a_hint_above_cap_stops_and_one_below_is_honoured() {
+        let long = Failure {
+            hint: Some(Duration::from_secs(11)),
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &long, || 0), Err(Stop::HintTooLong));
+        let short = Failure {
+            hint: Some(Duration::from_secs(1)),
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &short, || 0), Ok(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_spent_budget_stops() {
+        let spent = Failure {
+            budget_allows: false,
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &spent, || 0), Err(Stop::Budget));
+    }
+}
