@@ -32,8 +32,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, ReturnType, Type};
 
-use crate::attr::Function;
-use crate::validate::Config;
+use crate::check::timeout_span;
+use crate::parse::{Config, Function};
 
 pub fn expand(function: Function, config: Config) -> TokenStream {
     let Function {
@@ -46,7 +46,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
     } = function;
     let stmts = stmts.unwrap_or_default();
     let ReturnType::Type(_, output) = &sig.output else {
-        unreachable!("validate::function rejects functions without a return type")
+        unreachable!("signatures::function rejects functions without a return type")
     };
     let output: &Type = output;
     let is_async = sig.asyncness.is_some();
@@ -136,7 +136,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         // With `timeout` (or a policy that may have one), the attempt is cut
         // off; the conversion of `TimedOut` into the error type is checked on
         // the key that asked for it.
-        match config.timeout_span() {
+        match timeout_span(&config) {
             Some(span) => {
                 let or_timed_out = call_spanned(
                     quote!(#private::or_timed_out),
@@ -166,7 +166,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         };
         // A blocking attempt cannot be cut off: one that returns after its
         // limit counts as timed out.
-        match config.timeout_span() {
+        match timeout_span(&config) {
             Some(span) => call_spanned(
                 quote!(#private::or_timed_out),
                 quote!(#attempts.call_limited(#body)),
@@ -181,7 +181,7 @@ pub fn expand(function: Function, config: Config) -> TokenStream {
         quote!(#private::sleep_blocking(#wait);)
     };
 
-    let docs = crate::docs::retries(&config, is_async);
+    let docs = crate::rustdoc::retries(&config, is_async);
 
     quote! {
         #(#attrs)*
@@ -208,13 +208,13 @@ fn policy_const(krate: &TokenStream, config: &Config) -> TokenStream {
     let base = duration(config.base);
     let cap = duration(config.cap);
     let multiplier = config.multiplier;
-    let jitter = Ident::new(config.jitter, Span::call_site());
-    let nested = Ident::new(config.nested, Span::call_site());
+    let jitter = Ident::new(config.jitter.variant(), Span::call_site());
+    let nested = Ident::new(config.nested.variant(), Span::call_site());
     let deadline = config.deadline.map(|d| {
         let d = duration(d);
         quote!(.with_deadline(#d))
     });
-    let timeout = config.timeout.map(|(d, _)| {
+    let timeout = config.timeout.map(|d| {
         let d = duration(d);
         quote!(.with_timeout(#d))
     });

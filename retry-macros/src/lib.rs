@@ -2,16 +2,20 @@
 //! it as `retry_runtime::retry` and documents it; this crate only parses,
 //! checks and expands. No retry logic lives here.
 //!
-//! Stages, one module each: `attr` reads the tokens, `validate` judges them,
-//! `expand` writes the loop. On any mistake the function is emitted unchanged
+//! Stages, one module each: `parse` reads the keys into typed values (the
+//! one table of keys is there), `check` judges them, `signatures` judges the
+//! function's shape, `suggest` finds the key a misspelt one stands for,
+//! `expand` writes the loop and `rustdoc` its `# Retries` documentation. On any mistake the function is emitted unchanged
 //! next to the errors, so the rest of the crate still compiles and one mistake
 //! is one error.
 #![forbid(unsafe_code)]
 
-mod attr;
-mod docs;
+mod check;
 mod expand;
-mod validate;
+mod parse;
+mod rustdoc;
+mod signatures;
+mod suggest;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};
@@ -28,7 +32,7 @@ fn retry_impl(
     args: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let function: attr::Function = match syn::parse2(item.clone()) {
+    let function: parse::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
             let error = syn::Error::new(
@@ -40,12 +44,12 @@ fn retry_impl(
             return output;
         }
     };
-    let config = attr::parse_args(args).and_then(validate::config);
-    let checked = validate::function(&function);
+    let config = parse::parse_args(args).and_then(check::config);
+    let checked = signatures::function(&function);
     match (config, checked) {
         (Ok(config), Ok(())) => expand::expand(function, config),
         (config, checked) => {
-            let mut errors = validate::Errors::default();
+            let mut errors = check::Errors::default();
             for error in [config.err(), checked.err()].into_iter().flatten() {
                 errors.push(error);
             }

@@ -7,8 +7,8 @@ use core::time::Duration;
 use quote::ToTokens;
 use syn::Expr;
 
+use crate::parse::{Config, Jitter, Nested};
 use retry_core::backoff;
-use crate::validate::Config;
 
 /// Rows of the ceiling table before the rest is summarized.
 const ROWS: u32 = 8;
@@ -45,7 +45,7 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
         let budget = budget.to_token_stream().to_string().replace(' ', "");
         notes.push(format!("Retries draw from the shared budget `{budget}`."));
     }
-    if config.nested == "Once" {
+    if config.nested == Nested::Once {
         notes.push(
             "Called from inside another retried function's attempt, it makes a single attempt."
                 .to_owned(),
@@ -67,7 +67,7 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
     let retries = config.max - 1;
     let base = backoff::nanos(config.base);
     let cap = backoff::nanos(config.cap);
-    let decorrelated = config.jitter == "Decorrelated";
+    let decorrelated = config.jitter == Jitter::Decorrelated;
     lines.push(format!(
         "Retried with `#[retry]`: up to {} on {errors}.",
         match retries {
@@ -107,9 +107,11 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
         }
         lines.push(String::new());
         let jitter = match config.jitter {
-            "Full" => "full jitter: uniform between zero and the ceiling",
-            "Equal" => "equal jitter: half the ceiling plus a uniform share of the other half",
-            _ => "no jitter: exactly the ceiling",
+            Jitter::Full => "full jitter: uniform between zero and the ceiling",
+            Jitter::Equal => {
+                "equal jitter: half the ceiling plus a uniform share of the other half"
+            }
+            Jitter::None | Jitter::Decorrelated => "no jitter: exactly the ceiling",
         };
         lines.push(format!("Each wait is drawn by {jitter}."));
     }
@@ -122,7 +124,7 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
             show(backoff::nanos(deadline))
         );
     }
-    if let Some((timeout, _)) = config.timeout {
+    if let Some(timeout) = config.timeout {
         let _ = write!(
             summary,
             "; each attempt is cut off after {}",
