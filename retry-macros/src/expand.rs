@@ -27,167 +27,378 @@
 
 use core::time::Duration;
 
-use proc_macro2::{Span, TokenStream};
-use quote::{quote, quote_spanned};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
-use syn::{Expr, Ident, ReturnType, Type};
+use syn::{Expr, FnArg, Ident, Pat, Signature, Stmt, Type};
 
 use crate::check::timeout_span;
 use crate::parse::{Config, Function};
+use crate::signatures::{replace_at, Shape};
 
-pub fn expand(function: Function, config: Config) -> TokenStream {
+pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
+    let Some(output) = shape.output(&function).cloned() else {
+        unreachable!("signatures::function rejects functions without a return type")
+    };
+    let docs = if function.attrs.iter().any(|attr| attr.path().is_ident("doc")) {
+        crate::rustdoc::retries(&config, function.sig.asyncness.is_some() || !matches!(shape, Shape::Plain))
+    } else {
+        // Without docs of the user's, the section would hide a missing one
+        // from `missing_docs`.
+        Vec::new()
+    };
     let Function {
         attrs,
         vis,
-        sig,
+        mut sig,
         inner_attrs,
-        stmts,
+        body,
         body_span,
     } = function;
-    let stmts = stmts.unwrap_or_default();
-    let ReturnType::Type(_, output) = &sig.output else {
-        unreachable!("signatures::function rejects functions without a return type")
-    };
-    let output: &Type = output;
-    let is_async = sig.asyncness.is_some();
+    let body = body.unwrap_or_default();
     let krate = config
         .krate
         .as_ref()
         .map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
     let private = quote!(#krate::__private);
-
-    let span = Span::mixed_site();
-    let attempts = Ident::new("attempts", span);
-    let rules = Ident::new("rules", span);
-    let outcome = Ident::new("outcome", span);
-    let wait = Ident::new("wait", span);
-    let attempt = Ident::new("attempt", span);
-    let fake = Ident::new("fake", span);
-
-    let policy_copy = Ident::new("policy", span);
-    let (copy_policy, policy) = match &config.policy {
-        Some(policy) => (
-            quote!(let #policy_copy = #private::policy(#policy);),
-            quote!(&#policy_copy),
-        ),
-        None => (TokenStream::new(), policy_const(&krate, &config)),
+    let expansion = Expansion {
+        config: &config,
+        private: &private,
+        krate: &krate,
+        output: &output,
+        name: sig.ident.to_string(),
     };
-    let budget = config.budget.as_ref().map_or_else(
-        || quote!(#private::None),
-        |budget| quote!(#private::budget(#budget)),
-    );
-    let name = sig.ident.to_string();
-    let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
-    let start = if is_async {
-        quote!(start)
-    } else {
-        quote!(start_blocking)
-    };
-
-    let rule = |rule: &Option<Expr>, default: TokenStream| {
-        rule.as_ref().map_or(default, |rule| quote!(#rule))
-    };
-    let rule_args = [
-        rule(&config.on, quote!(#private::every_error)),
-        rule(&config.on_ok, quote!(#private::no_value)),
-        rule(&config.retry_after, quote!(#private::no_hint)),
-        rule(&config.retry_after_ok, quote!(#private::no_hint)),
-        rule(&config.on_retry, quote!(#private::no_hook)),
-        rule(&config.on_retry_ok, quote!(#private::no_hook)),
-    ];
-    // Spanned on the return type, so a type that is not a `Result` is
-    // reported there.
-    let rules_init = call_spanned(
-        quote!(#private::classifier::<#output, _, _, _, _, _, _>),
-        quote!(#(#rule_args),*),
-        output.span(),
-    );
-
-    // Gives the block the function's return type, so `?` and `.into()` in
-    // the body infer as they did before.
-    let fake_return = quote! {
-        #[allow(
-            unreachable_code,
-            clippy::diverging_sub_expression,
-            clippy::empty_loop,
-            clippy::let_unit_value,
-            clippy::unreachable,
-            clippy::needless_return
-        )]
-        if false {
-            let #fake: #output = loop {};
-            return #fake;
+    let statements = match shape {
+        Shape::Plain => {
+            let is_async = sig.asyncness.is_some();
+            let arguments = arguments(&mut sig, &private, is_async);
+            expansion.run(&arguments, is_async, body, body_span)
+        }
+        Shape::AsyncTrait(parts) => {
+            let (moves, arguments) = async_trait_moves(parts.moves, &sig, &private);
+            let guard = parts.guard;
+            let pin = parts.pin;
+            let block_span = parts.block.brace_token.span.join();
+            let stmts = parts.block.stmts;
+            let run = expansion.run(&arguments, true, quote!(#(#stmts)*), block_span);
+            quote! {
+                #pin(async move {
+                    #(#guard)*
+                    #(#moves)*
+                    #run
+                })
+            }
+        }
+        Shape::Instrumented { body, path, block } => {
+            // The arguments are moved into tracing's `async move` block once;
+            // the loop inside it borrows them.
+            let run = expansion.run(&Arguments::default(), true, block.stream(), block.span());
+            let mut replaced = Group::new(Delimiter::Brace, run);
+            replaced.set_span(block.span());
+            replace_at(body, &path, TokenTree::Group(replaced))
         }
     };
-
-    let run_attempt = if is_async {
-        // The attempt: the original body in a block of its own, spanned on
-        // the body so that the compiler's errors about it point there.
-        // The statements get a block of their own after the fake return, so
-        // that items at the top of the body do not follow a statement.
-        let body = quote_spanned! {body_span=>
-            async {
-                #fake_return
-                {
-                    #(#stmts)*
-                }
-            }
-        };
-        // With `timeout` (or a policy that may have one), the attempt is cut
-        // off; the conversion of `TimedOut` into the error type is checked on
-        // the key that asked for it.
-        match timeout_span(&config) {
-            Some(span) => {
-                let or_timed_out = call_spanned(
-                    quote!(#private::or_timed_out),
-                    quote!(#attempts.scoped(#attempt).await),
-                    span,
-                );
-                quote! {
-                    {
-                        let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
-                        let #attempt = ::core::pin::pin!(#attempt);
-                        #or_timed_out
-                    }
-                }
-            }
-            None => quote! {
-                {
-                    let #attempt = ::core::pin::pin!(#body);
-                    #attempts.scoped(#attempt).await
-                }
-            },
-        }
-    } else {
-        let body = quote_spanned! {body_span=>
-            || -> #output {
-                #(#stmts)*
-            }
-        };
-        // A blocking attempt cannot be cut off: one that returns after its
-        // limit counts as timed out.
-        match timeout_span(&config) {
-            Some(span) => call_spanned(
-                quote!(#private::or_timed_out),
-                quote!(#attempts.call_limited(#body)),
-                span,
-            ),
-            None => quote!(#attempts.call(#body)),
-        }
-    };
-    let sleep = if is_async {
-        quote!(#private::sleep(#wait).await;)
-    } else {
-        quote!(#private::sleep_blocking(#wait);)
-    };
-
-    let docs = crate::rustdoc::retries(&config, is_async);
-
     quote! {
         #(#attrs)*
         #(#[doc = #docs])*
         #vis #sig {
             #(#inner_attrs)*
+            #statements
+        }
+    }
+}
+
+/// What the loop does with the function's arguments.
+#[derive(Default)]
+struct Arguments {
+    /// Before the loop: by-value arguments rebound `mut`, so that the
+    /// attempt can capture them by unique borrow.
+    rebind: TokenStream,
+    /// At the start of each attempt: a fresh copy of each `mut` argument.
+    fresh: TokenStream,
+    /// Inside each async attempt: a unique borrow of each by-value argument,
+    /// so the attempt's future captures `&mut T` (`Send` when `T: Send`)
+    /// rather than `&T` (`Send` only when `T: Sync`).
+    capture: TokenStream,
+}
+
+impl Arguments {
+    fn by_value(&mut self, ident: &Ident, is_async: bool) {
+        if is_async {
+            self.rebind.extend(quote! {
+                #[allow(unused_mut, clippy::redundant_locals)]
+                let mut #ident = #ident;
+            });
+            self.unique(ident);
+        }
+    }
+
+    fn unique(&mut self, ident: &Ident) {
+        self.capture.extend(quote!(let _ = &mut #ident;));
+    }
+
+    fn fresh(&mut self, ident: &Ident, copy: TokenStream, is_async: bool) {
+        self.fresh.extend(quote! {
+            #[allow(unused_mut)]
+            let mut #ident = #copy;
+        });
+        if is_async {
+            self.unique(ident);
+        }
+    }
+}
+
+/// Each attempt starts from the arguments as the caller passed them: a
+/// `mut` argument is copied for each attempt (its `mut` moves from the
+/// signature to the copy); the others are borrowed.
+fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Arguments {
+    let mut arguments = Arguments::default();
+    for input in &mut sig.inputs {
+        let FnArg::Typed(typed) = input else {
+            continue;
+        };
+        let span = typed.span();
+        let Pat::Ident(pat) = &mut *typed.pat else {
+            continue;
+        };
+        if pat.by_ref.is_some() || pat.subpat.is_some() {
+            continue;
+        }
+        let ident = pat.ident.clone();
+        let mutable = pat.mutability.take().is_some();
+        match (&*typed.ty, mutable) {
+            (Type::Reference(_), false) => {}
+            (Type::Reference(reference), true) => {
+                let copy = if reference.mutability.is_some() {
+                    quote!(&mut *#ident)
+                } else {
+                    quote!(#ident)
+                };
+                arguments.fresh(&ident, copy, false);
+            }
+            (_, false) => arguments.by_value(&ident, is_async),
+            (_, true) => {
+                let copy = call_spanned(quote!(#private::fresh), quote!(&#ident), span);
+                arguments.fresh(&ident, copy, is_async);
+            }
+        }
+    }
+    arguments
+}
+
+/// `#[async_trait]`'s `let x = x;` moves, with `mut` arguments copied for
+/// each attempt and the others captured by unique borrow, as in
+/// [`arguments`].
+fn async_trait_moves(moves: Vec<Stmt>, sig: &Signature, private: &TokenStream) -> (Vec<TokenStream>, Arguments) {
+    let mut arguments = Arguments::default();
+    let receiver_by_value = sig
+        .inputs
+        .iter()
+        .any(|input| matches!(input, FnArg::Receiver(receiver) if receiver.reference.is_none()));
+    let moves = moves
+        .into_iter()
+        .map(|stmt| {
+            let Stmt::Local(local) = &stmt else {
+                return stmt.into_token_stream();
+            };
+            let Pat::Ident(pat) = &local.pat else {
+                return stmt.into_token_stream();
+            };
+            let ident = pat.ident.clone();
+            if ident == "__self" && !receiver_by_value {
+                return stmt.into_token_stream();
+            }
+            let init = local.init.as_ref().map(|init| &init.expr);
+            if pat.mutability.is_some() {
+                let copy = call_spanned(quote!(#private::fresh), quote!(&#ident), ident.span());
+                arguments.fresh(&ident, copy, true);
+                quote!(let #ident = #init;)
+            } else {
+                arguments.unique(&ident);
+                quote! {
+                    #[allow(unused_mut)]
+                    let mut #ident = #init;
+                }
+            }
+        })
+        .collect();
+    (moves, arguments)
+}
+
+/// The parts of the loop that do not depend on the function's shape.
+struct Expansion<'a> {
+    config: &'a Config,
+    private: &'a TokenStream,
+    krate: &'a TokenStream,
+    output: &'a Type,
+    name: String,
+}
+
+impl Expansion<'_> {
+    /// The loop around `body`, the statements of one attempt.
+    fn run(&self, arguments: &Arguments, is_async: bool, body: TokenStream, body_span: Span) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            krate,
+            output,
+            ..
+        } = self;
+        let span = Span::mixed_site();
+        let attempts = Ident::new("attempts", span);
+        let rules = Ident::new("rules", span);
+        let outcome = Ident::new("outcome", span);
+        let wait = Ident::new("wait", span);
+        let attempt = Ident::new("attempt", span);
+        let fake = Ident::new("fake", span);
+        let limit = Ident::new("limit", span);
+
+        let policy_copy = Ident::new("policy", span);
+        let (copy_policy, policy) = match &config.policy {
+            Some(policy) => {
+                // Spanned on the policy, so that an error type that cannot
+                // express the timeout a `Policy` may carry is reported there.
+                let split = call_spanned(
+                    quote!(#private::runtime_policy::<#output, _>),
+                    quote!(#policy),
+                    policy.span(),
+                );
+                (
+                    quote!(let (#policy_copy, #limit) = #split;),
+                    quote!(&#policy_copy),
+                )
+            }
+            None => (TokenStream::new(), policy_const(krate, config)),
+        };
+        let budget = config.budget.as_ref().map_or_else(
+            || quote!(#private::None),
+            |budget| quote!(#private::budget(#budget)),
+        );
+        let name = &self.name;
+        let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
+        let start = if is_async {
+            quote!(start)
+        } else {
+            quote!(start_blocking)
+        };
+
+        let rule = |rule: &Option<Expr>, default: TokenStream| {
+            rule.as_ref().map_or(default, |rule| quote!(#rule))
+        };
+        let rule_args = [
+            rule(&config.on, quote!(#private::every_error)),
+            rule(&config.on_ok, quote!(#private::no_value)),
+            rule(&config.retry_after, quote!(#private::no_hint)),
+            rule(&config.retry_after_ok, quote!(#private::no_hint)),
+            rule(&config.on_retry, quote!(#private::no_hook)),
+            rule(&config.on_retry_ok, quote!(#private::no_hook)),
+        ];
+        // Spanned on the return type, so a type that is not a `Result` is
+        // reported there.
+        let rules_init = call_spanned(
+            quote!(#private::classifier::<#output, _, _, _, _, _, _>),
+            quote!(#(#rule_args),*),
+            output.span(),
+        );
+
+        // Gives the block the function's return type, so `?` and `.into()` in
+        // the body infer as they did before.
+        let fake_return = quote! {
+            #[allow(
+                unreachable_code,
+                clippy::diverging_sub_expression,
+                clippy::empty_loop,
+                clippy::let_unit_value,
+                clippy::unreachable,
+                clippy::needless_return
+            )]
+            if false {
+                let #fake: #output = loop {};
+                return #fake;
+            }
+        };
+        // The statements get a block of their own after the fake return, so
+        // that items at the top of the body do not follow a statement. Its
+        // braces are the expansion's, not the user's: braces the user did
+        // not write are no `unused_braces` of theirs.
+        let mut statements = Group::new(Delimiter::Brace, body);
+        statements.set_span(Span::mixed_site().located_at(body_span));
+        let Arguments {
+            rebind,
+            fresh,
+            capture,
+        } = arguments;
+
+        let run_attempt = if is_async {
+            // The attempt: the original body in a block of its own, spanned on
+            // the body so that the compiler's errors about it point there.
+            let body = quote_spanned! {body_span=>
+                async {
+                    #capture
+                    #fake_return
+                    #statements
+                }
+            };
+            // With `timeout` (or a policy that may have one), the attempt is cut
+            // off; the conversion of `TimedOut` into the error type is checked on
+            // the key that asked for it.
+            match (&config.policy, timeout_span(config)) {
+                (Some(_), _) => quote! {
+                    {
+                        #fresh
+                        let #attempt = #limit.attempt(#attempts.attempt_timeout(), #body);
+                        let #attempt = ::core::pin::pin!(#attempt);
+                        #attempts.scoped(#attempt).await
+                    }
+                },
+                (None, Some(span)) => {
+                    let or_timed_out = call_spanned(
+                        quote!(#private::or_timed_out),
+                        quote!(#attempts.scoped(#attempt).await),
+                        span,
+                    );
+                    quote! {
+                        {
+                            #fresh
+                            let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
+                            let #attempt = ::core::pin::pin!(#attempt);
+                            #or_timed_out
+                        }
+                    }
+                }
+                (None, None) => quote! {
+                    {
+                        #fresh
+                        let #attempt = ::core::pin::pin!(#body);
+                        #attempts.scoped(#attempt).await
+                    }
+                },
+            }
+        } else {
+            let body = quote_spanned! {body_span=>
+                || -> #output #statements
+            };
+            // A blocking attempt cannot be cut off: one that returns after its
+            // limit counts as timed out.
+            let call = match (&config.policy, timeout_span(config)) {
+                (Some(_), _) => quote!(#limit.call(&#attempts, #body)),
+                (None, Some(span)) => call_spanned(
+                    quote!(#private::or_timed_out),
+                    quote!(#attempts.call_limited(#body)),
+                    span,
+                ),
+                (None, None) => quote!(#attempts.call(#body)),
+            };
+            quote!({ #fresh #call })
+        };
+        let sleep = if is_async {
+            quote!(#private::sleep(#wait).await;)
+        } else {
+            quote!(#private::sleep_blocking(#wait);)
+        };
+
+        quote! {
+            #rebind
             #copy_policy
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name);
             let #rules = #rules_init;

@@ -47,7 +47,7 @@ fn retry_impl(
     let config = parse::parse_args(args).and_then(check::config);
     let checked = signatures::function(&function);
     match (config, checked) {
-        (Ok(config), Ok(())) => expand::expand(function, config),
+        (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
         (config, checked) => {
             let mut errors = check::Errors::default();
             for error in [config.err(), checked.err()].into_iter().flatten() {

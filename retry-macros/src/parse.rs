@@ -57,17 +57,26 @@ pub fn parse_args(args: TokenStream) -> syn::Result<Vec<Arg>> {
     Ok(args.into_iter().collect())
 }
 
-/// The annotated function. `block` is `None` for a declaration without a
+/// The annotated function. `body` is `None` for a declaration without a
 /// body (`async fn f(&self);` in a trait).
 pub struct Function {
     pub attrs: Vec<Attribute>,
     pub vis: Visibility,
     pub sig: Signature,
     pub inner_attrs: Vec<Attribute>,
-    pub stmts: Option<Vec<Stmt>>,
+    /// The statements as written, unparsed: a syntax error in them is left
+    /// for the compiler to report as it would without `#[retry]`.
+    pub body: Option<TokenStream>,
     /// The body's braces, so that errors about the body as a whole (a move
     /// of an argument) point at it rather than at the attribute.
     pub body_span: Span,
+}
+
+impl Function {
+    /// The statements, when they parse.
+    pub fn stmts(&self) -> Option<Vec<Stmt>> {
+        Block::parse_within.parse2(self.body.clone()?).ok()
+    }
 }
 
 impl Parse for Function {
@@ -83,7 +92,7 @@ impl Parse for Function {
                 vis,
                 sig,
                 inner_attrs: Vec::new(),
-                stmts: None,
+                body: None,
                 body_span,
             });
         }
@@ -91,13 +100,13 @@ impl Parse for Function {
         let braces = syn::braced!(content in input);
         let body_span = braces.span.join();
         let inner_attrs = content.call(Attribute::parse_inner)?;
-        let stmts = content.call(Block::parse_within)?;
+        let body = content.parse()?;
         Ok(Function {
             attrs,
             vis,
             sig,
             inner_attrs,
-            stmts: Some(stmts),
+            body: Some(body),
             body_span,
         })
     }
@@ -110,11 +119,16 @@ impl quote::ToTokens for Function {
         tokens.append_all(&self.attrs);
         self.vis.to_tokens(tokens);
         self.sig.to_tokens(tokens);
-        match &self.stmts {
+        match &self.body {
             None => <Token![;]>::default().to_tokens(tokens),
-            Some(stmts) => {
+            Some(body) => {
                 let inner = &self.inner_attrs;
-                tokens.extend(quote::quote!({ #(#inner)* #(#stmts)* }));
+                let mut group = proc_macro2::Group::new(
+                    proc_macro2::Delimiter::Brace,
+                    quote::quote!(#(#inner)* #body),
+                );
+                group.set_span(self.body_span);
+                tokens.append(group);
             }
         }
     }

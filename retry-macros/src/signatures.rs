@@ -1,24 +1,108 @@
 //! Checks the shape of the annotated function: a body, a `Result` return
-//! type, and nothing the loop cannot hold across attempts.
+//! type, and nothing the loop cannot hold across attempts. Sees through the
+//! shapes other attributes leave when they run first (`#[async_trait]`,
+//! `#[tracing::instrument]`), so that `#[retry]` retries the user's own body.
 
-use proc_macro2::{TokenStream, TokenTree};
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::ToTokens;
-use syn::{FnArg, ReturnType, Type};
+use syn::{Expr, FnArg, Pat, ReturnType, Stmt, Type};
 
 use crate::check::Errors;
 use crate::parse::Function;
 
-/// Checks that the item is a function `#[retry]` can rewrite.
-pub fn function(function: &Function) -> syn::Result<()> {
+/// What `#[retry]` rewrites.
+pub enum Shape {
+    /// The function as written.
+    Plain,
+    /// What `#[async_trait]` leaves:
+    ///
+    /// ```text
+    /// // Input:
+    /// fn f(&self, x: X) -> Pin<Box<dyn Future<Output = R> + Send + 'async_trait>> {
+    ///     Box::pin(async move {
+    ///         if let Some(__ret) = None::<R> { return __ret; }
+    ///         let __self = self;
+    ///         let x = x;
+    ///         let __ret: R = { /* the body */ };
+    ///         __ret
+    ///     })
+    /// }
+    /// ```
+    ///
+    /// The loop goes inside the `async move` block, after the arguments are
+    /// moved into it, and retries the body.
+    AsyncTrait(AsyncTrait),
+    /// What `#[tracing::instrument]` leaves on an `async fn`: the body moved
+    /// into `async move { .. }` (possibly inside a wrapper that records the
+    /// result). The loop replaces that block's body.
+    Instrumented {
+        /// The function body as `#[tracing::instrument]` left it.
+        body: TokenStream,
+        /// Where the user's block is in it: an index at each level of groups.
+        path: Vec<usize>,
+        /// The user's block.
+        block: Group,
+    },
+}
+
+/// The parts of an `#[async_trait]` method.
+pub struct AsyncTrait {
+    /// `Box::pin`, as written.
+    pub pin: Expr,
+    /// The statements before the arguments are moved.
+    pub guard: Vec<Stmt>,
+    /// `let x = x;` for each argument moved into the future.
+    pub moves: Vec<Stmt>,
+    /// `R`, the outcome.
+    pub output: Type,
+    /// The body.
+    pub block: syn::Block,
+}
+
+impl Shape {
+    /// The outcome of an attempt: the return type, or the output of the
+    /// future `#[async_trait]` returns.
+    pub fn output<'a>(&'a self, function: &'a Function) -> Option<&'a Type> {
+        match self {
+            Shape::AsyncTrait(parts) => Some(&parts.output),
+            _ => match &function.sig.output {
+                ReturnType::Type(_, ty) => Some(ty),
+                ReturnType::Default => None,
+            },
+        }
+    }
+}
+
+/// Checks that the item is a function `#[retry]` can rewrite, and what shape
+/// it has.
+pub fn function(function: &Function) -> syn::Result<Shape> {
     let mut errors = Errors::default();
     let sig = &function.sig;
-    if function.stmts.is_none() {
+    if function.body.is_none() {
         errors.add(
             &sig.ident,
             "`#[retry]` needs a function body; put it on the implementation of this method, not on its declaration",
         );
     }
-    match &sig.output {
+    if let Some(constness) = &sig.constness {
+        errors.add(
+            constness,
+            "`#[retry]` cannot retry a `const fn`: waiting between attempts cannot happen while              compiling; remove `const`",
+        );
+    }
+    let shape = match async_trait(function) {
+        Some(parts) => Shape::AsyncTrait(parts),
+        None => match instrumented(function) {
+            Some(Ok(shape)) => shape,
+            Some(Err(error)) => return Err(error),
+            None => Shape::Plain,
+        },
+    };
+    let output = match &shape {
+        Shape::AsyncTrait(parts) => ReturnType::Type(Default::default(), Box::new(parts.output.clone())),
+        _ => sig.output.clone(),
+    };
+    match &output {
         ReturnType::Default => errors.add(
             &sig.ident,
             format!(
@@ -57,7 +141,140 @@ pub fn function(function: &Function) -> syn::Result<()> {
             }
         }
     }
-    errors.finish(())
+    errors.finish(shape)
+}
+
+/// The parts of a method `#[async_trait]` rewrote, if it is one.
+fn async_trait(function: &Function) -> Option<AsyncTrait> {
+    if function.sig.asyncness.is_some() {
+        return None;
+    }
+    let mut stmts = function.stmts()?;
+    let Some(Stmt::Expr(Expr::Call(call), None)) = stmts.pop() else {
+        return None;
+    };
+    if !stmts.is_empty() || call.args.len() != 1 {
+        return None;
+    }
+    let Expr::Path(pin) = &*call.func else {
+        return None;
+    };
+    let segments: Vec<String> = pin.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    if !segments.ends_with(&["Box".to_owned(), "pin".to_owned()]) {
+        return None;
+    }
+    let Some(Expr::Async(future)) = call.args.first() else {
+        return None;
+    };
+    future.capture?;
+    let mut stmts = future.block.stmts.clone().into_iter();
+    let mut guard = Vec::new();
+    let mut moves = Vec::new();
+    for stmt in stmts.by_ref() {
+        match &stmt {
+            Stmt::Expr(Expr::If(_), _) if moves.is_empty() => guard.push(stmt),
+            Stmt::Local(local) => {
+                if let (Pat::Type(typed), Some(init)) = (&local.pat, &local.init) {
+                    if let (Pat::Ident(name), Expr::Block(block)) = (&*typed.pat, &*init.expr) {
+                        if name.ident == "__ret" {
+                            return Some(AsyncTrait {
+                                pin: (*call.func).clone(),
+                                guard,
+                                moves,
+                                output: (*typed.ty).clone(),
+                                block: block.block.clone(),
+                            });
+                        }
+                    }
+                }
+                moves.push(stmt);
+            }
+            _ => return None,
+        }
+    }
+    None
+}
+
+/// What `#[tracing::instrument]` left, if it ran before `#[retry]`.
+fn instrumented(function: &Function) -> Option<syn::Result<Shape>> {
+    let body = function.body.as_ref()?;
+    let mentions = |name: &str| {
+        body.clone()
+            .into_iter()
+            .any(|token| matches!(&token, TokenTree::Ident(ident) if ident == name))
+    };
+    if !mentions("__tracing_attr_span") {
+        return None;
+    }
+    let unsupported = || {
+        Some(Err(syn::Error::new(
+            Span::call_site(),
+            "`#[retry]` below `#[tracing::instrument]` is supported on an `async fn` only: put              `#[retry(..)]` above `#[tracing::instrument]`, so that one span covers every attempt",
+        )))
+    };
+    if function.sig.asyncness.is_none() {
+        return unsupported();
+    }
+    // `let __tracing_instrument_future = async move BLOCK;`, where BLOCK is
+    // the user's, or wraps it: `async move { let x = async move BLOCK.await;
+    // .. }`, `async move { match async move BLOCK.await { .. } }`.
+    let tokens: Vec<TokenTree> = body.clone().into_iter().collect();
+    let Some(at) = tokens.windows(2).position(|pair| {
+        matches!(&pair[0], TokenTree::Ident(ident) if ident == "__tracing_instrument_future")
+            && matches!(&pair[1], TokenTree::Punct(punct) if punct.as_char() == '=')
+    }) else {
+        return unsupported();
+    };
+    let Some((outer, index)) = async_move_block(&tokens, at + 2) else {
+        return unsupported();
+    };
+    let inner: Vec<TokenTree> = outer.stream().into_iter().collect();
+    let wrapped = (0..inner.len().min(4)).find_map(|start| async_move_block(&inner, start));
+    let (path, block) = match wrapped {
+        Some((block, inner_index)) => (vec![index, inner_index], block),
+        None => (vec![index], outer),
+    };
+    Some(Ok(Shape::Instrumented {
+        body: body.clone(),
+        path,
+        block,
+    }))
+}
+
+/// `async move { .. }` starting at `start` in `tokens`: the block, and its
+/// index.
+fn async_move_block(tokens: &[TokenTree], start: usize) -> Option<(Group, usize)> {
+    match tokens.get(start..start + 3)? {
+        [TokenTree::Ident(a), TokenTree::Ident(m), TokenTree::Group(block)]
+            if a == "async" && m == "move" && block.delimiter() == Delimiter::Brace =>
+        {
+            Some((block.clone(), start + 2))
+        }
+        _ => None,
+    }
+}
+
+/// `tokens` with the token at `path` (an index at each level of groups)
+/// replaced by `with`.
+pub fn replace_at(tokens: TokenStream, path: &[usize], with: TokenTree) -> TokenStream {
+    let Some((&first, rest)) = path.split_first() else {
+        return tokens;
+    };
+    let mut with = Some(with);
+    tokens
+        .into_iter()
+        .enumerate()
+        .map(|(i, token)| match (i == first, token) {
+            (true, TokenTree::Group(group)) if !rest.is_empty() => {
+                let stream = replace_at(group.stream(), rest, with.take().unwrap_or_else(|| TokenTree::Group(group.clone())));
+                let mut new = Group::new(group.delimiter(), stream);
+                new.set_span(group.span());
+                TokenTree::Group(new)
+            }
+            (true, token) => with.take().unwrap_or(token),
+            (false, token) => token,
+        })
+        .collect()
 }
 
 /// What the return type is, when it cannot be a `Result` whatever the

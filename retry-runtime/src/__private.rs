@@ -8,7 +8,12 @@ pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
 pub use tokio::time::sleep;
 
-use crate::{Policy, RetryBudget};
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+
+use crate::{Policy, RetryBudget, TimedOut, UntimedPolicy};
 
 /// `budget = ...` as the loop takes it; a function argument, so that `&LAZY`
 /// and other references that deref to a `RetryBudget` coerce.
@@ -24,4 +29,208 @@ pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
 #[must_use]
 pub fn policy(policy: &Policy) -> Policy {
     *policy
+}
+
+/// A `mut` argument as the caller passed it, for one attempt: each attempt
+/// starts from the caller's value, so changes a failed attempt made (a batch
+/// it drained) are not seen by the next.
+#[diagnostic::on_unimplemented(
+    message = "`#[retry]` gives each attempt a fresh copy of a `mut` argument, so `{Self}` must be `Clone`",
+    label = "`mut` argument of a type that is not `Clone`",
+    note = "every attempt starts from the value the caller passed, so that what a failed attempt changed is not seen by the next; derive or implement `Clone` for `{Self}`, or take the argument without `mut` and change a local copy inside the body"
+)]
+pub trait Fresh {
+    /// A copy for one attempt.
+    fn fresh(&self) -> Self;
+}
+
+impl<T: Clone> Fresh for T {
+    #[inline]
+    fn fresh(&self) -> Self {
+        self.clone()
+    }
+}
+
+/// The caller's value of a `mut` argument, copied for one attempt.
+#[inline]
+#[must_use]
+pub fn fresh<T: Fresh>(value: &T) -> T {
+    value.fresh()
+}
+
+/// What `policy = ...` may name: a [`Policy`], which may carry a timeout and
+/// so needs an error type that can express one, or an [`UntimedPolicy`],
+/// which carries none and runs with any error type.
+#[diagnostic::on_unimplemented(
+    message = "`policy` needs a `&Policy` whose timeout the error type can express, or a `&UntimedPolicy`",
+    label = "a `Policy` may carry a per-attempt timeout, and the error type of `{R}` has no `From<TimedOut>` to report it",
+    note = "for an error type you cannot extend (`reqwest::Error`, `sqlx::Error`, ...), pass `&policy.untimed()?`: it refuses a policy with a timeout before any attempt, and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
+)]
+pub trait RuntimePolicy<R> {
+    /// The policy, and how a cut-off attempt fails.
+    fn split(&self) -> (Policy, Limit<R>);
+}
+
+impl<R> RuntimePolicy<R> for Policy
+where
+    R: Outcome,
+    R::Error: From<TimedOut>,
+{
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        (*self, Limit::timed())
+    }
+}
+
+impl<R> RuntimePolicy<R> for UntimedPolicy {
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        (*self.policy(), Limit::untimed())
+    }
+}
+
+impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for &P {
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        (**self).split()
+    }
+}
+
+impl<R, P: RuntimePolicy<R>, F: FnOnce() -> P> RuntimePolicy<R> for std::sync::LazyLock<P, F> {
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        std::sync::LazyLock::force(self).split()
+    }
+}
+
+impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for std::sync::Arc<P> {
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        (**self).split()
+    }
+}
+
+impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for Box<P> {
+    #[inline]
+    fn split(&self) -> (Policy, Limit<R>) {
+        (**self).split()
+    }
+}
+
+/// `policy = ...`, copied, so that the loop does not keep borrowing what
+/// the expression borrows (`&self.policy` in a `&mut self` method), with
+/// the way a cut-off attempt fails. The one place the expansion of `policy`
+/// states its bound, so that an error type that cannot express a timeout is
+/// one error, on the policy.
+#[inline]
+#[must_use]
+pub fn runtime_policy<R, P: RuntimePolicy<R> + ?Sized>(policy: &P) -> (Policy, Limit<R>) {
+    policy.split()
+}
+
+/// How an attempt that runs past its timeout fails: with
+/// `E::from(TimedOut)`, or never, under a policy known to have no timeout.
+pub struct Limit<R> {
+    timed_out: Option<fn(TimedOut) -> R>,
+}
+
+impl<R> Clone for Limit<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Limit<R> {}
+
+impl<R> Limit<R> {
+    /// Attempts fail with `E::from(TimedOut)` when cut off.
+    #[inline]
+    #[must_use]
+    pub fn timed() -> Self
+    where
+        R: Outcome,
+        R::Error: From<TimedOut>,
+    {
+        Limit {
+            timed_out: Some(|timed_out| R::from_error(timed_out.into())),
+        }
+    }
+
+    /// Attempts are never cut off: the policy has no timeout, and the error
+    /// type need not express one.
+    #[inline]
+    #[must_use]
+    pub const fn untimed() -> Self {
+        Limit { timed_out: None }
+    }
+
+    /// `attempt`, cut off after `timeout` if this limit can report it.
+    #[inline]
+    pub fn attempt<F: Future<Output = R>>(
+        self,
+        timeout: Option<Duration>,
+        attempt: F,
+    ) -> Bounded<F, R> {
+        Bounded {
+            attempt,
+            cutoff: match (timeout, self.timed_out) {
+                (Some(timeout), Some(timed_out)) => Some(Cutoff {
+                    sleep: tokio::time::sleep(timeout),
+                    timed_out,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// A blocking attempt: one that returns after its timeout counts as
+    /// timed out, since it cannot be interrupted.
+    #[inline]
+    pub fn call(self, attempts: &Attempts<'_>, attempt: impl FnOnce() -> R) -> R {
+        match self.timed_out {
+            Some(timed_out) => attempts
+                .call_limited(attempt)
+                .unwrap_or_else(|| timed_out(TimedOut)),
+            None => attempts.call(attempt),
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt with its time limit, if it has one.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Bounded<F, R> {
+        #[pin]
+        attempt: F,
+        #[pin]
+        cutoff: Option<Cutoff<R>>,
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The end of an attempt's time, and the outcome it then has.
+    pub struct Cutoff<R> {
+        #[pin]
+        sleep: tokio::time::Sleep,
+        timed_out: fn(TimedOut) -> R,
+    }
+}
+
+impl<F: Future<Output = R>, R> Future for Bounded<F, R> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let this = self.project();
+        if let Poll::Ready(outcome) = this.attempt.poll(cx) {
+            return Poll::Ready(outcome);
+        }
+        match this.cutoff.as_pin_mut() {
+            Some(cutoff) => {
+                let cutoff = cutoff.project();
+                let timed_out = *cutoff.timed_out;
+                cutoff.sleep.poll(cx).map(|()| timed_out(TimedOut))
+            }
+            None => Poll::Pending,
+        }
+    }
 }

@@ -7,10 +7,11 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
+use crate::__private::Limit;
 use crate::attempt::{sleep_blocking, Attempts};
 use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Rules};
-use crate::timeout::{limited, or_timed_out, TimedOut};
-use crate::{Policy, RetryBudget};
+use crate::timeout::TimedOut;
+use crate::{Policy, RetryBudget, UntimedPolicy};
 
 /// A retry loop over a closure, for policies built at run time.
 ///
@@ -46,6 +47,9 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
+    /// How an attempt cut off by the policy's timeout fails; never, under an
+    /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
+    limit: Limit<Result<T, E>>,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -68,27 +72,18 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
 >;
 
 impl Policy {
-    /// A retry loop under this policy, to be given its rules and run.
-    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
-        Retry {
-            policy: self,
-            budget: None,
-            rules: Rules(
-                every_error::<E>,
-                no_value::<T>,
-                no_hint::<E>,
-                no_hint::<T>,
-                no_hook::<E>,
-                no_hook::<T>,
-            ),
-            types: PhantomData,
-        }
+    /// A retry loop under this policy, to be given its rules and run. The
+    /// error type must express the policy's timeout; for one that cannot
+    /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
+    pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self, Limit::timed())
     }
 
     /// A retry loop that retries only the errors `on` accepts.
     pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
     where
         On: Fn(&E) -> bool,
+        E: From<TimedOut>,
     {
         self.retrying().on(on)
     }
@@ -109,6 +104,69 @@ impl Policy {
     }
 }
 
+/// The same entry points as [`Policy`]'s, for any error type: the policy
+/// has no timeout, so no attempt is ever cut off.
+///
+/// ```
+/// use retry_runtime::Policy;
+///
+/// #[derive(Debug)]
+/// struct ForeignError; // no `From<TimedOut>`
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), retry_runtime::PolicyError> {
+/// let policy = Policy::new().with_max_attempts(3).untimed()?;
+/// let result: Result<(), ForeignError> = policy.retry(|| async { Err(ForeignError) }).await;
+/// assert!(result.is_err());
+/// # Ok(())
+/// # }
+/// ```
+impl UntimedPolicy {
+    /// A retry loop under this policy, to be given its rules and run.
+    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self.policy(), Limit::untimed())
+    }
+
+    /// A retry loop that retries only the errors `on` accepts.
+    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
+    where
+        On: Fn(&E) -> bool,
+    {
+        self.retrying().on(on)
+    }
+
+    /// Runs `attempt` until it succeeds, retrying every error under this
+    /// policy. Returns the last attempt's result unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, when attempts or the deadline run out.
+    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.retrying().run(attempt).await
+    }
+}
+
+fn retrying<T, E>(policy: &Policy, limit: Limit<Result<T, E>>) -> DefaultRetry<'_, T, E> {
+    Retry {
+        policy,
+        budget: None,
+        rules: Rules(
+            every_error::<E>,
+            no_value::<T>,
+            no_hint::<E>,
+            no_hint::<T>,
+            no_hook::<E>,
+            no_hook::<T>,
+        ),
+        limit,
+        types: PhantomData,
+    }
+}
+
 /// Replaces the rule named `new` in `rules`, keeping the others. Every name
 /// is written by the caller, in order, so the pattern and the rebuilt tuple
 /// agree.
@@ -119,6 +177,7 @@ macro_rules! with_rule {
             policy: $self.policy,
             budget: $self.budget,
             rules: Rules($($before,)* $new, $($after),*),
+            limit: $self.limit,
             types: PhantomData,
         }
     }};
@@ -235,17 +294,17 @@ where
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
-        E: From<TimedOut>,
     {
         let mut attempts = Attempts::start(self.policy, self.budget, "closure");
+        let limit = self.limit;
         let classifier = self.classifier();
         loop {
             let outcome = {
                 // The closure runs with the attempt's context set, as the
                 // body of a retried function does.
                 let future = attempts.call(&mut attempt);
-                let limited = core::pin::pin!(limited(attempts.attempt_timeout(), future));
-                or_timed_out(attempts.scoped(limited).await)
+                let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
+                attempts.scoped(limited).await
             };
             let wait = match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
@@ -267,12 +326,12 @@ where
     pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
-        E: From<TimedOut>,
     {
         let mut attempts = Attempts::start_blocking(self.policy, self.budget, "closure");
+        let limit = self.limit;
         let classifier = self.classifier();
         loop {
-            let outcome = or_timed_out(attempts.call_limited(&mut attempt));
+            let outcome = limit.call(&attempts, &mut attempt);
             match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
