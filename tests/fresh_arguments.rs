@@ -31,7 +31,7 @@ impl Clone for Batch {
 /// whole batch again, or it "succeeds" having sent nothing.
 #[retry(max = 3, base = "1ms", jitter = "none")]
 async fn send_all(mut batch: Batch, attempts: &AtomicU32) -> Result<Vec<u32>, Unavailable> {
-    let sent: Vec<u32> = batch.items.drain(..).collect();
+    let sent = std::mem::take(&mut batch.items);
     if attempts.fetch_add(1, Ordering::Relaxed) == 0 {
         return Err(Unavailable);
     }
@@ -53,7 +53,7 @@ async fn a_batch_drained_by_a_failed_attempt_is_whole_on_the_retry() {
 
 #[retry(max = 3, base = "1ms", jitter = "none")]
 fn send_all_blocking(mut batch: Vec<u32>, attempts: &AtomicU32) -> Result<Vec<u32>, Unavailable> {
-    let sent: Vec<u32> = batch.drain(..).collect();
+    let sent = std::mem::take(&mut batch);
     if attempts.fetch_add(1, Ordering::Relaxed) == 0 {
         return Err(Unavailable);
     }

@@ -66,7 +66,7 @@ trait Outbox {
 impl Outbox for Sink {
     #[retry(max = 3, base = "1ms", jitter = "none")]
     async fn send(&self, mut batch: Vec<u32>, calls: &AtomicU32) -> Result<Vec<u32>, Busy> {
-        let sent: Vec<u32> = batch.drain(..).collect();
+        let sent = std::mem::take(&mut batch);
         succeed_on(calls, 2).map(|_| sent)
     }
 }
@@ -210,4 +210,26 @@ mod debug_handler {
         assert_eq!(BELOW.load(Ordering::Relaxed), 2);
         server.abort();
     }
+}
+
+#[tracing::instrument(skip(calls), err(Debug))]
+#[retry(max = 3, base = "1ms", jitter = "none")]
+fn instrument_above_blocking_recording(name: String, calls: &AtomicU32) -> Result<u32, Busy> {
+    assert_eq!(name, "n");
+    succeed_on(calls, 3)
+}
+
+#[tracing::instrument(skip(calls))]
+#[retry(max = 3, base = "1ms", jitter = "none")]
+fn instrument_above_blocking(name: String, calls: &AtomicU32) -> Result<u32, Busy> {
+    assert_eq!(name, "n");
+    succeed_on(calls, 3)
+}
+
+#[test]
+fn tracing_instrument_works_above_a_plain_fn() {
+    let calls = AtomicU32::new(0);
+    assert_eq!(instrument_above_blocking("n".to_owned(), &calls), Ok(3));
+    let calls = AtomicU32::new(0);
+    assert_eq!(instrument_above_blocking_recording("n".to_owned(), &calls), Ok(3));
 }

@@ -1,12 +1,14 @@
 //! Writes the retry loop around a checked function.
 //!
 //! ```text
-//! async fn f(args) -> Ret {
+//! async fn f(x: X, mut batch: B, r: &R) -> Ret {
+//!     let mut x = x;                        // by value: rebound to be borrowed uniquely
 //!     let attempts = Attempts::start(const { &Policy::new().with_...() }, budget, name);
 //!     let rules = classifier::<Ret, _, _, _, _, _>(on, on_ok, retry_after, retry_after_ok, on_retry);
 //!     loop {
 //!         let outcome: Ret = {
-//!             let attempt = pin!(async { /* the original body */ });
+//!             let mut batch = fresh(&batch);    // `mut`: each attempt from the caller's value
+//!             let attempt = pin!(async { let _ = &mut x; let _ = &mut batch; /* the original body */ });
 //!             attempts.scoped(attempt).await
 //!         };
 //!         let wait = match rules.next(&mut attempts, outcome) {
@@ -21,9 +23,18 @@
 //! The body goes into a non-`move` async block (a closure for a plain `fn`),
 //! so each attempt borrows the arguments afresh and a body that moves one
 //! gets the compiler's own "moved in previous iteration of loop" error at the
-//! move. The outcome is consumed by `next` before the wait, so an error that
-//! is not `Send` never makes the future `!Send`. Locals use
-//! `Span::mixed_site()`, invisible to the body.
+//! move. The `let _ = &mut x;` makes the attempt capture each by-value
+//! argument by unique borrow: `&mut X: Send` needs only `X: Send`, where the
+//! shared borrow the body may need would make the future `Send` only for
+//! `X: Sync` (an `mpsc::Receiver`, an axum `Request`). The outcome is
+//! consumed by `next` before the wait, so an error that is not `Send` never
+//! makes the future `!Send`. Locals use `Span::mixed_site()`, invisible to
+//! the body; the braces around the body are the expansion's, so a one-line
+//! body is no `unused_braces` of the user's.
+//!
+//! Under `#[async_trait]` and `#[tracing::instrument]` (when they run first),
+//! the loop goes inside the `async move` block they made, once the arguments
+//! are moved into it; see `signatures::Shape`.
 
 use core::time::Duration;
 
@@ -40,8 +51,15 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let Some(output) = shape.output(&function).cloned() else {
         unreachable!("signatures::function rejects functions without a return type")
     };
-    let docs = if function.attrs.iter().any(|attr| attr.path().is_ident("doc")) {
-        crate::rustdoc::retries(&config, function.sig.asyncness.is_some() || !matches!(shape, Shape::Plain))
+    let docs = if function
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("doc"))
+    {
+        crate::rustdoc::retries(
+            &config,
+            function.sig.asyncness.is_some() || matches!(shape, Shape::AsyncTrait(_)),
+        )
     } else {
         // Without docs of the user's, the section would hide a missing one
         // from `missing_docs`.
@@ -75,6 +93,7 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             expansion.run(&arguments, is_async, body, body_span)
         }
         Shape::AsyncTrait(parts) => {
+            let parts = *parts;
             let (moves, arguments) = async_trait_moves(parts.moves, &sig, &private);
             let guard = parts.guard;
             let pin = parts.pin;
@@ -90,9 +109,15 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             }
         }
         Shape::Instrumented { body, path, block } => {
-            // The arguments are moved into tracing's `async move` block once;
-            // the loop inside it borrows them.
-            let run = expansion.run(&Arguments::default(), true, block.stream(), block.span());
+            // The arguments are moved into tracing's `async move` block (or
+            // `move` closure) once; the loop inside it borrows them.
+            let is_async = sig.asyncness.is_some();
+            let run = expansion.run(
+                &Arguments::default(),
+                is_async,
+                block.stream(),
+                block.span(),
+            );
             let mut replaced = Group::new(Delimiter::Brace, run);
             replaced.set_span(block.span());
             replace_at(body, &path, TokenTree::Group(replaced))
@@ -157,7 +182,6 @@ fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Argu
         let FnArg::Typed(typed) = input else {
             continue;
         };
-        let span = typed.span();
         let Pat::Ident(pat) = &mut *typed.pat else {
             continue;
         };
@@ -178,7 +202,11 @@ fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Argu
             }
             (_, false) => arguments.by_value(&ident, is_async),
             (_, true) => {
-                let copy = call_spanned(quote!(#private::fresh), quote!(&#ident), span);
+                let copy = call_spanned(
+                    quote!(#private::fresh),
+                    quote_spanned!(ident.span()=> &#ident),
+                    ident.span(),
+                );
                 arguments.fresh(&ident, copy, is_async);
             }
         }
@@ -189,7 +217,11 @@ fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Argu
 /// `#[async_trait]`'s `let x = x;` moves, with `mut` arguments copied for
 /// each attempt and the others captured by unique borrow, as in
 /// [`arguments`].
-fn async_trait_moves(moves: Vec<Stmt>, sig: &Signature, private: &TokenStream) -> (Vec<TokenStream>, Arguments) {
+fn async_trait_moves(
+    moves: Vec<Stmt>,
+    sig: &Signature,
+    private: &TokenStream,
+) -> (Vec<TokenStream>, Arguments) {
     let mut arguments = Arguments::default();
     let receiver_by_value = sig
         .inputs
@@ -210,7 +242,11 @@ fn async_trait_moves(moves: Vec<Stmt>, sig: &Signature, private: &TokenStream) -
             }
             let init = local.init.as_ref().map(|init| &init.expr);
             if pat.mutability.is_some() {
-                let copy = call_spanned(quote!(#private::fresh), quote!(&#ident), ident.span());
+                let copy = call_spanned(
+                    quote!(#private::fresh),
+                    quote_spanned!(ident.span()=> &#ident),
+                    ident.span(),
+                );
                 arguments.fresh(&ident, copy, true);
                 quote!(let #ident = #init;)
             } else {
@@ -236,7 +272,13 @@ struct Expansion<'a> {
 
 impl Expansion<'_> {
     /// The loop around `body`, the statements of one attempt.
-    fn run(&self, arguments: &Arguments, is_async: bool, body: TokenStream, body_span: Span) -> TokenStream {
+    fn run(
+        &self,
+        arguments: &Arguments,
+        is_async: bool,
+        body: TokenStream,
+        body_span: Span,
+    ) -> TokenStream {
         let Expansion {
             config,
             private,
@@ -293,12 +335,30 @@ impl Expansion<'_> {
             rule(&config.on_retry, quote!(#private::no_hook)),
             rule(&config.on_retry_ok, quote!(#private::no_hook)),
         ];
-        // Spanned on the return type, so a type that is not a `Result` is
-        // reported there.
+        // The bounds of the rules and the return type are checked in this
+        // one call, so a mismatch is one error. It is spanned on the rule
+        // when only one is written, the usual case, so that a rule of the
+        // wrong signature is reported on it; otherwise on the return type,
+        // which every rule is checked against.
+        let written: Vec<&Expr> = [
+            &config.on,
+            &config.on_ok,
+            &config.retry_after,
+            &config.retry_after_ok,
+            &config.on_retry,
+            &config.on_retry_ok,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        let rules_span = match written.as_slice() {
+            [rule] => rule.span(),
+            _ => output.span(),
+        };
         let rules_init = call_spanned(
             quote!(#private::classifier::<#output, _, _, _, _, _, _>),
             quote!(#(#rule_args),*),
-            output.span(),
+            rules_span,
         );
 
         // Gives the block the function's return type, so `?` and `.into()` in
@@ -352,16 +412,17 @@ impl Expansion<'_> {
                     }
                 },
                 (None, Some(span)) => {
-                    let or_timed_out = call_spanned(
-                        quote!(#private::or_timed_out),
-                        quote!(#attempts.scoped(#attempt).await),
-                        span,
-                    );
+                    // The outcome is named at the key, so that an error type
+                    // without `From<TimedOut>` is reported on the key.
+                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
+                    let or_timed_out =
+                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
                     quote! {
                         {
                             #fresh
                             let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
                             let #attempt = ::core::pin::pin!(#attempt);
+                            let #limited = #attempts.scoped(#attempt).await;
                             #or_timed_out
                         }
                     }
@@ -382,11 +443,17 @@ impl Expansion<'_> {
             // limit counts as timed out.
             let call = match (&config.policy, timeout_span(config)) {
                 (Some(_), _) => quote!(#limit.call(&#attempts, #body)),
-                (None, Some(span)) => call_spanned(
-                    quote!(#private::or_timed_out),
-                    quote!(#attempts.call_limited(#body)),
-                    span,
-                ),
+                (None, Some(span)) => {
+                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
+                    let or_timed_out =
+                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
+                    quote! {
+                        {
+                            let #limited = #attempts.call_limited(#body);
+                            #or_timed_out
+                        }
+                    }
+                }
                 (None, None) => quote!(#attempts.call(#body)),
             };
             quote!({ #fresh #call })

@@ -44,7 +44,9 @@ fn retry_impl(
             return output;
         }
     };
-    let config = parse::parse_args(args).and_then(check::config);
+    let config = parse::parse_args(args)
+        .and_then(check::config)
+        .and_then(runtime_in_reach);
     let checked = signatures::function(&function);
     match (config, checked) {
         (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
@@ -79,4 +81,58 @@ fn item_keyword(item: &proc_macro2::TokenStream) -> Span {
         }
     }
     first.unwrap_or_else(Span::call_site)
+}
+
+/// The config, or an error saying to write `crate = "..."` when the paths
+/// the expansion names, `::retry_runtime::...`, cannot resolve: the crate
+/// being compiled does not depend on `retry-runtime` under that name, as
+/// when a crate it depends on re-exports the runtime. Read from the crate's
+/// manifest, so that the fix is named once, before the compiler reports each
+/// unresolved path.
+fn runtime_in_reach(config: parse::Config) -> syn::Result<parse::Config> {
+    if config.krate.is_some() {
+        return Ok(config);
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return Ok(config);
+    };
+    match std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml")) {
+        Ok(manifest) if !names_runtime(&manifest) => Err(runtime_out_of_reach()),
+        _ => Ok(config),
+    }
+}
+
+/// Whether a manifest names `retry-runtime`, under its own name or renamed.
+fn names_runtime(manifest: &str) -> bool {
+    manifest.contains("retry-runtime") || manifest.contains("retry_runtime")
+}
+
+fn runtime_out_of_reach() -> syn::Error {
+    syn::Error::new(
+        Span::call_site(),
+        "`#[retry]` expands to paths in `::retry_runtime`, and this crate does not depend on \
+         `retry-runtime`: if a crate you depend on re-exports it, name it with \
+         `crate = \"...\"`, such as `#[retry(crate = \"::my_facade::retry_runtime\")]`; \
+         otherwise add `retry-runtime` to the dependencies in Cargo.toml",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A crate that reaches the runtime only through a facade gets one error
+    /// naming `crate = "..."`, not an unresolved path per use.
+    #[test]
+    fn a_manifest_without_the_runtime_is_told_to_write_crate() {
+        let facade = "[package]\nname = \"service\"\n[dependencies]\nmy_facade = \"1\"\n";
+        assert!(!names_runtime(facade));
+        assert!(runtime_out_of_reach()
+            .to_string()
+            .contains("crate = \"...\""));
+        assert!(names_runtime("[dependencies]\nretry-runtime = \"0.1\"\n"));
+        assert!(names_runtime(
+            "[dependencies]\nretry = { package = \"retry-runtime\" }\n"
+        ));
+    }
 }

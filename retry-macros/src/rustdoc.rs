@@ -1,5 +1,7 @@
 //! The `# Retries` section added to the documentation of a retried function,
-//! so that `cargo doc` shows its policy.
+//! so that `cargo doc` shows its policy. Only added to a function the user
+//! documented: on an undocumented one it would hide the missing docs from
+//! `missing_docs`.
 
 use core::fmt::Write;
 use core::time::Duration;

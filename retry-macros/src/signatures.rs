@@ -31,7 +31,7 @@ pub enum Shape {
     ///
     /// The loop goes inside the `async move` block, after the arguments are
     /// moved into it, and retries the body.
-    AsyncTrait(AsyncTrait),
+    AsyncTrait(Box<AsyncTrait>),
     /// What `#[tracing::instrument]` leaves on an `async fn`: the body moved
     /// into `async move { .. }` (possibly inside a wrapper that records the
     /// result). The loop replaces that block's body.
@@ -87,11 +87,11 @@ pub fn function(function: &Function) -> syn::Result<Shape> {
     if let Some(constness) = &sig.constness {
         errors.add(
             constness,
-            "`#[retry]` cannot retry a `const fn`: waiting between attempts cannot happen while              compiling; remove `const`",
+            "`#[retry]` cannot retry a `const fn`: waiting between attempts cannot happen while compiling; remove `const`",
         );
     }
     let shape = match async_trait(function) {
-        Some(parts) => Shape::AsyncTrait(parts),
+        Some(parts) => Shape::AsyncTrait(Box::new(parts)),
         None => match instrumented(function) {
             Some(Ok(shape)) => shape,
             Some(Err(error)) => return Err(error),
@@ -99,7 +99,9 @@ pub fn function(function: &Function) -> syn::Result<Shape> {
         },
     };
     let output = match &shape {
-        Shape::AsyncTrait(parts) => ReturnType::Type(Default::default(), Box::new(parts.output.clone())),
+        Shape::AsyncTrait(parts) => {
+            ReturnType::Type(Default::default(), Box::new(parts.output.clone()))
+        }
         _ => sig.output.clone(),
     };
     match &output {
@@ -159,7 +161,12 @@ fn async_trait(function: &Function) -> Option<AsyncTrait> {
     let Expr::Path(pin) = &*call.func else {
         return None;
     };
-    let segments: Vec<String> = pin.path.segments.iter().map(|s| s.ident.to_string()).collect();
+    let segments: Vec<String> = pin
+        .path
+        .segments
+        .iter()
+        .map(|s| s.ident.to_string())
+        .collect();
     if !segments.ends_with(&["Box".to_owned(), "pin".to_owned()]) {
         return None;
     }
@@ -198,23 +205,35 @@ fn async_trait(function: &Function) -> Option<AsyncTrait> {
 /// What `#[tracing::instrument]` left, if it ran before `#[retry]`.
 fn instrumented(function: &Function) -> Option<syn::Result<Shape>> {
     let body = function.body.as_ref()?;
-    let mentions = |name: &str| {
-        body.clone()
-            .into_iter()
-            .any(|token| matches!(&token, TokenTree::Ident(ident) if ident == name))
-    };
+    fn mentions(tokens: TokenStream, name: &str) -> bool {
+        tokens.into_iter().any(|token| match token {
+            TokenTree::Ident(ident) => ident == name,
+            TokenTree::Group(group) => mentions(group.stream(), name),
+            _ => false,
+        })
+    }
+    let mentions = |name: &str| mentions(body.clone(), name);
     if !mentions("__tracing_attr_span") {
         return None;
+    }
+    if function.sig.asyncness.is_none() {
+        // A plain fn runs its body in place, or, to record the result, in
+        // `(move || BLOCK)()`: the loop goes inside the closure.
+        return closure_block(body.clone(), &mut Vec::new()).map(|(path, block)| {
+            Ok(Shape::Instrumented {
+                body: body.clone(),
+                path,
+                block,
+            })
+        });
     }
     let unsupported = || {
         Some(Err(syn::Error::new(
             Span::call_site(),
-            "`#[retry]` below `#[tracing::instrument]` is supported on an `async fn` only: put              `#[retry(..)]` above `#[tracing::instrument]`, so that one span covers every attempt",
+            "`#[retry]` cannot find the body `#[tracing::instrument]` wrapped: put `#[retry(..)]` \
+             above `#[tracing::instrument]`, so that one span covers every attempt",
         )))
     };
-    if function.sig.asyncness.is_none() {
-        return unsupported();
-    }
     // `let __tracing_instrument_future = async move BLOCK;`, where BLOCK is
     // the user's, or wraps it: `async move { let x = async move BLOCK.await;
     // .. }`, `async move { match async move BLOCK.await { .. } }`.
@@ -239,6 +258,34 @@ fn instrumented(function: &Function) -> Option<syn::Result<Shape>> {
         path,
         block,
     }))
+}
+
+/// The block of the first `move || { .. }` in `tokens`, and where it is.
+fn closure_block(tokens: TokenStream, path: &mut Vec<usize>) -> Option<(Vec<usize>, Group)> {
+    let tokens: Vec<TokenTree> = tokens.into_iter().collect();
+    for (index, token) in tokens.iter().enumerate() {
+        if let [TokenTree::Ident(m), TokenTree::Punct(a), TokenTree::Punct(b), TokenTree::Group(block)] =
+            tokens.get(index..index + 4).unwrap_or_default()
+        {
+            if m == "move"
+                && a.as_char() == '|'
+                && b.as_char() == '|'
+                && block.delimiter() == Delimiter::Brace
+            {
+                let mut path = path.clone();
+                path.push(index + 3);
+                return Some((path, block.clone()));
+            }
+        }
+        if let TokenTree::Group(group) = token {
+            path.push(index);
+            if let Some(found) = closure_block(group.stream(), path) {
+                return Some(found);
+            }
+            path.pop();
+        }
+    }
+    None
 }
 
 /// `async move { .. }` starting at `start` in `tokens`: the block, and its
@@ -266,7 +313,12 @@ pub fn replace_at(tokens: TokenStream, path: &[usize], with: TokenTree) -> Token
         .enumerate()
         .map(|(i, token)| match (i == first, token) {
             (true, TokenTree::Group(group)) if !rest.is_empty() => {
-                let stream = replace_at(group.stream(), rest, with.take().unwrap_or_else(|| TokenTree::Group(group.clone())));
+                let stream = replace_at(
+                    group.stream(),
+                    rest,
+                    with.take()
+                        .unwrap_or_else(|| TokenTree::Group(group.clone())),
+                );
                 let mut new = Group::new(group.delimiter(), stream);
                 new.set_span(group.span());
                 TokenTree::Group(new)

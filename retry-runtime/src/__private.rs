@@ -62,70 +62,117 @@ pub fn fresh<T: Fresh>(value: &T) -> T {
 /// so needs an error type that can express one, or an [`UntimedPolicy`],
 /// which carries none and runs with any error type.
 #[diagnostic::on_unimplemented(
-    message = "`policy` needs a `&Policy` whose timeout the error type can express, or a `&UntimedPolicy`",
-    label = "a `Policy` may carry a per-attempt timeout, and the error type of `{R}` has no `From<TimedOut>` to report it",
-    note = "for an error type you cannot extend (`reqwest::Error`, `sqlx::Error`, ...), pass `&policy.untimed()?`: it refuses a policy with a timeout before any attempt, and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
+    message = "`policy` takes a `&Policy` or a `&UntimedPolicy`, not `&{Self}`",
+    label = "expected `&Policy` or `&UntimedPolicy`"
 )]
-pub trait RuntimePolicy<R> {
-    /// The policy, and how a cut-off attempt fails.
-    fn split(&self) -> (Policy, Limit<R>);
+pub trait RuntimePolicy {
+    /// [`MayTimeOut`] or [`NeverTimesOut`].
+    type Timeout;
+    /// The policy.
+    fn policy(&self) -> Policy;
 }
 
-impl<R> RuntimePolicy<R> for Policy
-where
-    R: Outcome,
-    R::Error: From<TimedOut>,
-{
+/// A policy that may carry a per-attempt timeout.
+pub enum MayTimeOut {}
+
+/// A policy known to carry no per-attempt timeout.
+pub enum NeverTimesOut {}
+
+impl RuntimePolicy for Policy {
+    type Timeout = MayTimeOut;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        (*self, Limit::timed())
+    fn policy(&self) -> Policy {
+        *self
     }
 }
 
-impl<R> RuntimePolicy<R> for UntimedPolicy {
+impl RuntimePolicy for UntimedPolicy {
+    type Timeout = NeverTimesOut;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        (*self.policy(), Limit::untimed())
+    fn policy(&self) -> Policy {
+        *UntimedPolicy::policy(self)
     }
 }
 
-impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for &P {
+impl<P: RuntimePolicy + ?Sized> RuntimePolicy for &P {
+    type Timeout = P::Timeout;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        (**self).split()
+    fn policy(&self) -> Policy {
+        (**self).policy()
     }
 }
 
-impl<R, P: RuntimePolicy<R>, F: FnOnce() -> P> RuntimePolicy<R> for std::sync::LazyLock<P, F> {
+impl<P: RuntimePolicy, F: FnOnce() -> P> RuntimePolicy for std::sync::LazyLock<P, F> {
+    type Timeout = P::Timeout;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        std::sync::LazyLock::force(self).split()
+    fn policy(&self) -> Policy {
+        std::sync::LazyLock::force(self).policy()
     }
 }
 
-impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for std::sync::Arc<P> {
+impl<P: RuntimePolicy + ?Sized> RuntimePolicy for std::sync::Arc<P> {
+    type Timeout = P::Timeout;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        (**self).split()
+    fn policy(&self) -> Policy {
+        (**self).policy()
     }
 }
 
-impl<R, P: RuntimePolicy<R> + ?Sized> RuntimePolicy<R> for Box<P> {
+impl<P: RuntimePolicy + ?Sized> RuntimePolicy for Box<P> {
+    type Timeout = P::Timeout;
     #[inline]
-    fn split(&self) -> (Policy, Limit<R>) {
-        (**self).split()
+    fn policy(&self) -> Policy {
+        (**self).policy()
     }
 }
+
+/// What a kind of policy needs of the error type `E` to report a cut-off
+/// attempt: [`MayTimeOut`] needs `From<TimedOut>`, [`NeverTimesOut`]
+/// nothing.
+pub trait TimeoutKind<E> {
+    /// How an attempt cut off by the policy's timeout fails.
+    fn limit<R: Outcome<Error = E>>() -> Limit<R>;
+}
+
+impl<E: PolicyTimeout> TimeoutKind<E> for MayTimeOut {
+    #[inline]
+    fn limit<R: Outcome<Error = E>>() -> Limit<R> {
+        Limit::timed()
+    }
+}
+
+impl<E> TimeoutKind<E> for NeverTimesOut {
+    #[inline]
+    fn limit<R: Outcome<Error = E>>() -> Limit<R> {
+        Limit::untimed()
+    }
+}
+
+/// An error type that can express the timeout a run-time [`Policy`] may
+/// carry. Its own trait, so that the error says what to do instead.
+#[diagnostic::on_unimplemented(
+    message = "`policy` names a `Policy`, which may carry a per-attempt timeout, and `{Self}` cannot express one: it has no `From<retry_runtime::TimedOut>`",
+    label = "a `&Policy` needs an error type with `From<TimedOut>`",
+    note = "pass `&policy.untimed()?`, an `UntimedPolicy` (refused at run time if the policy has a timeout), and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
+)]
+pub trait PolicyTimeout: From<TimedOut> {}
+
+impl<E: From<TimedOut>> PolicyTimeout for E {}
 
 /// `policy = ...`, copied, so that the loop does not keep borrowing what
 /// the expression borrows (`&self.policy` in a `&mut self` method), with
 /// the way a cut-off attempt fails. The one place the expansion of `policy`
-/// states its bound, so that an error type that cannot express a timeout is
+/// states its bounds, so that an error type that cannot express a timeout is
 /// one error, on the policy.
 #[inline]
 #[must_use]
-pub fn runtime_policy<R, P: RuntimePolicy<R> + ?Sized>(policy: &P) -> (Policy, Limit<R>) {
-    policy.split()
+pub fn runtime_policy<R, P>(policy: &P) -> (Policy, Limit<R>)
+where
+    R: Outcome,
+    P: RuntimePolicy + ?Sized,
+    P::Timeout: TimeoutKind<R::Error>,
+{
+    (policy.policy(), <P::Timeout as TimeoutKind<R::Error>>::limit::<R>())
 }
 
 /// How an attempt that runs past its timeout fails: with
@@ -233,4 +280,27 @@ impl<F: Future<Output = R>, R> Future for Bounded<F, R> {
             None => Poll::Pending,
         }
     }
+}
+
+/// An error type that can express a timed-out attempt, as `timeout = ...`
+/// requires. Its own trait, so that the error says what to do instead.
+#[diagnostic::on_unimplemented(
+    message = "`timeout` cuts an attempt off, and `{Self}` cannot express that: it has no `From<retry_runtime::TimedOut>`",
+    label = "`timeout` needs an error type with `From<TimedOut>`",
+    note = "remove `timeout` and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`; for a database pool, its acquire and statement timeouts), or implement `From<TimedOut>` for an error type of your own"
+)]
+pub trait TimeoutKey: From<TimedOut> {}
+
+impl<E: From<TimedOut>> TimeoutKey for E {}
+
+/// The outcome of an attempt under `timeout = ...`: a cut-off attempt fails
+/// with `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error
+/// type without the conversion is one error, on the key, saying what to do.
+#[inline]
+pub fn timeout_key<R>(outcome: Option<R>) -> R
+where
+    R: Outcome,
+    R::Error: TimeoutKey,
+{
+    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
 }
