@@ -58,106 +58,88 @@ pub fn fresh<T: Fresh>(value: &T) -> T {
     value.fresh()
 }
 
-/// What `policy = ...` may name: a [`Policy`], which may carry a timeout and
-/// so needs an error type that can express one, or an [`UntimedPolicy`],
-/// which carries none and runs with any error type.
+/// What `policy = ...` may name, for a function failing with `Self`: a
+/// [`Policy`], which may carry a timeout and so needs `From<TimedOut>`, or
+/// an [`UntimedPolicy`], which carries none and runs with any error type.
+/// Bounded on the error type and the policy's own type together, so that
+/// any mismatch is one error naming the fix.
 #[diagnostic::on_unimplemented(
-    message = "`policy` takes a `&Policy` or a `&UntimedPolicy`, not `&{Self}`",
-    label = "expected `&Policy` or `&UntimedPolicy`"
+    message = "`policy` takes a `&Policy`, which may carry a per-attempt timeout that `{Self}` cannot express (it has no `From<retry_runtime::TimedOut>`), or a `&UntimedPolicy`",
+    label = "a `&Policy` needs an error type with `From<TimedOut>`",
+    note = "for an error type you cannot extend, pass `&policy.untimed()?`, an `UntimedPolicy` (refused at run time if the policy has a timeout), and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
 )]
-pub trait RuntimePolicy {
-    /// [`MayTimeOut`] or [`NeverTimesOut`].
-    type Timeout;
-    /// The policy.
-    fn policy(&self) -> Policy;
-}
-
-/// A policy that may carry a per-attempt timeout.
-pub enum MayTimeOut {}
-
-/// A policy known to carry no per-attempt timeout.
-pub enum NeverTimesOut {}
-
-impl RuntimePolicy for Policy {
-    type Timeout = MayTimeOut;
-    #[inline]
-    fn policy(&self) -> Policy {
-        *self
-    }
-}
-
-impl RuntimePolicy for UntimedPolicy {
-    type Timeout = NeverTimesOut;
-    #[inline]
-    fn policy(&self) -> Policy {
-        *UntimedPolicy::policy(self)
-    }
-}
-
-impl<P: RuntimePolicy + ?Sized> RuntimePolicy for &P {
-    type Timeout = P::Timeout;
-    #[inline]
-    fn policy(&self) -> Policy {
-        (**self).policy()
-    }
-}
-
-impl<P: RuntimePolicy, F: FnOnce() -> P> RuntimePolicy for std::sync::LazyLock<P, F> {
-    type Timeout = P::Timeout;
-    #[inline]
-    fn policy(&self) -> Policy {
-        std::sync::LazyLock::force(self).policy()
-    }
-}
-
-impl<P: RuntimePolicy + ?Sized> RuntimePolicy for std::sync::Arc<P> {
-    type Timeout = P::Timeout;
-    #[inline]
-    fn policy(&self) -> Policy {
-        (**self).policy()
-    }
-}
-
-impl<P: RuntimePolicy + ?Sized> RuntimePolicy for Box<P> {
-    type Timeout = P::Timeout;
-    #[inline]
-    fn policy(&self) -> Policy {
-        (**self).policy()
-    }
-}
-
-/// What a kind of policy needs of the error type `E` to report a cut-off
-/// attempt: [`MayTimeOut`] needs `From<TimedOut>`, [`NeverTimesOut`]
-/// nothing.
-pub trait TimeoutKind<E> {
+pub trait Expresses<P: ?Sized> {
+    /// The policy itself.
+    fn policy(policy: &P) -> Policy;
     /// How an attempt cut off by the policy's timeout fails.
-    fn limit<R: Outcome<Error = E>>() -> Limit<R>;
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R>;
 }
 
-impl<E: PolicyTimeout> TimeoutKind<E> for MayTimeOut {
+impl<E: From<TimedOut>> Expresses<Policy> for E {
     #[inline]
-    fn limit<R: Outcome<Error = E>>() -> Limit<R> {
+    fn policy(policy: &Policy) -> Policy {
+        *policy
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
         Limit::timed()
     }
 }
 
-impl<E> TimeoutKind<E> for NeverTimesOut {
+impl<E> Expresses<UntimedPolicy> for E {
     #[inline]
-    fn limit<R: Outcome<Error = E>>() -> Limit<R> {
+    fn policy(policy: &UntimedPolicy) -> Policy {
+        *policy.policy()
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
         Limit::untimed()
     }
 }
 
-/// An error type that can express the timeout a run-time [`Policy`] may
-/// carry. Its own trait, so that the error says what to do instead.
-#[diagnostic::on_unimplemented(
-    message = "`policy` names a `Policy`, which may carry a per-attempt timeout, and `{Self}` cannot express one: it has no `From<retry_runtime::TimedOut>`",
-    label = "a `&Policy` needs an error type with `From<TimedOut>`",
-    note = "pass `&policy.untimed()?`, an `UntimedPolicy` (refused at run time if the policy has a timeout), and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
-)]
-pub trait PolicyTimeout: From<TimedOut> {}
+impl<E: Expresses<P>, P: ?Sized> Expresses<&P> for E {
+    #[inline]
+    fn policy(policy: &&P) -> Policy {
+        <E as Expresses<P>>::policy(*policy)
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+        <E as Expresses<P>>::limit()
+    }
+}
 
-impl<E: From<TimedOut>> PolicyTimeout for E {}
+impl<E: Expresses<P>, P, F: FnOnce() -> P> Expresses<std::sync::LazyLock<P, F>> for E {
+    #[inline]
+    fn policy(policy: &std::sync::LazyLock<P, F>) -> Policy {
+        <E as Expresses<P>>::policy(std::sync::LazyLock::force(policy))
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+        <E as Expresses<P>>::limit()
+    }
+}
+
+impl<E: Expresses<P>, P: ?Sized> Expresses<std::sync::Arc<P>> for E {
+    #[inline]
+    fn policy(policy: &std::sync::Arc<P>) -> Policy {
+        <E as Expresses<P>>::policy(policy)
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+        <E as Expresses<P>>::limit()
+    }
+}
+
+impl<E: Expresses<P>, P: ?Sized> Expresses<Box<P>> for E {
+    #[inline]
+    fn policy(policy: &Box<P>) -> Policy {
+        <E as Expresses<P>>::policy(policy)
+    }
+    #[inline]
+    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+        <E as Expresses<P>>::limit()
+    }
+}
 
 /// `policy = ...`, copied, so that the loop does not keep borrowing what
 /// the expression borrows (`&self.policy` in a `&mut self` method), with
@@ -169,10 +151,13 @@ impl<E: From<TimedOut>> PolicyTimeout for E {}
 pub fn runtime_policy<R, P>(policy: &P) -> (Policy, Limit<R>)
 where
     R: Outcome,
-    P: RuntimePolicy + ?Sized,
-    P::Timeout: TimeoutKind<R::Error>,
+    P: ?Sized,
+    R::Error: Expresses<P>,
 {
-    (policy.policy(), <P::Timeout as TimeoutKind<R::Error>>::limit::<R>())
+    (
+        <R::Error as Expresses<P>>::policy(policy),
+        <R::Error as Expresses<P>>::limit::<R>(),
+    )
 }
 
 /// How an attempt that runs past its timeout fails: with
