@@ -48,13 +48,18 @@ async fn fetch_row(calls: &AtomicU32) -> Result<u32, driver::Error> {
 async fn a_driver_error_is_retried_with_every_key_but_timeout() {
     let calls = AtomicU32::new(0);
     let start = tokio::time::Instant::now();
-    assert!(matches!(fetch_row(&calls).await, Err(driver::Error::RowNotFound)));
+    assert!(matches!(
+        fetch_row(&calls).await,
+        Err(driver::Error::RowNotFound)
+    ));
     assert_eq!(calls.load(Ordering::Relaxed), 2);
     assert_eq!(start.elapsed(), Duration::from_millis(10));
 }
 
 #[retry(max = 2, base = "5ms", jitter = "none", on = reqwest::Error::is_connect)]
-async fn get(client: &reqwest::Client, url: &str) -> Result<String, reqwest::Error> { client.get(url).send().await?.text().await }
+async fn get(client: &reqwest::Client, url: &str) -> Result<String, reqwest::Error> {
+    client.get(url).send().await?.text().await
+}
 
 #[tokio::test(start_paused = true)]
 async fn a_reqwest_error_is_retried() {
@@ -126,14 +131,22 @@ async fn the_closure_api_runs_an_untimed_policy_for_a_foreign_error() {
         .on(transient)
         .run(|| {
             calls += 1;
-            let outcome = if calls < 3 { Err(driver::Error::PoolTimedOut) } else { Ok(calls) };
+            let outcome = if calls < 3 {
+                Err(driver::Error::PoolTimedOut)
+            } else {
+                Ok(calls)
+            };
             async move { outcome }
         })
         .await;
     assert_eq!(outcome.unwrap(), 3);
-    let blocking: Result<u32, driver::Error> = policy.retrying().run_blocking(|| Err(driver::Error::RowNotFound));
+    let blocking: Result<u32, driver::Error> = policy
+        .retrying()
+        .run_blocking(|| Err(driver::Error::RowNotFound));
     assert!(matches!(blocking, Err(driver::Error::RowNotFound)));
-    let retried: Result<(), driver::Error> = policy.retry(|| async { Err(driver::Error::RowNotFound) }).await;
+    let retried: Result<(), driver::Error> = policy
+        .retry(|| async { Err(driver::Error::RowNotFound) })
+        .await;
     assert!(retried.is_err());
 }
 

@@ -195,7 +195,9 @@ mod debug_handler {
     async fn debug_handler_works_above_and_below() {
         let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
         let address = listener.local_addr().unwrap();
-        let app = Router::new().route("/above", get(above)).route("/below", get(below));
+        let app = Router::new()
+            .route("/above", get(above))
+            .route("/below", get(below));
         let server = tokio::spawn(async move { axum::serve(listener, app).await });
         for path in ["/above", "/below"] {
             let body = reqwest::get(format!("http://{address}{path}"))
@@ -231,5 +233,8 @@ fn tracing_instrument_works_above_a_plain_fn() {
     let calls = AtomicU32::new(0);
     assert_eq!(instrument_above_blocking("n".to_owned(), &calls), Ok(3));
     let calls = AtomicU32::new(0);
-    assert_eq!(instrument_above_blocking_recording("n".to_owned(), &calls), Ok(3));
+    assert_eq!(
+        instrument_above_blocking_recording("n".to_owned(), &calls),
+        Ok(3)
+    );
 }

@@ -182,6 +182,7 @@ impl Client {
 /// # Errors
 ///
 /// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
 #[retry(max = 2, base = "1ms")]
 pub async fn one_line(client: &Client, url: &str) -> Result<usize, ApiError> { client.get(url).await }
 
@@ -190,20 +191,23 @@ pub async fn one_line(client: &Client, url: &str) -> Result<usize, ApiError> { c
 /// # Errors
 ///
 /// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
 #[retry(max = 2, base = "1ms")]
 pub async fn by_value(client: &Client, url: String, mut batch: Vec<u32>) -> Result<usize, ApiError> { batch.push(1); client.get(&url).await.map(|n| n + batch.len()) }
 
-static UNTIMED: std::sync::LazyLock<retry_runtime::UntimedPolicy> = std::sync::LazyLock::new(|| {
-    retry_runtime::Policy::new()
-        .untimed()
-        .expect("a policy without a timeout")
-});
+static UNTIMED: std::sync::LazyLock<retry_runtime::UntimedPolicy> =
+    std::sync::LazyLock::new(|| {
+        retry_runtime::Policy::new()
+            .untimed()
+            .expect("a policy without a timeout")
+    });
 
 /// An untimed policy, for an error type without `From<TimedOut>`.
 ///
 /// # Errors
 ///
 /// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
 #[retry(policy = &UNTIMED)]
 pub fn untimed(value: u32) -> Result<u32, std::fmt::Error> { Ok(value) }
 
