@@ -106,3 +106,27 @@ async fn a_mut_reference_argument_keeps_pointing_at_the_callers_value() {
     assert_eq!(push(&mut log).await, Ok(2));
     assert_eq!(log, [1, 1]);
 }
+
+pub struct Wrapper(Vec<u32>);
+
+/// A `mut` binding inside a pattern is copied for each attempt too.
+#[retry(max = 3, base = "1ms", jitter = "none")]
+async fn send_wrapped(
+    Wrapper(mut items): Wrapper,
+    attempts: &AtomicU32,
+) -> Result<Vec<u32>, Unavailable> {
+    let sent = std::mem::take(&mut items);
+    if attempts.fetch_add(1, Ordering::Relaxed) == 0 {
+        return Err(Unavailable);
+    }
+    Ok(sent)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_mut_binding_in_a_pattern_is_whole_on_the_retry() {
+    let attempts = AtomicU32::new(0);
+    assert_eq!(
+        send_wrapped(Wrapper(vec![7, 8]), &attempts).await,
+        Ok(vec![7, 8])
+    );
+}

@@ -92,3 +92,19 @@ mod axum_handler {
         server.abort();
     }
 }
+
+/// A destructuring pattern: each binding is captured as a plain argument is.
+#[retry(max = 2, base = "1ms")]
+async fn destructured((counter, step): (Cell<u32>, u32)) -> Result<u32, Empty> {
+    counter.set(counter.get() + step);
+    if counter.get() < 2 * step {
+        return Err(Empty);
+    }
+    Ok(counter.get())
+}
+
+#[tokio::test(start_paused = true)]
+async fn destructured_send_arguments_keep_the_future_send() {
+    let outcome = tokio::spawn(destructured((Cell::new(0), 3))).await.unwrap();
+    assert_eq!(outcome, Ok(6));
+}

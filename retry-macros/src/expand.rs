@@ -183,6 +183,20 @@ fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Argu
             continue;
         };
         let Pat::Ident(pat) = &mut *typed.pat else {
+            // A destructuring pattern (`Json(body): Json<Input>`): each
+            // binding by value, whatever its type.
+            for (ident, mutable) in bindings(&mut typed.pat) {
+                if mutable {
+                    let copy = call_spanned(
+                        quote!(#private::fresh),
+                        quote_spanned!(ident.span()=> &#ident),
+                        ident.span(),
+                    );
+                    arguments.fresh(&ident, copy, is_async);
+                } else {
+                    arguments.by_value(&ident, is_async);
+                }
+            }
             continue;
         };
         if pat.by_ref.is_some() || pat.subpat.is_some() {
@@ -212,6 +226,31 @@ fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Argu
         }
     }
     arguments
+}
+
+/// The by-value bindings of a destructuring pattern, with whether each was
+/// `mut` (its `mut` taken off: the copy each attempt gets carries it).
+/// Bindings by `ref`, and those under `&` or `|`, are left alone.
+fn bindings(pat: &mut Pat) -> Vec<(Ident, bool)> {
+    let mut found = Vec::new();
+    let mut visit = |pat: &mut Pat| found.extend(bindings(pat));
+    match pat {
+        Pat::Ident(ident) if ident.by_ref.is_none() && ident.subpat.is_none() => {
+            let mutable = ident.mutability.take().is_some();
+            return vec![(ident.ident.clone(), mutable)];
+        }
+        Pat::Tuple(tuple) => tuple.elems.iter_mut().for_each(&mut visit),
+        Pat::TupleStruct(tuple) => tuple.elems.iter_mut().for_each(&mut visit),
+        Pat::Struct(fields) => fields
+            .fields
+            .iter_mut()
+            .for_each(|field| visit(&mut field.pat)),
+        Pat::Paren(inner) => visit(&mut inner.pat),
+        Pat::Type(inner) => visit(&mut inner.pat),
+        Pat::Slice(slice) => slice.elems.iter_mut().for_each(&mut visit),
+        _ => {}
+    }
+    found
 }
 
 /// `#[async_trait]`'s `let x = x;` moves, with `mut` arguments copied for
