@@ -35,10 +35,16 @@ fn retry_impl(
     let function: parse::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
-            let error = syn::Error::new(
-                item_keyword(&item),
-                "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
-            );
+            let keyword = item_keyword(&item);
+            let message = match keyword.to_string().as_str() {
+                "impl" | "trait" => {
+                    "`#[retry]` retries one function: put it on each `async fn` of this block that \
+                     should be retried; with `#[async_trait]`, keep `#[async_trait]` on the block \
+                     and `#[retry]` on the method"
+                }
+                _ => "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
+            };
+            let error = syn::Error::new(keyword.span(), message);
             let mut output = item;
             output.extend(error.to_compile_error());
             return output;
@@ -65,22 +71,22 @@ fn retry_impl(
 }
 
 /// The token that says what the item is (`struct`, `impl`, ...), past its
-/// attributes and visibility.
-fn item_keyword(item: &proc_macro2::TokenStream) -> Span {
+/// attributes, visibility and qualifiers.
+fn item_keyword(item: &proc_macro2::TokenStream) -> TokenTree {
     let mut tokens = item.clone().into_iter();
     let mut first = None;
     while let Some(token) = tokens.next() {
-        first.get_or_insert_with(|| token.span());
+        first.get_or_insert_with(|| token.clone());
         match &token {
             TokenTree::Punct(p) if p.as_char() == '#' => {
                 tokens.next();
             }
-            TokenTree::Ident(ident) if ident == "pub" => {}
+            TokenTree::Ident(ident) if ident == "pub" || ident == "unsafe" => {}
             TokenTree::Group(_) => {}
-            _ => return token.span(),
+            _ => return token,
         }
     }
-    first.unwrap_or_else(Span::call_site)
+    first.unwrap_or_else(|| TokenTree::Ident(proc_macro2::Ident::new("item", Span::call_site())))
 }
 
 /// The config, or an error saying to write `crate = "..."` when the paths
