@@ -238,3 +238,27 @@ fn tracing_instrument_works_above_a_plain_fn() {
         Ok(3)
     );
 }
+
+/// Under `#[tracing::instrument]`, a by-value argument that is `Send` but
+/// not `Sync` keeps the future `Send`, and a `mut` one is fresh each attempt.
+#[tracing::instrument(skip_all)]
+#[retry(max = 3, base = "1ms", jitter = "none")]
+async fn instrument_above_send(
+    counter: std::cell::Cell<u32>,
+    mut batch: Vec<u32>,
+) -> Result<Vec<u32>, Busy> {
+    counter.set(counter.get() + 1);
+    let sent = std::mem::take(&mut batch);
+    if counter.get() < 2 {
+        return Err(Busy);
+    }
+    Ok(sent)
+}
+
+#[tokio::test(start_paused = true)]
+async fn tracing_instrument_above_keeps_send_and_fresh_arguments() {
+    let outcome = tokio::spawn(instrument_above_send(std::cell::Cell::new(0), vec![1, 2]))
+        .await
+        .unwrap();
+    assert_eq!(outcome, Ok(vec![1, 2]));
+}

@@ -112,12 +112,8 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             // The arguments are moved into tracing's `async move` block (or
             // `move` closure) once; the loop inside it borrows them.
             let is_async = sig.asyncness.is_some();
-            let run = expansion.run(
-                &Arguments::default(),
-                is_async,
-                block.stream(),
-                block.span(),
-            );
+            let arguments = arguments(&mut sig, &private, is_async);
+            let run = expansion.run(&arguments, is_async, block.stream(), block.span());
             let mut replaced = Group::new(Delimiter::Brace, run);
             replaced.set_span(block.span());
             replace_at(body, &path, TokenTree::Group(replaced))
