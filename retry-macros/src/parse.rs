@@ -482,8 +482,9 @@ impl Config {
             Some(Lit::Str(s)) => return Err(syn::Error::new(
                 s.span(),
                 format!(
-                    "unknown `nested` value {:?}: write `nested = \"once\"` (a single attempt when called from \
-                     another retried function, the default) or `nested = \"retry\"` (retry here too)",
+                    "unknown `nested` value {:?}: write `nested = \"once\"` (the default: a failure that \
+                     a retried function called here already retried is not retried again) or \
+                     `nested = \"retry\"` (retry it here too)",
                     s.value()
                 ),
             )),

@@ -47,12 +47,11 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
         let budget = budget.to_token_stream().to_string().replace(' ', "");
         notes.push(format!("Retries draw from the shared budget `{budget}`."));
     }
-    if config.nested == Nested::Once {
-        notes.push(
-            "Called from inside another retried function's attempt, it makes a single attempt."
-                .to_owned(),
-        );
-    }
+    // DESIGN 4.11: retry at the layer closest to the failure.
+    notes.push(match config.nested {
+        Nested::Once => "A failure that a retried function it calls already retried is returned at once, not retried again here.".to_owned(),
+        Nested::Retry => "A failure that a retried function it calls already retried is retried here too (`nested = \"retry\"`).".to_owned(),
+    });
     if !is_async {
         notes.push("Waits block the calling thread.".to_owned());
         if config.timeout.is_some() {
