@@ -108,3 +108,26 @@ async fn destructured_send_arguments_keep_the_future_send() {
     let outcome = tokio::spawn(destructured((Cell::new(0), 3))).await.unwrap();
     assert_eq!(outcome, Ok(6));
 }
+
+/// A worker owning a `Cell`: `self` by value is `Send` but not `Sync`.
+struct Worker {
+    done: Cell<u32>,
+}
+
+impl Worker {
+    #[retry(max = 2, base = "1ms", jitter = "none")]
+    async fn run(self, calls: &'static AtomicU32) -> Result<u32, Empty> {
+        if calls.fetch_add(1, Ordering::Relaxed) == 0 {
+            return Err(Empty);
+        }
+        Ok(self.done.get())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_method_taking_self_by_value_can_be_spawned() {
+    static CALLS: AtomicU32 = AtomicU32::new(0);
+    let worker = Worker { done: Cell::new(5) };
+    assert_eq!(tokio::spawn(worker.run(&CALLS)).await.unwrap(), Ok(5));
+    assert_eq!(CALLS.load(Ordering::Relaxed), 2);
+}

@@ -175,8 +175,18 @@ impl Arguments {
 fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> Arguments {
     let mut arguments = Arguments::default();
     for input in &mut sig.inputs {
-        let FnArg::Typed(typed) = input else {
-            continue;
+        let typed = match input {
+            FnArg::Typed(typed) => typed,
+            // `self` by value cannot be rebound: it is made `mut` in the
+            // signature instead (invisible to callers), so that the attempt
+            // can borrow it uniquely.
+            FnArg::Receiver(receiver) if receiver.reference.is_none() && is_async => {
+                receiver.mutability.get_or_insert_with(Default::default);
+                let token = receiver.self_token;
+                arguments.capture.extend(quote!(let _ = &mut #token;));
+                continue;
+            }
+            FnArg::Receiver(_) => continue,
         };
         let Pat::Ident(pat) = &mut *typed.pat else {
             // A destructuring pattern (`Json(body): Json<Input>`): each
