@@ -165,3 +165,55 @@ async fn strict_lints_accept_every_key() {
     assert_eq!(with_policy(200).await, Ok(200));
     assert_eq!(blocking(404), Err(ApiError(404)));
 }
+
+/// Stands for a client whose error type the user cannot extend.
+pub struct Client;
+
+impl Client {
+    async fn get(&self, url: &str) -> Result<usize, ApiError> {
+        tokio::task::yield_now().await;
+        Ok(url.len())
+    }
+}
+
+/// A one-line body: its braces are the user's, and must not read as
+/// `unused_braces`.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
+#[retry(max = 2, base = "1ms")]
+pub async fn one_line(client: &Client, url: &str) -> Result<usize, ApiError> { client.get(url).await }
+
+/// By-value and `mut` arguments on one line.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
+#[retry(max = 2, base = "1ms")]
+pub async fn by_value(client: &Client, url: String, mut batch: Vec<u32>) -> Result<usize, ApiError> { batch.push(1); client.get(&url).await.map(|n| n + batch.len()) }
+
+static UNTIMED: std::sync::LazyLock<retry_runtime::UntimedPolicy> =
+    std::sync::LazyLock::new(|| {
+        retry_runtime::Policy::new()
+            .untimed()
+            .expect("a policy without a timeout")
+    });
+
+/// An untimed policy, for an error type without `From<TimedOut>`.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[rustfmt::skip] // the one-line body is what this checks
+#[retry(policy = &UNTIMED)]
+pub fn untimed(value: u32) -> Result<u32, std::fmt::Error> { Ok(value) }
+
+#[tokio::test(start_paused = true)]
+async fn strict_lints_accept_one_line_bodies() {
+    assert_eq!(one_line(&Client, "/a").await, Ok(2));
+    assert_eq!(by_value(&Client, "/ab".to_owned(), vec![]).await, Ok(4));
+    assert_eq!(untimed(3), Ok(3));
+}

@@ -2,16 +2,20 @@
 //! it as `retry_runtime::retry` and documents it; this crate only parses,
 //! checks and expands. No retry logic lives here.
 //!
-//! Stages, one module each: `attr` reads the tokens, `validate` judges them,
-//! `expand` writes the loop. On any mistake the function is emitted unchanged
+//! Stages, one module each: `parse` reads the keys into typed values (the
+//! one table of keys is there), `check` judges them, `signatures` judges the
+//! function's shape, `suggest` finds the key a misspelt one stands for,
+//! `expand` writes the loop and `rustdoc` its `# Retries` documentation. On any mistake the function is emitted unchanged
 //! next to the errors, so the rest of the crate still compiles and one mistake
 //! is one error.
 #![forbid(unsafe_code)]
 
-mod attr;
-mod docs;
+mod check;
 mod expand;
-mod validate;
+mod parse;
+mod rustdoc;
+mod signatures;
+mod suggest;
 
 use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};
@@ -28,24 +32,32 @@ fn retry_impl(
     args: proc_macro2::TokenStream,
     item: proc_macro2::TokenStream,
 ) -> proc_macro2::TokenStream {
-    let function: attr::Function = match syn::parse2(item.clone()) {
+    let function: parse::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
         Err(_) => {
-            let error = syn::Error::new(
-                item_keyword(&item),
-                "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
-            );
+            let keyword = item_keyword(&item);
+            let message = match keyword.to_string().as_str() {
+                "impl" | "trait" => {
+                    "`#[retry]` retries one function: put it on each `async fn` of this block that \
+                     should be retried; with `#[async_trait]`, keep `#[async_trait]` on the block \
+                     and `#[retry]` on the method"
+                }
+                _ => "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
+            };
+            let error = syn::Error::new(keyword.span(), message);
             let mut output = item;
             output.extend(error.to_compile_error());
             return output;
         }
     };
-    let config = attr::parse_args(args).and_then(validate::config);
-    let checked = validate::function(&function);
+    let config = parse::parse_args(args)
+        .and_then(check::config)
+        .and_then(runtime_in_reach);
+    let checked = signatures::function(&function);
     match (config, checked) {
-        (Ok(config), Ok(())) => expand::expand(function, config),
+        (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
         (config, checked) => {
-            let mut errors = validate::Errors::default();
+            let mut errors = check::Errors::default();
             for error in [config.err(), checked.err()].into_iter().flatten() {
                 errors.push(error);
             }
@@ -59,20 +71,74 @@ fn retry_impl(
 }
 
 /// The token that says what the item is (`struct`, `impl`, ...), past its
-/// attributes and visibility.
-fn item_keyword(item: &proc_macro2::TokenStream) -> Span {
+/// attributes, visibility and qualifiers.
+fn item_keyword(item: &proc_macro2::TokenStream) -> TokenTree {
     let mut tokens = item.clone().into_iter();
     let mut first = None;
     while let Some(token) = tokens.next() {
-        first.get_or_insert_with(|| token.span());
+        first.get_or_insert_with(|| token.clone());
         match &token {
             TokenTree::Punct(p) if p.as_char() == '#' => {
                 tokens.next();
             }
-            TokenTree::Ident(ident) if ident == "pub" => {}
+            TokenTree::Ident(ident) if ident == "pub" || ident == "unsafe" => {}
             TokenTree::Group(_) => {}
-            _ => return token.span(),
+            _ => return token,
         }
     }
-    first.unwrap_or_else(Span::call_site)
+    first.unwrap_or_else(|| TokenTree::Ident(proc_macro2::Ident::new("item", Span::call_site())))
+}
+
+/// The config, or an error saying to write `crate = "..."` when the paths
+/// the expansion names, `::retry_runtime::...`, cannot resolve: the crate
+/// being compiled does not depend on `retry-runtime` under that name, as
+/// when a crate it depends on re-exports the runtime. Read from the crate's
+/// manifest, so that the fix is named once, before the compiler reports each
+/// unresolved path.
+fn runtime_in_reach(config: parse::Config) -> syn::Result<parse::Config> {
+    if config.krate.is_some() {
+        return Ok(config);
+    }
+    let Some(dir) = std::env::var_os("CARGO_MANIFEST_DIR") else {
+        return Ok(config);
+    };
+    match std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml")) {
+        Ok(manifest) if !names_runtime(&manifest) => Err(runtime_out_of_reach()),
+        _ => Ok(config),
+    }
+}
+
+/// Whether a manifest names `retry-runtime`, under its own name or renamed.
+fn names_runtime(manifest: &str) -> bool {
+    manifest.contains("retry-runtime") || manifest.contains("retry_runtime")
+}
+
+fn runtime_out_of_reach() -> syn::Error {
+    syn::Error::new(
+        Span::call_site(),
+        "`#[retry]` expands to paths in `::retry_runtime`, and this crate does not depend on \
+         `retry-runtime`: if a crate you depend on re-exports it, name it with \
+         `crate = \"...\"`, such as `#[retry(crate = \"::my_facade::retry_runtime\")]`; \
+         otherwise add `retry-runtime` to the dependencies in Cargo.toml",
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A crate that reaches the runtime only through a facade gets one error
+    /// naming `crate = "..."`, not an unresolved path per use.
+    #[test]
+    fn a_manifest_without_the_runtime_is_told_to_write_crate() {
+        let facade = "[package]\nname = \"service\"\n[dependencies]\nmy_facade = \"1\"\n";
+        assert!(!names_runtime(facade));
+        assert!(runtime_out_of_reach()
+            .to_string()
+            .contains("crate = \"...\""));
+        assert!(names_runtime("[dependencies]\nretry-runtime = \"0.1\"\n"));
+        assert!(names_runtime(
+            "[dependencies]\nretry = { package = \"retry-runtime\" }\n"
+        ));
+    }
 }

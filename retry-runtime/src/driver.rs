@@ -7,11 +7,12 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
+use crate::__private::Limit;
 use crate::attempts::Attempts;
 use crate::clock::sleep_blocking;
 use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
-use crate::timeout::{limited, or_timed_out, TimedOut};
-use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
+use crate::timeout::TimedOut;
+use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget, UntimedPolicy};
 
 /// A retry loop over a closure, for policies built at run time.
 ///
@@ -49,6 +50,9 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     /// The breaker, with the conversion of its refusal into `E`.
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
+    /// How an attempt cut off by the policy's timeout fails; never, under an
+    /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
+    limit: Limit<Result<T, E>>,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -70,28 +74,18 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
 >;
 
 impl Policy {
-    /// A retry loop under this policy, to be given its rules and run.
-    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
-        Retry {
-            policy: self,
-            budget: None,
-            breaker: None,
-            rules: Rules {
-                on: every_error::<E>,
-                on_ok: no_value::<T>,
-                retry_after: no_hint::<E>,
-                retry_after_ok: no_hint::<T>,
-                on_retry: no_hook::<E>,
-                on_retry_ok: no_hook::<T>,
-            },
-            types: PhantomData,
-        }
+    /// A retry loop under this policy, to be given its rules and run. The
+    /// error type must express the policy's timeout; for one that cannot
+    /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
+    pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self, Limit::timed())
     }
 
     /// A retry loop that retries only the errors `on` accepts.
     pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
     where
         On: Fn(&E) -> bool,
+        E: From<TimedOut>,
     {
         self.retrying().on(on)
     }
@@ -112,6 +106,70 @@ impl Policy {
     }
 }
 
+/// The same entry points as [`Policy`]'s, for any error type: the policy
+/// has no timeout, so no attempt is ever cut off.
+///
+/// ```
+/// use retry_runtime::Policy;
+///
+/// #[derive(Debug)]
+/// struct ForeignError; // no `From<TimedOut>`
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), retry_runtime::PolicyError> {
+/// let policy = Policy::new().with_max_attempts(3).untimed()?;
+/// let result: Result<(), ForeignError> = policy.retry(|| async { Err(ForeignError) }).await;
+/// assert!(result.is_err());
+/// # Ok(())
+/// # }
+/// ```
+impl UntimedPolicy {
+    /// A retry loop under this policy, to be given its rules and run.
+    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self.policy(), Limit::untimed())
+    }
+
+    /// A retry loop that retries only the errors `on` accepts.
+    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
+    where
+        On: Fn(&E) -> bool,
+    {
+        self.retrying().on(on)
+    }
+
+    /// Runs `attempt` until it succeeds, retrying every error under this
+    /// policy. Returns the last attempt's result unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, when attempts or the deadline run out.
+    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.retrying().run(attempt).await
+    }
+}
+
+fn retrying<T, E>(policy: &Policy, limit: Limit<Result<T, E>>) -> DefaultRetry<'_, T, E> {
+    Retry {
+        policy,
+        budget: None,
+        breaker: None,
+        rules: Rules {
+            on: every_error::<E>,
+            on_ok: no_value::<T>,
+            retry_after: no_hint::<E>,
+            retry_after_ok: no_hint::<T>,
+            on_retry: no_hook::<E>,
+            on_retry_ok: no_hook::<T>,
+        },
+        limit,
+        types: PhantomData,
+    }
+}
+
 /// `self` with the rule `field` set to `value`, the rules listed after the
 /// `;` kept. The struct expression names every rule once, so the compiler
 /// checks that none is lost or doubled.
@@ -122,6 +180,7 @@ macro_rules! with_rule {
             budget: $self.budget,
             breaker: $self.breaker,
             rules: Rules { $field: $value, $($keep: $self.rules.$keep),* },
+            limit: $self.limit,
             types: PhantomData,
         }
     };
@@ -213,9 +272,9 @@ where
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
-        E: From<TimedOut>,
     {
         let (mut attempts, refused) = self.attempts(false);
+        let limit = self.limit;
         let classifier = self.classifier();
         loop {
             let outcome = if let Some(error) = refusal(&mut attempts, refused) {
@@ -224,9 +283,8 @@ where
                 // The closure runs with the attempt's context set, as the
                 // body of a retried function does.
                 let future = attempts.call(&mut attempt);
-                let limit = attempts.attempt_timeout();
-                let limited = core::pin::pin!(limited(limit, future));
-                or_timed_out(attempts.scoped(limited).await)
+                let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
+                attempts.scoped(limited).await
             };
             let wait = match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
@@ -248,14 +306,14 @@ where
     pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
-        E: From<TimedOut>,
     {
         let (mut attempts, refused) = self.attempts(true);
+        let limit = self.limit;
         let classifier = self.classifier();
         loop {
             let outcome = match refusal(&mut attempts, refused) {
                 Some(error) => Err(error),
-                None => or_timed_out(attempts.call_limited(&mut attempt)),
+                None => limit.call(&mut attempts, &mut attempt),
             };
             match classifier.next(&mut attempts, outcome) {
                 ControlFlow::Break(outcome) => return outcome,

@@ -103,8 +103,10 @@ pub use timeout::TimedOut;
 /// ```
 ///
 /// The function keeps its signature, visibility, generics, attributes and
-/// docs. Each attempt runs the body afresh, borrowing the arguments (none is
-/// cloned). The caller gets the last attempt's result, unchanged.
+/// docs. Each attempt runs the body afresh, borrowing the arguments; a
+/// by-value `mut` argument is cloned for each attempt, so that every attempt
+/// starts from what the caller passed (its type must be `Clone`), and nothing
+/// else is cloned. The caller gets the last attempt's result, unchanged.
 ///
 /// # Keys
 ///
@@ -121,18 +123,22 @@ pub use timeout::TimedOut;
 /// | `on_ok` | `Fn(&T) -> bool` | none | `Ok` values to retry (an HTTP 503); the last one is returned as it came |
 /// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
-/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)` |
+/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; for an error type without that `From` (`reqwest::Error`), bound the attempt in the client instead |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
-/// | `policy` | `&Policy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested` |
+/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested`; a `&Policy` needs `E: From<TimedOut>`, for any other error type pass `&policy.untimed()?` |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
 /// A plain (non-async) `fn` works too: waits are `std::thread::sleep`, the
 /// deadline runs on the real clock, and every key applies; since a blocking
 /// call cannot be cut off, an attempt that returns after its `timeout` counts
 /// as timed out.
+///
+/// `#[retry]` works under `#[async_trait]` (on impls and on default methods of
+/// traits), and above or below `#[tracing::instrument]`, `#[tokio::test]`,
+/// `#[test]`, `#[tokio::main]` and axum's `#[debug_handler]`.
 ///
 /// Durations are a number and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`),
 /// largest first: `"200ms"`, `"1.5s"`, `"1m30s"`. Every key is checked while

@@ -1,5 +1,7 @@
 //! The `# Retries` section added to the documentation of a retried function,
-//! so that `cargo doc` shows its policy.
+//! so that `cargo doc` shows its policy. Only added to a function the user
+//! documented: on an undocumented one it would hide the missing docs from
+//! `missing_docs`.
 
 use core::fmt::Write;
 use core::time::Duration;
@@ -7,7 +9,7 @@ use core::time::Duration;
 use quote::ToTokens;
 use syn::Expr;
 
-use crate::validate::Config;
+use crate::parse::{Config, Jitter, Nested};
 use retry_core::backoff;
 
 /// Rows of the ceiling table before the rest is summarized.
@@ -51,12 +53,11 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
             "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
         ));
     }
-    if config.nested == "Once" {
-        notes.push(
-            "When a retried function it calls gives up after retrying, the failed attempt is returned at once rather than retried again."
-                .to_owned(),
-        );
-    }
+    // DESIGN 4.11: retry at the layer closest to the failure.
+    notes.push(match config.nested {
+        Nested::Once => "A failure that a retried function it calls already retried is returned at once, not retried again here.".to_owned(),
+        Nested::Retry => "A failure that a retried function it calls already retried is retried here too (`nested = \"retry\"`).".to_owned(),
+    });
     if !is_async {
         notes.push("Waits block the calling thread.".to_owned());
         if config.timeout.is_some() {
@@ -73,7 +74,7 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
     let retries = config.max - 1;
     let base = backoff::nanos(config.base);
     let cap = backoff::nanos(config.cap);
-    let decorrelated = config.jitter == "Decorrelated";
+    let decorrelated = config.jitter == Jitter::Decorrelated;
     lines.push(format!(
         "Retried with `#[retry]`: up to {} on {errors}.",
         match retries {
@@ -113,9 +114,11 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
         }
         lines.push(String::new());
         let jitter = match config.jitter {
-            "Full" => "full jitter: uniform between zero and the ceiling",
-            "Equal" => "equal jitter: half the ceiling plus a uniform share of the other half",
-            _ => "no jitter: exactly the ceiling",
+            Jitter::Full => "full jitter: uniform between zero and the ceiling",
+            Jitter::Equal => {
+                "equal jitter: half the ceiling plus a uniform share of the other half"
+            }
+            Jitter::None | Jitter::Decorrelated => "no jitter: exactly the ceiling",
         };
         lines.push(format!("Each wait is drawn by {jitter}."));
     }
@@ -128,7 +131,7 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
             show(backoff::nanos(deadline))
         );
     }
-    if let Some((timeout, _)) = config.timeout {
+    if let Some(timeout) = config.timeout {
         let _ = write!(
             summary,
             "; each attempt is cut off after {}",

@@ -1,0 +1,170 @@
+//! Judges the keys: each value against its rules, and the keys against each
+//! other. Every mistake becomes one error spanned on the token at fault,
+//! saying how to fix it; all mistakes are reported at once.
+
+use quote::ToTokens;
+use syn::spanned::Spanned;
+
+use crate::parse::{self, Arg, Config, KEYS};
+
+/// Collects errors so that every mistake is reported, each once.
+#[derive(Default)]
+pub struct Errors(Option<syn::Error>);
+
+impl Errors {
+    pub fn push(&mut self, error: syn::Error) {
+        match &mut self.0 {
+            Some(errors) => errors.combine(error),
+            None => self.0 = Some(error),
+        }
+    }
+
+    pub fn add(&mut self, tokens: impl ToTokens, message: impl core::fmt::Display) {
+        self.push(syn::Error::new_spanned(tokens, message));
+    }
+
+    pub fn finish<T>(self, value: T) -> Result<T, syn::Error> {
+        self.0.map_or(Ok(value), Err)
+    }
+}
+
+/// Reads every key through [`parse::KEYS`] and checks the result.
+pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
+    let mut errors = Errors::default();
+    let mut config = Config::default();
+    for Arg {
+        key: written,
+        value,
+    } in args
+    {
+        let name = written.to_string();
+        let Some(key) = parse::key(&name) else {
+            errors.push(unknown_key(&written));
+            continue;
+        };
+        if config.keys.contains_key(key.name) {
+            errors.add(
+                &written,
+                format!("`{name}` is set more than once; keep one"),
+            );
+            continue;
+        }
+        if let Err(error) = config.set(key, &written, &value) {
+            errors.push(error);
+        }
+    }
+    values(&config, &mut errors);
+    together(&config, &mut errors);
+    errors.finish(config)
+}
+
+/// The rules about each value on its own.
+fn values(config: &Config, errors: &mut Errors) {
+    let at = |key: &str| config.values.get(key).copied();
+    if let (0, Some(span)) = (config.max, at("max")) {
+        errors.push(syn::Error::new(
+            span,
+            "`max = 0` allows no attempt at all: `max` counts every attempt, the first call \
+             included; write `max = 1` for a single attempt without retries",
+        ));
+    }
+    if let (m, Some(span)) = (config.multiplier, at("multiplier")) {
+        if m < 1.0 {
+            errors.push(syn::Error::new(
+                span,
+                format!("`multiplier = {m}` must be at least 1: below 1 each wait would be shorter than the last"),
+            ));
+        }
+    }
+    let zero = [
+        (
+            "base",
+            config.base.is_zero(),
+            "it is the ceiling of the first wait, and every later one grows from it",
+        ),
+        (
+            "deadline",
+            config.deadline.is_some_and(|d| d.is_zero()),
+            "a zero deadline leaves no time for any attempt; remove `deadline` for no limit",
+        ),
+        (
+            "timeout",
+            config.timeout.is_some_and(|d| d.is_zero()),
+            "a zero timeout cuts every attempt off before it starts; remove `timeout` for no limit",
+        ),
+    ];
+    for (key, is_zero, why) in zero {
+        if let (true, Some(span)) = (is_zero, at(key)) {
+            errors.push(syn::Error::new(
+                span,
+                format!("`{key}` must be above zero: {why}"),
+            ));
+        }
+    }
+}
+
+/// The rules about keys that depend on each other.
+fn together(config: &Config, errors: &mut Errors) {
+    if config.policy.is_some() {
+        for key in KEYS.iter().filter(|key| key.in_policy) {
+            if let Some(written) = config.keys.get(key.name) {
+                errors.add(
+                    written,
+                    format!(
+                        "`{written}` cannot be set next to `policy`, which sets it at run time; set \
+                         it in the policy, or remove `policy` to write the policy here"
+                    ),
+                );
+            }
+        }
+    }
+    if let (Some(key), None) = (config.keys.get("retry_after_ok"), &config.on_ok) {
+        errors.add(
+            key,
+            "`retry_after_ok` reads a hint from `Ok` values that `on_ok` retries, and there is no \
+             `on_ok`; add `on_ok = ...` to say which `Ok` values to retry",
+        );
+    }
+    if config.cap < config.base {
+        let (base, cap) = (config.base, config.cap);
+        match (config.values.get("cap"), config.values.get("base")) {
+            (Some(&span), _) => errors.push(syn::Error::new(
+                span,
+                format!("`cap` ({cap:?}) is below `base` ({base:?}); make `cap` at least `base`"),
+            )),
+            (None, Some(&span)) => errors.push(syn::Error::new(
+                span,
+                format!(
+                    "`base` ({base:?}) is above the default `cap` of 10s; lower `base` or set `cap` too"
+                ),
+            )),
+            (None, None) => {}
+        }
+    }
+}
+
+fn unknown_key(key: &syn::Ident) -> syn::Error {
+    let name = key.to_string();
+    let list = KEYS.map(|k| format!("`{}`", k.name)).join(", ");
+    let message = if matches!(name.as_str(), "retries" | "max_retries") {
+        format!(
+            "unknown key `{name}`; use `max`, which counts every attempt including the first: \
+             `{name} = 3` is `max = 4`"
+        )
+    } else if let Some(suggestion) = crate::suggest::key(&name, KEYS.iter().map(|k| k.name)) {
+        format!("unknown key `{name}`; did you mean `{suggestion}`? The keys are {list}")
+    } else {
+        format!("unknown key `{name}`; the keys are {list}")
+    };
+    syn::Error::new(key.span(), message)
+}
+
+/// Where to report an error type that cannot hold `TimedOut`: the `timeout`
+/// value, or a `policy` that may carry a timeout.
+pub fn timeout_span(config: &Config) -> Option<proc_macro2::Span> {
+    match (&config.timeout, &config.policy) {
+        (Some(_), _) => config.values.get("timeout").copied(),
+        (None, Some(policy)) => Some(policy.span()),
+        (None, None) => None,
+    }
+}
