@@ -7,8 +7,8 @@ use core::time::Duration;
 use quote::ToTokens;
 use syn::Expr;
 
-use retry_core::backoff;
 use crate::validate::Config;
+use retry_core::backoff;
 
 /// Rows of the ceiling table before the rest is summarized.
 const ROWS: u32 = 8;

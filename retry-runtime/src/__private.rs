@@ -3,10 +3,10 @@
 
 pub use crate::attempt::{sleep_blocking, Attempts};
 pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Classifier, Outcome};
+pub use crate::sleep::sleep;
 pub use crate::timeout::{limited, or_timed_out};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
-pub use tokio::time::sleep;
 
 use crate::{Policy, RetryBudget};
 

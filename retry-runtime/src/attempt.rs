@@ -10,9 +10,9 @@ use core::time::Duration;
 
 use tokio::time::Instant;
 
-use retry_core::backoff;
 use crate::context::{scoped_call, Scoped};
 use crate::{AttemptContext, Nested, Policy, RetryBudget};
+use retry_core::backoff;
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]

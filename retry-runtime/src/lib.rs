@@ -56,6 +56,7 @@ mod policy;
 pub mod retry_after;
 mod rng;
 mod rules;
+mod sleep;
 mod timeout;
 
 #[doc(hidden)]
@@ -65,8 +66,8 @@ pub use attempt::Stop;
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use driver::{DefaultRetry, Retry};
-pub use retry_core::{parse_duration, DurationError};
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
+pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use timeout::TimedOut;
 
