@@ -100,8 +100,18 @@ fn whole_ceiling(base: u128, cap: u128, multiplier: u128, n: u32) -> u128 {
     ceiling
 }
 
+/// `full` cases in an optimised build (`cargo test --release`), a tenth in
+/// the debug build CI runs, so CI stays quick and a release run goes deep.
+const fn cases(full: u32) -> u32 {
+    if cfg!(debug_assertions) {
+        full / 10
+    } else {
+        full
+    }
+}
+
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(20_000))]
+    #![proptest_config(ProptestConfig::with_cases(cases(20_000)))]
 
     #[test]
     fn ceilings_never_decrease_and_never_pass_the_cap(policy in any_policy(), n in retry_number()) {
@@ -276,7 +286,7 @@ fn deadline() -> impl Strategy<Value = Option<Duration>> {
 }
 
 proptest! {
-    #![proptest_config(ProptestConfig::with_cases(2_000))]
+    #![proptest_config(ProptestConfig::with_cases(cases(2_000)))]
 
     #[test]
     fn the_loop_follows_the_schedule_calculator_on_a_paused_clock(
