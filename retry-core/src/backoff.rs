@@ -12,12 +12,14 @@ pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// `min(cap, base * multiplier^n)`, never decreasing in `n`.
+/// `min(cap, base * multiplier^n)`.
 ///
-/// Exact for every whole multiplier, however large. Other multipliers go
-/// through `f64` (`base * multiplier.powf(n)`, rounded to the nearest
-/// nanosecond), so they are exact to about one part in 2^52. A multiplier
-/// below 1, or NaN, acts as 1; a `cap` below `base` gives `cap`.
+/// Exact for every whole multiplier, however large, and so never decreasing
+/// in `n`. Other multipliers go through `f64` (`base * multiplier.powf(n)`,
+/// rounded to the nearest nanosecond): exact to about one part in 2^52, and
+/// non-decreasing as far as `powf` is monotonic, which the property tests
+/// check near 1 and up to 4. A multiplier below 1, or NaN, acts as 1; a
+/// `cap` below `base` gives `cap`.
 pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
     if base >= cap {
         return cap;

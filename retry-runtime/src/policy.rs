@@ -361,7 +361,8 @@ impl Policy {
     /// The ceiling of the wait before retry `n` (`n = 0` before the first
     /// retry): `min(cap, base * multiplier^n)`.
     ///
-    /// Exact for whole multipliers; any `n` and any multiplier are fine.
+    /// Exact for every whole multiplier; others go through `f64`, exact to
+    /// about one part in 2^52. Any `n` and any multiplier are fine.
     #[must_use]
     pub fn ceiling(&self, n: u32) -> Duration {
         Duration::from_nanos(self.ceiling_nanos(n))
