@@ -107,3 +107,31 @@ async fn waits_past_thirty_years_are_slept_in_full_and_the_deadline_holds() {
     assert_eq!(waits.len(), 34);
     assert!(*waits.last().unwrap() > Duration::from_secs(30 * YEAR));
 }
+
+fn record(waits: &RefCell<Vec<Duration>>, wait: Duration) {
+    waits.borrow_mut().push(wait);
+}
+
+#[retry(
+    max = 4294967295,
+    base = "1s",
+    cap = "18446744073s",
+    jitter = "none",
+    deadline = "8760000h",
+    on_retry = |_, _, wait| record(waits, wait)
+)]
+async fn for_ever(waits: &RefCell<Vec<Duration>>) -> Result<(), Busy> {
+    Err(Busy { retry_after: "" })
+}
+
+/// The attribute's expansion sleeps through the same helper as the closure
+/// API: 1s, 2s, 4s, ... up to 2^33 s (272 years), within a 1,000-year deadline.
+#[tokio::test(start_paused = true)]
+async fn the_attribute_sleeps_waits_past_thirty_years_in_full() {
+    let waits = RefCell::new(Vec::new());
+    let start = Instant::now();
+    assert!(for_ever(&waits).await.is_err());
+    let waits = waits.into_inner();
+    assert_eq!(waits.len(), 34);
+    assert_eq!(start.elapsed(), waits.iter().sum::<Duration>());
+}
