@@ -104,15 +104,18 @@ fn reqwest_responses() {
 
 #[tokio::test]
 async fn reqwest_connect_errors_are_transient() {
-    // A port nothing listens on: refused at once.
-    let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-    let address = listener.local_addr().unwrap();
-    drop(listener);
+    // A socket bound but not listening holds its port for the whole test,
+    // so no other process can take it, and every connection to it is
+    // refused at once.
+    let socket = tokio::net::TcpSocket::new_v4().unwrap();
+    socket.bind("127.0.0.1:0".parse().unwrap()).unwrap();
+    let address = socket.local_addr().unwrap();
     let error = reqwest::get(format!("http://{address}/"))
         .await
         .unwrap_err();
     assert!(error.is_connect(), "{error:?}");
     assert!(classify::reqwest::is_transient(&error));
+    drop(socket);
 }
 
 /// The attribute with the reqwest classifiers, against responses made in

@@ -47,17 +47,31 @@ impl Dependency {
     }
 }
 
-#[retry(max = 3, base = "20ms", jitter = "none")]
-fn fetch(dependency: &Dependency) -> Result<u32, Failure> {
+fn record_wait(waits: &RefCell<Vec<Duration>>, wait: Duration) {
+    waits.borrow_mut().push(wait);
+}
+
+#[retry(
+    max = 3,
+    base = "20ms",
+    jitter = "none",
+    on_retry = |_, _, wait| record_wait(waits, wait)
+)]
+fn fetch(dependency: &Dependency, waits: &RefCell<Vec<Duration>>) -> Result<u32, Failure> {
     dependency.call()
 }
 
 #[test]
 fn waits_block_the_thread_for_the_schedule() {
     let dependency = Dependency::new(2);
-    assert_eq!(fetch(&dependency), Ok(3));
+    let waits = RefCell::default();
+    assert_eq!(fetch(&dependency, &waits), Ok(3));
+    assert_eq!(
+        waits.into_inner(),
+        [Duration::from_millis(20), Duration::from_millis(40)]
+    );
+    // `std::thread::sleep` never returns early, however loaded the machine.
     let gaps = dependency.gaps();
-    // A real sleep lasts at least as long as asked.
     assert!(gaps[0] >= Duration::from_millis(20), "{gaps:?}");
     assert!(gaps[1] >= Duration::from_millis(40), "{gaps:?}");
 }
@@ -65,10 +79,20 @@ fn waits_block_the_thread_for_the_schedule() {
 #[test]
 fn the_last_error_comes_back() {
     let dependency = Dependency::new(10);
-    assert_eq!(fetch(&dependency), Err(Failure(3)));
+    assert_eq!(fetch(&dependency, &RefCell::default()), Err(Failure(3)));
 }
 
-#[retry(max = 10, base = "50ms", jitter = "none", deadline = "120ms")]
+// The first wait (1ms) fits the deadline unless the machine stalls for a
+// minute; the second (1000s) cannot fit whatever the clock does, so the
+// outcome does not depend on how fast the machine runs.
+#[retry(
+    max = 10,
+    base = "1ms",
+    cap = "1h",
+    multiplier = 1000000,
+    jitter = "none",
+    deadline = "60s"
+)]
 fn bounded(dependency: &Dependency) -> Result<u32, Failure> {
     dependency.call()
 }
@@ -76,11 +100,9 @@ fn bounded(dependency: &Dependency) -> Result<u32, Failure> {
 #[test]
 fn the_deadline_runs_on_the_real_clock() {
     let dependency = Dependency::new(10);
-    let start = Instant::now();
-    // Wait 50ms; the next wait (100ms) would end near 150ms, past 120ms.
     assert_eq!(bounded(&dependency), Err(Failure(2)));
     assert_eq!(dependency.calls(), 2);
-    assert!(start.elapsed() >= Duration::from_millis(50));
+    assert!(dependency.gaps()[0] >= Duration::from_millis(1));
 }
 
 static BUDGET: RetryBudget = RetryBudget::new(4, 1.0);
@@ -153,10 +175,18 @@ impl From<retry_runtime::TimedOut> for Slow {
     }
 }
 
-#[retry(max = 2, base = "1ms", timeout = "100ms")]
-fn overruns(calls: &std::cell::Cell<u32>, took: Duration) -> Result<u32, Slow> {
+// A sleep of 20ms always overruns 10ms; a call that returns at once
+// never overruns an hour.
+#[retry(max = 2, base = "1ms", timeout = "10ms")]
+fn overruns(calls: &std::cell::Cell<u32>) -> Result<u32, Slow> {
     calls.set(calls.get() + 1);
-    std::thread::sleep(took);
+    std::thread::sleep(Duration::from_millis(20));
+    Ok(calls.get())
+}
+
+#[retry(max = 2, base = "1ms", timeout = "1h")]
+fn within_time(calls: &std::cell::Cell<u32>) -> Result<u32, Slow> {
+    calls.set(calls.get() + 1);
     Ok(calls.get())
 }
 
@@ -165,11 +195,8 @@ fn an_attempt_that_returns_after_its_timeout_counts_as_timed_out() {
     // A blocking call cannot be cut off; one that overruns is retried like
     // an async attempt that was cut off, and its late result dropped.
     let calls = std::cell::Cell::new(0);
-    assert_eq!(
-        overruns(&calls, Duration::from_millis(150)),
-        Err(Slow::TimedOut)
-    );
+    assert_eq!(overruns(&calls), Err(Slow::TimedOut));
     assert_eq!(calls.get(), 2);
     let calls = std::cell::Cell::new(0);
-    assert_eq!(overruns(&calls, Duration::ZERO), Ok(1));
+    assert_eq!(within_time(&calls), Ok(1));
 }

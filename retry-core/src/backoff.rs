@@ -12,8 +12,14 @@ pub fn nanos(d: Duration) -> u64 {
     u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
 }
 
-/// `min(cap, base * multiplier^n)`. Exact for whole multipliers; a
-/// multiplier below 1, or NaN, acts as 1; a `cap` below `base` gives `cap`.
+/// `min(cap, base * multiplier^n)`.
+///
+/// Exact for every whole multiplier, however large, and so never decreasing
+/// in `n`. Other multipliers go through `f64` (`base * multiplier.powf(n)`,
+/// rounded to the nearest nanosecond): exact to about one part in 2^52, and
+/// non-decreasing as far as `powf` is monotonic, which the property tests
+/// check near 1 and up to 4. A multiplier below 1, or NaN, acts as 1; a
+/// `cap` below `base` gives `cap`.
 pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
     if base >= cap {
         return cap;
@@ -21,9 +27,13 @@ pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
     if base == 0 || multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
         return base;
     }
-    if multiplier.fract() == 0.0 && multiplier < 4_294_967_296.0 {
-        // A whole multiplier of at least 2 passes the cap within 64 steps.
-        // The check above keeps the value below 2^32.
+    if multiplier.fract() == 0.0 {
+        // A whole multiplier of 2^64 or more passes any cap in one step.
+        if multiplier >= 18_446_744_073_709_551_616.0 {
+            return cap;
+        }
+        // Every whole `f64` below 2^64 converts exactly; a factor of at
+        // least 2 passes the cap within 64 steps.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
         let factor = multiplier as u64;
         let mut ceiling = base;
@@ -92,4 +102,26 @@ pub fn worst_case_total(
         previous = wait;
     }
     total
+}
+
+#[cfg(test)]
+mod tests {
+    use super::ceiling;
+
+    #[test]
+    fn whole_multipliers_of_two_to_the_32_and_above_are_exact() {
+        // 3 * (2^53 + 2) needs 56 bits; `f64` keeps 53 and would round it.
+        let multiplier = 9_007_199_254_740_994_u64;
+        #[allow(clippy::cast_precision_loss)]
+        let whole = multiplier as f64;
+        assert_eq!(ceiling(3, u64::MAX - 1, whole, 1), 3 * multiplier);
+        assert_eq!(ceiling(3, u64::MAX - 1, whole, 2), u64::MAX - 1);
+        assert_eq!(ceiling(1, u64::MAX, 4_294_967_297.0, 1), 4_294_967_297);
+        // 2^64 and beyond: past any cap in one step, never a wrapped product.
+        assert_eq!(
+            ceiling(3, u64::MAX - 1, 1.844_674_407_370_955_2e19, 1),
+            u64::MAX - 1
+        );
+        assert_eq!(ceiling(3, 1000, 1e300, u32::MAX), 1000);
+    }
 }

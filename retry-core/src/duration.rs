@@ -61,7 +61,9 @@ const UNITS: [(&str, u128); 6] = [
 /// decimal) and a unit (`ns`, `us`, `ms`, `s`, `m`, `h`), largest unit first,
 /// with no spaces: `"200ms"`, `"1.5s"`, `"1m30s"`, `"2h"`.
 ///
-/// Fractions finer than a nanosecond are dropped. Never panics.
+/// The string's exact value is rounded down to a whole nanosecond, once,
+/// after the groups are added up: fractions of any length are exact, in any
+/// unit. Never panics.
 ///
 /// # Errors
 ///
@@ -81,8 +83,11 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
     if text.is_empty() {
         return Err(DurationError::Empty);
     }
+    // Units go from largest to smallest, each once, so there are at most six
+    // groups; they are read first and added up exactly afterwards.
+    let mut groups = [Group::default(); UNITS.len()];
+    let mut count = 0;
     let mut rest = text;
-    let mut total: u128 = 0;
     // Index into `UNITS` that the next unit must be at or after.
     let mut next_unit = 0;
     while !rest.is_empty() {
@@ -115,47 +120,86 @@ pub fn parse_duration(text: &str) -> Result<Duration, DurationError> {
             return Err(DurationError::UnitOrder);
         }
         next_unit = index + 1;
-        let nanos = scaled(number, UNITS[index].1)?;
-        total = total.checked_add(nanos).ok_or(DurationError::Overflow)?;
+        groups[count] = Group::new(number, UNITS[index].1)?;
+        count += 1;
         rest = after;
     }
+    let total = exact_sum(&groups[..count])?;
     let secs = u64::try_from(total / 1_000_000_000).map_err(|_| DurationError::Overflow)?;
     // The remainder is below 10^9 and so fits a u32.
     let nanos = u32::try_from(total % 1_000_000_000).unwrap_or(0);
     Ok(Duration::new(secs, nanos))
 }
 
-/// `number` (digits, at most one `.`) times `unit` nanoseconds, exactly.
-fn scaled(number: &str, unit: u128) -> Result<u128, DurationError> {
-    let (whole, fraction) = match number.split_once('.') {
-        Some((whole, fraction)) => (whole, fraction),
-        None => (number, ""),
-    };
-    let has_point = number.contains('.');
-    if whole.is_empty() || (has_point && fraction.is_empty()) || fraction.contains('.') {
-        return Err(DurationError::BadNumber);
-    }
-    let mut nanos: u128 = 0;
-    for digit in whole.bytes() {
-        nanos = nanos
-            .checked_mul(10)
-            .and_then(|n| n.checked_add(u128::from(digit - b'0')))
-            .ok_or(DurationError::Overflow)?;
-    }
-    nanos = nanos.checked_mul(unit).ok_or(DurationError::Overflow)?;
-    // Each fractional digit is worth a tenth of the one before; below a
-    // nanosecond nothing is left to add.
-    let mut place = unit;
-    for digit in fraction.bytes() {
-        place /= 10;
-        if place == 0 {
-            break;
+/// One number and its unit: `whole.fraction` times `unit` nanoseconds.
+#[derive(Clone, Copy, Default)]
+struct Group<'a> {
+    whole: u128,
+    /// The digits after the point, possibly none.
+    fraction: &'a [u8],
+    unit: u128,
+}
+
+impl<'a> Group<'a> {
+    fn new(number: &'a str, unit: u128) -> Result<Self, DurationError> {
+        let (whole, fraction) = number.split_once('.').unwrap_or((number, ""));
+        let has_point = number.len() != whole.len();
+        if whole.is_empty() || (has_point && fraction.is_empty()) || fraction.contains('.') {
+            return Err(DurationError::BadNumber);
         }
-        nanos = nanos
-            .checked_add(u128::from(digit - b'0') * place)
-            .ok_or(DurationError::Overflow)?;
+        let mut value: u128 = 0;
+        for digit in whole.bytes() {
+            value = value
+                .checked_mul(10)
+                .and_then(|n| n.checked_add(u128::from(digit - b'0')))
+                .ok_or(DurationError::Overflow)?;
+        }
+        Ok(Group {
+            whole: value,
+            fraction: fraction.as_bytes(),
+            unit,
+        })
     }
-    Ok(nanos)
+}
+
+/// The exact sum of the groups in nanoseconds, rounded down once at the end.
+///
+/// Each fraction times its unit is a decimal with as many places as the
+/// fraction has digits. Long multiplication from the last place to the
+/// first, of every group at once, carries each group's product and the sum
+/// of the products' digits column by column, so nothing below a nanosecond
+/// is lost before the sum is rounded down: `"0.00000000002m"` is 1.2 ns, so
+/// 1 ns, and `"0.0000000005s0.5ns"` is exactly 1 ns. Fractions of any length,
+/// with no allocation.
+fn exact_sum(groups: &[Group<'_>]) -> Result<u128, DurationError> {
+    let places = groups.iter().map(|g| g.fraction.len()).max().unwrap_or(0);
+    // The carry of each group's product into the next place up; below
+    // `unit` (at most 3.6e12), so a digit times the unit plus it cannot
+    // overflow.
+    let mut carries = [0u128; UNITS.len()];
+    // The carry of the column sum of the products' digits: at most 5.
+    let mut column_carry: u128 = 0;
+    for place in (0..places).rev() {
+        let mut column = column_carry;
+        for (group, carry) in groups.iter().zip(carries.iter_mut()) {
+            if let Some(&digit) = group.fraction.get(place) {
+                let product = u128::from(digit - b'0') * group.unit + *carry;
+                column += product % 10;
+                *carry = product / 10;
+            }
+        }
+        column_carry = column / 10;
+    }
+    let mut total = column_carry;
+    for (group, carry) in groups.iter().zip(carries) {
+        let nanos = group
+            .whole
+            .checked_mul(group.unit)
+            .and_then(|n| n.checked_add(carry))
+            .ok_or(DurationError::Overflow)?;
+        total = total.checked_add(nanos).ok_or(DurationError::Overflow)?;
+    }
+    Ok(total)
 }
 
 #[cfg(test)]
@@ -178,6 +222,17 @@ mod tests {
             ("007s", Duration::from_secs(7)),
             ("0s", Duration::ZERO),
             ("1.0000000009s", Duration::new(1, 0)),
+            // Fractions past the unit's nanosecond places, exact (issue 10).
+            ("0.00000000002m", Duration::from_nanos(1)),
+            ("0.000000000009h", Duration::from_nanos(32)),
+            ("0.0000000000166666666666666667m", Duration::from_nanos(1)),
+            ("0.0000000000166666666666666666m", Duration::ZERO),
+            // Sub-nanosecond parts of several groups add up before rounding.
+            ("0.0000000005s0.5ns", Duration::from_nanos(1)),
+            (
+                "0.0000000000001h0.0000000004s0.0004us0.4ns",
+                Duration::from_nanos(1),
+            ),
         ];
         for (text, expected) in cases {
             assert_eq!(parse_duration(text), Ok(expected), "{text}");

@@ -8,10 +8,10 @@ pub use crate::decision::Verdict;
 pub use crate::rules::{
     classifier, every_error, no_hint, no_hook, no_value, Classifier, Next, Outcome,
 };
+pub use crate::sleep::sleep;
 pub use crate::timeout::{limited, or_timed_out};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
-pub use tokio::time::sleep;
 
 use core::future::Future;
 use core::pin::Pin;

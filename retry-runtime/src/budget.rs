@@ -2,7 +2,11 @@
 //! throttling rule, lock-free.
 
 use core::fmt;
+#[cfg(not(loom))]
 use core::sync::atomic::{AtomicU64, Ordering};
+// The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
+#[cfg(loom)]
+use loom::sync::atomic::{AtomicU64, Ordering};
 
 /// Thousandths of a token: the ratio is kept to three decimals, as gRPC does.
 const MILLI: u64 = 1000;
@@ -56,11 +60,22 @@ impl RetryBudget {
     ///
     /// `token_ratio` is kept to three decimals; a negative or NaN ratio is 0,
     /// so successes never refill the budget.
+    #[cfg(not(loom))]
     #[must_use]
     pub const fn new(max_tokens: u32, token_ratio: f32) -> Self {
-        let max = max_tokens as u64 * MILLI;
-        // Float-to-integer `as` saturates: negative and NaN become 0.
-        let ratio = (token_ratio as f64 * MILLI as f64 + 0.5) as u64;
+        let (max, ratio) = scaled(max_tokens, token_ratio);
+        RetryBudget {
+            tokens: AtomicU64::new(max),
+            max,
+            ratio,
+        }
+    }
+
+    /// Under loom, whose atomics cannot be made in a `const fn`.
+    #[cfg(loom)]
+    #[must_use]
+    pub fn new(max_tokens: u32, token_ratio: f32) -> Self {
+        let (max, ratio) = scaled(max_tokens, token_ratio);
         RetryBudget {
             tokens: AtomicU64::new(max),
             max,
@@ -111,6 +126,15 @@ impl RetryBudget {
     }
 }
 
+/// The size and the ratio in thousandths of a token.
+const fn scaled(max_tokens: u32, token_ratio: f32) -> (u64, u64) {
+    // Float-to-integer `as` saturates: negative and NaN become 0.
+    (
+        max_tokens as u64 * MILLI,
+        (token_ratio as f64 * MILLI as f64 + 0.5) as u64,
+    )
+}
+
 fn milli_to_tokens(milli: u64) -> f64 {
     // Exact for any count below 2^53 thousandths.
     #[allow(clippy::cast_precision_loss)]
@@ -128,7 +152,7 @@ impl fmt::Debug for RetryBudget {
     }
 }
 
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 mod tests {
     use super::RetryBudget;
 

@@ -290,7 +290,7 @@ where
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => wait,
             };
-            tokio::time::sleep(wait).await;
+            crate::sleep::sleep(wait).await;
         }
     }
 

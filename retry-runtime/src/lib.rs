@@ -36,7 +36,7 @@
 //!
 //! - Nothing is spawned and nothing allocates; dropping the future cancels
 //!   the call. Waits are `tokio::time::sleep`, so a paused test clock runs a
-//!   whole schedule instantly and exactly.
+//!   whole schedule instantly; each wait ends on tokio's next 1 ms tick.
 //! - The generated future is `Send` whenever the body's is; the error of a
 //!   failed attempt is dropped before the wait.
 //! - A panic in the body propagates and is not retried.
@@ -68,6 +68,7 @@ pub mod reqwest_middleware;
 pub mod retry_after;
 mod rng;
 mod rules;
+mod sleep;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]

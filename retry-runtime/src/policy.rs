@@ -19,7 +19,10 @@ use retry_core::backoff::{self, nanos, uniform};
 /// | [`Decorrelated`](Jitter::Decorrelated) | `min(cap, uniform in [base, 3 * previous wait])`, the previous wait starting at `base` |
 /// | [`None`](Jitter::None) | `ceiling(n)` |
 ///
-/// No jitter ever waits longer than `cap`.
+/// Waits are whole nanoseconds and `ceiling(n)/2` is rounded down, so for an
+/// odd ceiling an equal-jitter wait lies in `[(ceiling - 1)/2, ceiling - 1]`.
+/// No backoff wait is ever longer than `cap`; a server's hint may make a wait
+/// up to 1.1 x `cap` (see [`Policy::hinted_wait`]).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 pub enum Jitter {
     /// Uniform between zero and the ceiling: the widest spread and, in the
@@ -155,6 +158,8 @@ impl FromStr for Jitter {
 /// panics: `max_attempts` of 0 makes one attempt, a `multiplier` below 1 (or
 /// NaN) acts as 1, and a `cap` below `base` makes every wait `cap`. Waits are
 /// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
+/// Waits of any length are slept in full, past tokio's 30-year limit on one
+/// timer.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Policy {
     max_attempts: u32,
@@ -367,7 +372,8 @@ impl Policy {
     /// The ceiling of the wait before retry `n` (`n = 0` before the first
     /// retry): `min(cap, base * multiplier^n)`.
     ///
-    /// Exact for whole multipliers; any `n` and any multiplier are fine.
+    /// Exact for every whole multiplier; others go through `f64`, exact to
+    /// about one part in 2^52. Any `n` and any multiplier are fine.
     #[must_use]
     pub fn ceiling(&self, n: u32) -> Duration {
         Duration::from_nanos(self.ceiling_nanos(n))
@@ -422,6 +428,12 @@ impl Policy {
     /// let ceiling = policy.ceiling(3); // 800ms
     /// assert_eq!(policy.wait_with(3, policy.base(), 0), ceiling / 2);
     /// assert_eq!(policy.wait_with(3, policy.base(), u64::MAX), ceiling);
+    ///
+    /// // Halves are whole nanoseconds: an odd ceiling's longest wait is one
+    /// // nanosecond short of it.
+    /// let odd = policy.with_base(Duration::from_nanos(7)).with_cap(Duration::from_nanos(7));
+    /// assert_eq!(odd.wait_with(0, odd.base(), 0), Duration::from_nanos(3));
+    /// assert_eq!(odd.wait_with(0, odd.base(), u64::MAX), Duration::from_nanos(6));
     /// ```
     #[must_use]
     pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
@@ -429,9 +441,10 @@ impl Policy {
             Jitter::None => self.ceiling_nanos(n),
             Jitter::Full => uniform(0, self.ceiling_nanos(n), sample),
             Jitter::Equal => {
-                let ceiling = self.ceiling_nanos(n);
-                let half = ceiling / 2;
-                uniform(half, ceiling, sample)
+                // `half + uniform(0, half)`, as documented: for an odd
+                // ceiling the longest wait is `ceiling - 1`.
+                let half = self.ceiling_nanos(n) / 2;
+                half + uniform(0, half, sample)
             }
             Jitter::Decorrelated => {
                 let low = nanos(self.base);
@@ -451,7 +464,12 @@ impl Policy {
     /// `max(hint, wait) + uniform in [0, hint / 10]`.
     ///
     /// `None` when the hint is longer than `cap`: a server asking for more
-    /// than the caller tolerates is not waited out.
+    /// than the caller tolerates is not waited out. `None` too for a hint
+    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
+    /// which could only be waited out in part.
+    ///
+    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
+    /// spread is added on top of a hint that may be `cap` itself.
     ///
     /// ```
     /// use std::time::Duration;
@@ -466,7 +484,7 @@ impl Policy {
     /// ```
     #[must_use]
     pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
-        if hint > self.cap {
+        if hint > self.cap || hint > Duration::from_nanos(u64::MAX) {
             return None;
         }
         let hint = nanos(hint);

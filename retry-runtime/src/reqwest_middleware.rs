@@ -120,7 +120,7 @@ impl Middleware for RetryMiddleware {
                     // The failed attempt's response holds a connection: let
                     // it go before waiting.
                     drop(result);
-                    tokio::time::sleep(wait).await;
+                    crate::sleep::sleep(wait).await;
                 }
                 Err(_) => return result,
             }

@@ -18,8 +18,11 @@
 //! the right one for the date. An RFC 850 two-digit year that would be more
 //! than 50 years in the future means the most recent past year with those
 //! digits. Surrounding spaces and tabs, which a header parser normally trims,
-//! are ignored. Anything else that does not match the grammar, and any
-//! number too large for a `Duration`, gives `None`: never a panic.
+//! are ignored. Anything else that does not match the grammar gives `None`:
+//! never a panic. The grammar puts no bound on `delay-seconds`: a number of
+//! seconds too large for a `Duration` is `Duration::MAX`, a wait longer than
+//! any `cap`, so the loop stops with [`Stop::HintTooLong`](crate::Stop)
+//! rather than treating the header as garbage.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -46,12 +49,19 @@ pub fn parse(value: &str) -> Option<Duration> {
 
 /// The wait a `Retry-After` value asks for, measured from `now`: the
 /// seconds given, or the time from `now` until the date given (zero for a
-/// date in the past). `None` for anything malformed or out of range.
+/// date in the past). Delay-seconds too large for a `Duration` are
+/// `Duration::MAX`. `None` for anything malformed.
 #[must_use]
 pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     let value = value.trim_matches(|c| c == ' ' || c == '\t');
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
-        return value.parse::<u64>().ok().map(Duration::from_secs);
+        // All digits, so the parse fails only past `u64::MAX`: a very long
+        // wait, not a malformed one.
+        return Some(
+            value
+                .parse::<u64>()
+                .map_or(Duration::MAX, Duration::from_secs),
+        );
     }
     // `now` in whole seconds since the epoch, rounded down.
     let now_secs = match now.duration_since(UNIX_EPOCH) {
