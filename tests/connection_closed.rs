@@ -2,6 +2,7 @@
 //! `IncompleteMessage`) is transient for a request that is safe to repeat,
 //! and only for one: the server may have acted on it.
 
+#[path = "support/servers.rs"]
 mod servers;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -2,6 +2,7 @@
 //! attempt and new for every call, so a server can tell a retry from a new
 //! request.
 
+#[path = "support/servers.rs"]
 mod servers;
 
 use std::sync::{Arc, Mutex};

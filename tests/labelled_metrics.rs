@@ -2,6 +2,7 @@
 //! reason, read back with metrics-util's debugging recorder; the
 //! process-wide `snapshot()` keeps counting alongside.
 
+#[path = "support/servers.rs"]
 mod servers;
 
 use std::time::Duration;

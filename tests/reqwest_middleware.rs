@@ -2,6 +2,7 @@
 //! Retry-After honoured, only requests safe to repeat retried, a dropped
 //! connection retried, deadline and budget as `#[retry]` has them.
 
+#[path = "support/servers.rs"]
 mod servers;
 
 use std::sync::atomic::{AtomicU32, Ordering};

@@ -3,6 +3,7 @@
 //! dropped mid-response, the deadline and the budget, decided as `#[retry]`
 //! decides.
 
+#[path = "support/servers.rs"]
 mod servers;
 
 use std::sync::atomic::{AtomicU32, Ordering};
