@@ -97,3 +97,37 @@ fn epoch() -> std::time::Instant {
             .unwrap_or(now)
     })
 }
+
+#[cfg(test)]
+mod tests {
+    use super::{Deadline, Instant};
+    use core::time::Duration;
+
+    #[test]
+    fn deadlines_keep_their_instant_to_the_nanosecond_for_centuries() {
+        let now = Instant::now();
+        for ahead in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(5, 123_456_789),
+            Duration::from_secs(86_400 * 365 * 200),
+        ] {
+            let at = now + ahead;
+            assert_eq!(Deadline::new(Some(at)).get(), Some(at), "{ahead:?}");
+        }
+        assert_eq!(Deadline::new(None).get(), None);
+    }
+
+    #[test]
+    fn far_deadlines_are_kept_to_the_millisecond_and_order_is_kept() {
+        let now = Instant::now();
+        let near = now + Duration::from_secs(1);
+        let far = now + Duration::from_secs(86_400 * 365 * 1000);
+        let kept = Deadline::new(Some(far)).get().unwrap();
+        assert!(kept <= far && far - kept < Duration::from_millis(1));
+        let (near, far) = (Deadline::new(Some(near)), Deadline::new(Some(far)));
+        assert_eq!(near.min(far), near);
+        assert_eq!(far.min(Deadline::NONE), far);
+        assert!(!Deadline::NONE.is_some() && far.is_some());
+    }
+}
