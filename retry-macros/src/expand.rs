@@ -358,7 +358,7 @@ impl Expansion<'_> {
             None => (TokenStream::new(), policy_const(krate, config)),
         };
         let budget = config.budget.as_ref().map_or_else(
-            || quote!(#private::None),
+            || quote!(#private::NoBudget),
             |budget| quote!(#private::budget(#budget)),
         );
         let name = &self.name;

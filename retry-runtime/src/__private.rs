@@ -1,8 +1,9 @@
 //! What `#[retry]` expansions call. Not public API: it may change in any
 //! release.
 
-pub use crate::attempts::Attempts;
+pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
 pub use crate::breaker::circuit_open;
+pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Verdict;
 pub use crate::rules::{
@@ -223,7 +224,11 @@ impl<R> Limit<R> {
     /// A blocking attempt: one that returns after its timeout counts as
     /// timed out, since it cannot be interrupted.
     #[inline]
-    pub fn call(self, attempts: &mut Attempts<'_>, attempt: impl FnOnce() -> R) -> R {
+    pub fn call<'p, B: Guard, U: Spend<'p>>(
+        self,
+        attempts: &mut Attempts<'p, B, U>,
+        attempt: impl FnOnce() -> R,
+    ) -> R {
         match self.timed_out {
             Some(timed_out) => attempts
                 .call_limited(attempt)

@@ -9,26 +9,37 @@ use core::future::Future;
 use core::pin::Pin;
 use core::time::Duration;
 
-use tokio::time::Instant;
-
 use retry_core::backoff;
 
-use crate::breaker::CircuitPermit;
-use crate::clock::Clock;
+use crate::breaker::Guarded;
+use crate::clock::{Clock, Deadline};
 use crate::context::{self, scoped_call, Scoped};
 use crate::decision::{self, Failure, Stop, Verdict};
 use crate::idempotency::IdempotencyKey;
 use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
-/// The state of one call across its attempts. Holds no error and no value, so
-/// it never makes the caller's future `!Send`.
+/// The state of one call across its attempts, with its circuit breaker `B`
+/// and its budget `U`: [`NoBreaker`] and [`NoBudget`], which take no room,
+/// unless the call names them. Holds no error and no value, so it never
+/// makes the caller's future `!Send`.
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct Attempts<'p> {
+pub struct Attempts<'p, B = NoBreaker, U = NoBudget> {
+    state: State<'p>,
+    breaker: B,
+    budget: U,
+}
+
+/// What every call keeps, breaker or not; its methods are not generic, so
+/// each retried function shares them.
+#[derive(Debug)]
+pub(crate) struct State<'p> {
     policy: &'p Policy,
-    budget: Option<&'p RetryBudget>,
+    /// The call's idempotency key, drawn the first time an attempt asks
+    /// for it and kept for the later ones.
+    key: IdempotencyKey,
     /// When this call's own deadline passes; read only when there is one.
-    deadline: Option<Instant>,
+    deadline: Deadline,
     /// The last wait in nanoseconds, for decorrelated jitter; `base` before
     /// the first. Nanoseconds rather than a `Duration` keep the future small.
     previous: u64,
@@ -38,95 +49,165 @@ pub struct Attempts<'p> {
     /// A retried function called by the running attempt gave up after
     /// retrying.
     inner_gave_up: bool,
-    /// The call's idempotency key, drawn the first time an attempt asks
-    /// for it and kept for the later ones.
-    key: IdempotencyKey,
-    breaker: Option<&'p CircuitBreaker>,
-    /// The breaker's leave for the attempt running; `None` when it refused.
-    permit: Option<CircuitPermit<'p>>,
     #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
 }
 
-impl<'p> Attempts<'p> {
+/// The retry budget a call takes from: `Option<&RetryBudget>`, or
+/// [`NoBudget`].
+#[doc(hidden)]
+pub trait Spend<'p>: Copy {
+    /// The budget, if there is one.
+    fn budget(self) -> Option<&'p RetryBudget>;
+}
+
+/// The budget of a call that names none.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoBudget;
+
+impl<'p> Spend<'p> for NoBudget {
+    #[inline]
+    fn budget(self) -> Option<&'p RetryBudget> {
+        None
+    }
+}
+
+impl<'p> Spend<'p> for Option<&'p RetryBudget> {
+    #[inline]
+    fn budget(self) -> Option<&'p RetryBudget> {
+        self
+    }
+}
+
+/// The circuit breaker a call asks before each attempt and tells each
+/// outcome.
+#[doc(hidden)]
+pub trait Guard {
+    /// Whether the next attempt may be made.
+    fn admit(&mut self, blocking: bool) -> bool;
+    /// Records the attempt's outcome (`success`: not a failure the rules
+    /// retry); `false` when the breaker refused the attempt, which then
+    /// never ran.
+    fn record(&mut self, success: bool) -> bool;
+    /// The breaker, if there is one.
+    fn breaker(&self) -> Option<&CircuitBreaker>;
+}
+
+/// The breaker of a call that names none: every attempt is made.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoBreaker;
+
+impl Guard for NoBreaker {
+    #[inline]
+    fn admit(&mut self, _: bool) -> bool {
+        true
+    }
+
+    #[inline]
+    fn record(&mut self, _: bool) -> bool {
+        true
+    }
+
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        None
+    }
+}
+
+impl Guard for Guarded<'_> {
+    #[inline]
+    fn admit(&mut self, blocking: bool) -> bool {
+        Guarded::admit(self, blocking)
+    }
+
+    #[inline]
+    fn record(&mut self, success: bool) -> bool {
+        Guarded::record(self, success)
+    }
+
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        Some(Guarded::breaker(self))
+    }
+}
+
+/// A breaker chosen at run time, as the closure API's is.
+impl<G: Guard> Guard for Option<G> {
+    #[inline]
+    fn admit(&mut self, blocking: bool) -> bool {
+        self.as_mut().is_none_or(|guard| guard.admit(blocking))
+    }
+
+    #[inline]
+    fn record(&mut self, success: bool) -> bool {
+        self.as_mut().is_none_or(|guard| guard.record(success))
+    }
+
+    #[inline]
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        self.as_ref().and_then(Guard::breaker)
+    }
+}
+
+impl<'p, U: Spend<'p>> Attempts<'p, NoBreaker, U> {
     /// Call just before the first attempt of an `async fn`. `name` names the
     /// function in `tracing` events.
     #[inline]
     #[must_use]
-    pub fn start(policy: &'p Policy, budget: Option<&'p RetryBudget>, name: &'static str) -> Self {
+    pub fn start(policy: &'p Policy, budget: U, name: &'static str) -> Self {
         Self::new(policy, budget, name, Clock::Tokio)
     }
 
     /// Call just before the first attempt of a plain function.
     #[inline]
     #[must_use]
-    pub fn start_blocking(
-        policy: &'p Policy,
-        budget: Option<&'p RetryBudget>,
-        name: &'static str,
-    ) -> Self {
+    pub fn start_blocking(policy: &'p Policy, budget: U, name: &'static str) -> Self {
         Self::new(policy, budget, name, Clock::Blocking)
     }
 
     #[inline]
-    fn new(
-        policy: &'p Policy,
-        budget: Option<&'p RetryBudget>,
-        name: &'static str,
-        clock: Clock,
-    ) -> Self {
-        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
-        let _ = name;
+    fn new(policy: &'p Policy, budget: U, name: &'static str, clock: Clock) -> Self {
         Attempts {
-            policy,
+            state: State::new(policy, name, clock),
+            breaker: NoBreaker,
             budget,
-            deadline: match policy.deadline() {
-                Some(deadline) => clock.now().checked_add(deadline),
-                None => None,
-            },
-            previous: backoff::nanos(policy.base()),
-            attempt: 1,
-            clock,
-            inner_gave_up: false,
-            key: IdempotencyKey::NIL,
-            breaker: None,
-            permit: None,
-            #[cfg(any(feature = "tracing", feature = "metrics"))]
-            name,
         }
-    }
-
-    /// The attempt running or just judged, from 1.
-    #[inline]
-    #[must_use]
-    pub fn attempt(&self) -> u32 {
-        self.attempt
-    }
-
-    pub(crate) fn policy(&self) -> &Policy {
-        self.policy
-    }
-
-    pub(crate) fn clock(&self) -> Clock {
-        self.clock
-    }
-
-    pub(crate) fn deadline(&self) -> Option<Instant> {
-        self.deadline
-    }
-
-    /// What an attempt's poll hands back to the call: whether a retried
-    /// function inside it gave up, and the key if the body drew one.
-    pub(crate) fn scope_slots(&mut self) -> (&mut bool, &mut IdempotencyKey) {
-        (&mut self.inner_gave_up, &mut self.key)
     }
 
     /// Asks `breaker` before every attempt and tells it every outcome.
     #[inline]
     #[must_use]
-    pub fn with_breaker(mut self, breaker: &'p CircuitBreaker) -> Self {
-        self.breaker = Some(breaker);
-        self
+    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, Guarded<'p>, U> {
+        Attempts {
+            state: self.state,
+            breaker: Guarded::new(breaker),
+            budget: self.budget,
+        }
+    }
+
+    /// Asks `breaker`, if there is one, before every attempt.
+    #[inline]
+    #[must_use]
+    pub(crate) fn with_breaker_if(
+        self,
+        breaker: Option<&'p CircuitBreaker>,
+    ) -> Attempts<'p, Option<Guarded<'p>>, U> {
+        Attempts {
+            state: self.state,
+            breaker: breaker.map(Guarded::new),
+            budget: self.budget,
+        }
+    }
+}
+
+impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
+    /// The attempt running or just judged, from 1.
+    #[inline]
+    #[must_use]
+    pub fn attempt(&self) -> u32 {
+        self.state.attempt
     }
 
     /// Call before each attempt: whether the breaker lets it be made. When
@@ -134,43 +215,26 @@ impl<'p> Attempts<'p> {
     /// `judge` stops with [`Stop::Open`].
     #[inline]
     pub fn admit(&mut self) -> bool {
-        let Some(breaker) = self.breaker else {
-            return true;
-        };
-        self.permit = breaker.admit(self.clock == Clock::Blocking).ok();
-        self.permit.is_some()
-    }
-
-    fn name(&self) -> &'static str {
-        #[cfg(any(feature = "tracing", feature = "metrics"))]
-        return self.name;
-        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
-        ""
+        self.breaker.admit(self.state.clock == Clock::Blocking)
     }
 
     /// What the body can know of the attempt it runs.
     #[must_use]
     pub fn context(&self) -> AttemptContext {
-        AttemptContext {
-            attempt: self.attempt,
-            max_attempts: self.policy.max_attempts(),
-            deadline: self.deadline,
-            blocking: self.clock == Clock::Blocking,
-            key: self.key,
-        }
+        self.state.context()
     }
 
     /// Polls an attempt's future with its context set, so the body can read
     /// it and retried functions it calls know what they are part of.
     #[inline]
     pub fn scoped<'a, F: Future>(&'a mut self, attempt: Pin<&'a mut F>) -> Scoped<'a, 'p, F> {
-        Scoped::new(self, attempt)
+        Scoped::new(&mut self.state, attempt)
     }
 
     /// Runs a plain function's attempt with its context set.
     #[inline]
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
-        scoped_call(self, attempt)
+        scoped_call(&mut self.state, attempt)
     }
 
     /// Runs a plain function's attempt with its context set, and with the
@@ -187,19 +251,7 @@ impl<'p> Attempts<'p> {
     /// the time left before the nearest deadline. `None` without a timeout.
     #[must_use]
     pub fn attempt_timeout(&self) -> Option<Duration> {
-        let timeout = self.policy.timeout()?;
-        Some(self.time_left().map_or(timeout, |left| timeout.min(left)))
-    }
-
-    /// The time left before this call's deadline or the enclosing attempt's,
-    /// whichever is nearer.
-    fn time_left(&self) -> Option<Duration> {
-        let own = self.deadline.map(|deadline| self.clock.until(deadline));
-        let enclosing = context::enclosing_deadline().map(|deadline| self.clock.until(deadline));
-        match (own, enclosing) {
-            (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
-            (own, enclosing) => own.or(enclosing),
-        }
+        self.state.attempt_timeout()
     }
 
     /// Judges an attempt's verdict: `Ok(wait)` to retry after `wait` (the
@@ -212,11 +264,17 @@ impl<'p> Attempts<'p> {
                 Err(Stop::Done)
             }
             // A refused attempt never ran: stop, and do not count it.
-            _ if self.breaker.is_some() && !self.breaker_recorded(verdict) => {
-                Err(self.stopped(Stop::Open, false))
+            _ if !self
+                .breaker
+                .record(!matches!(verdict, Verdict::Transient(_))) =>
+            {
+                Err(self.state.stopped(Stop::Open, false))
             }
-            Verdict::Permanent => Err(self.not_retryable()),
-            Verdict::Transient(hint) => self.retry(hint),
+            Verdict::Permanent => Err(self.state.not_retryable()),
+            Verdict::Transient(hint) => {
+                self.state
+                    .retry(hint, self.budget.budget(), self.breaker.breaker())
+            }
         }
     }
 
@@ -224,52 +282,114 @@ impl<'p> Attempts<'p> {
     /// success path.
     #[inline]
     pub(crate) fn succeeded(&mut self) {
-        if let Some(budget) = self.budget {
+        if let Some(budget) = self.budget.budget() {
             budget.record_success();
         }
-        if self.breaker.is_some() {
-            self.breaker_recorded(Verdict::Success);
-        }
         #[cfg(feature = "metrics")]
-        crate::metrics::record_stop(Stop::Done, self.name);
+        crate::metrics::record_stop(Stop::Done, self.state.name);
+        self.breaker.record(true);
     }
+}
 
-    fn breaker_is_open(&self) -> bool {
-        self.breaker
-            .is_some_and(|breaker| breaker.is_open(self.clock == Clock::Blocking))
-    }
-
-    /// Tells the breaker how the attempt went; `false` when it refused the
-    /// attempt, which then never ran.
-    #[cold]
-    #[inline(never)]
-    fn breaker_recorded(&mut self, verdict: Verdict) -> bool {
-        match self.permit.take() {
-            Some(permit) => {
-                permit.record(!matches!(verdict, Verdict::Transient(_)));
-                true
-            }
-            None => false,
+impl<'p> State<'p> {
+    #[inline]
+    fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let _ = name;
+        State {
+            policy,
+            key: IdempotencyKey::NIL,
+            deadline: match policy.deadline() {
+                Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
+                None => Deadline::NONE,
+            },
+            previous: backoff::nanos(policy.base()),
+            attempt: 1,
+            clock,
+            inner_gave_up: false,
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            name,
         }
+    }
+
+    pub(crate) fn attempt(&self) -> u32 {
+        self.attempt
+    }
+
+    pub(crate) fn policy(&self) -> &Policy {
+        self.policy
+    }
+
+    pub(crate) fn clock(&self) -> Clock {
+        self.clock
+    }
+
+    pub(crate) fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+
+    /// What an attempt's poll hands back to the call: whether a retried
+    /// function inside it gave up, and the key if the body drew one.
+    pub(crate) fn scope_slots(&mut self) -> (&mut bool, &mut IdempotencyKey) {
+        (&mut self.inner_gave_up, &mut self.key)
+    }
+
+    fn name(&self) -> &'static str {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        return self.name;
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        ""
+    }
+
+    fn context(&self) -> AttemptContext {
+        AttemptContext {
+            attempt: self.attempt,
+            max_attempts: self.policy.max_attempts(),
+            deadline: self.deadline.get(),
+            blocking: self.clock == Clock::Blocking,
+            key: self.key,
+        }
+    }
+
+    fn attempt_timeout(&self) -> Option<Duration> {
+        let timeout = self.policy.timeout()?;
+        Some(self.time_left().map_or(timeout, |left| timeout.min(left)))
+    }
+
+    /// The time left before this call's deadline or the enclosing attempt's,
+    /// whichever is nearer.
+    fn time_left(&self) -> Option<Duration> {
+        let nearest = self.deadline.min(context::enclosing_deadline());
+        nearest.get().map(|deadline| self.clock.until(deadline))
     }
 
     /// A failure the rules may retry: gathers what the decision needs, and
     /// applies it. Not generic, so each retried function shares it.
     #[inline(never)]
-    fn retry(&mut self, hint: Option<Duration>) -> Result<Duration, Stop> {
+    fn retry(
+        &mut self,
+        hint: Option<Duration>,
+        budget: Option<&RetryBudget>,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<Duration, Stop> {
         let failure = Failure {
             attempt: self.attempt,
             hint,
             previous: Duration::from_nanos(self.previous),
             // Every retryable failure takes from the budget, the last one too.
-            budget_allows: self.budget.is_none_or(RetryBudget::record_failure),
+            budget_allows: budget.is_none_or(RetryBudget::record_failure),
             inner_gave_up: core::mem::take(&mut self.inner_gave_up),
             time_left: self.time_left(),
         };
         let decision = match decision::decide(self.policy, &failure, crate::rng::next_u64) {
             // The failure may have opened the breaker: no retry would be let
             // through, so do not wait for one.
-            Ok(_) if self.breaker_is_open() => Err(Stop::Open),
+            Ok(_)
+                if breaker
+                    .is_some_and(|breaker| breaker.is_open(self.clock == Clock::Blocking)) =>
+            {
+                Err(Stop::Open)
+            }
             decision => decision,
         };
         match decision {

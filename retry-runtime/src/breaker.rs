@@ -93,6 +93,14 @@ fn round_of(word: u64) -> u64 {
     (word >> ROUND_SHIFT) & ROUND_MASK
 }
 
+/// The probe round of a state word, as a probe keeps it.
+fn round(word: u64) -> u8 {
+    // Masked to 8 bits, so the cast is exact.
+    #[allow(clippy::cast_possible_truncation)]
+    let round = round_of(word) as u8;
+    round
+}
+
 fn word(state: u64, trips: u64, round: u64, payload: u64) -> u64 {
     (state << STATE_SHIFT)
         | (trips.min(TRIPS_MAX) << TRIPS_SHIFT)
@@ -391,16 +399,19 @@ impl CircuitBreaker {
 
     /// [`acquire`](Self::acquire), reading the real clock when `blocking`.
     pub(crate) fn admit(&self, blocking: bool) -> Result<CircuitPermit<'_>, CircuitOpen> {
+        self.leave(blocking).map(|kind| CircuitPermit {
+            breaker: self,
+            kind: Some(kind),
+            blocking,
+        })
+    }
+
+    /// The kind of call let through, or [`CircuitOpen`].
+    fn leave(&self, blocking: bool) -> Result<Kind, CircuitOpen> {
         let mut current = self.state.load(Ordering::Acquire);
         loop {
             let next = match state_of(current) {
-                CLOSED => {
-                    return Ok(CircuitPermit {
-                        breaker: self,
-                        kind: Some(Kind::Closed),
-                        blocking,
-                    })
-                }
+                CLOSED => return Ok(Kind::Closed),
                 OPEN => {
                     if self.now_ms(blocking) < current & PAYLOAD_MASK {
                         return Err(CircuitOpen);
@@ -424,11 +435,7 @@ impl CircuitBreaker {
                     if state_of(current) == OPEN {
                         self.observe(Transition::HalfOpened, 0);
                     }
-                    return Ok(CircuitPermit {
-                        breaker: self,
-                        kind: Some(Kind::Probe(round_of(next))),
-                        blocking,
-                    });
+                    return Ok(Kind::Probe(round(next)));
                 }
                 Err(actual) => current = actual,
             }
@@ -560,7 +567,8 @@ impl CircuitBreaker {
 
     /// A probe's outcome, or `None` for a probe given up (its future
     /// dropped): frees its slot, and closes or reopens the circuit.
-    fn record_probe(&self, round: u64, success: Option<bool>, blocking: bool) {
+    fn record_probe(&self, round: u8, success: Option<bool>, blocking: bool) {
+        let round = u64::from(round);
         let mut current = self.state.load(Ordering::Acquire);
         loop {
             if state_of(current) != HALF_OPEN || round_of(current) != round {
@@ -654,7 +662,19 @@ pub(crate) enum Transition {
 enum Kind {
     Closed,
     /// A probe of this round.
-    Probe(u64),
+    Probe(u8),
+}
+
+impl Kind {
+    /// Records the outcome of the call let through as `self`, or frees a
+    /// probe's slot for `None`.
+    fn settle(self, breaker: &CircuitBreaker, success: Option<bool>, blocking: bool) {
+        match (self, success) {
+            (Kind::Closed, Some(success)) => breaker.record_closed(success, blocking),
+            (Kind::Closed, None) => {}
+            (Kind::Probe(round), success) => breaker.record_probe(round, success, blocking),
+        }
+    }
 }
 
 /// Leave from a [`CircuitBreaker`] to make one call. Record the outcome
@@ -679,21 +699,74 @@ impl CircuitPermit<'_> {
     /// Records the call's outcome: `false` for a failure the caller would
     /// retry.
     pub fn record(mut self, success: bool) {
-        match self.kind.take() {
-            Some(Kind::Closed) => self.breaker.record_closed(success, self.blocking),
-            Some(Kind::Probe(round)) => {
-                self.breaker
-                    .record_probe(round, Some(success), self.blocking);
-            }
-            None => {}
+        if let Some(kind) = self.kind.take() {
+            kind.settle(self.breaker, Some(success), self.blocking);
         }
     }
 }
 
 impl Drop for CircuitPermit<'_> {
     fn drop(&mut self) {
-        if let Some(Kind::Probe(round)) = self.kind.take() {
-            self.breaker.record_probe(round, None, self.blocking);
+        if let Some(kind) = self.kind.take() {
+            kind.settle(self.breaker, None, self.blocking);
+        }
+    }
+}
+
+/// The breaker of a call that names one, and its leave for the attempt
+/// running: a [`CircuitPermit`] without a second copy of the breaker's
+/// address. A probe's leave dropped unrecorded (the call's future dropped
+/// mid-attempt) frees its slot, as a dropped permit does.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Guarded<'p> {
+    breaker: &'p CircuitBreaker,
+    /// `None` when the breaker refused the attempt running, or once its
+    /// outcome is recorded.
+    kind: Option<Kind>,
+    blocking: bool,
+}
+
+impl<'p> Guarded<'p> {
+    pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
+        Guarded {
+            breaker,
+            kind: None,
+            blocking: false,
+        }
+    }
+
+    /// Asks for leave to make the next attempt.
+    pub(crate) fn admit(&mut self, blocking: bool) -> bool {
+        if let Some(unrecorded) = self.kind.take() {
+            unrecorded.settle(self.breaker, None, self.blocking);
+        }
+        self.blocking = blocking;
+        self.kind = self.breaker.leave(blocking).ok();
+        self.kind.is_some()
+    }
+
+    /// Records the attempt's outcome; `false` when the breaker refused the
+    /// attempt, which then never ran.
+    pub(crate) fn record(&mut self, success: bool) -> bool {
+        match self.kind.take() {
+            Some(kind) => {
+                kind.settle(self.breaker, Some(success), self.blocking);
+                true
+            }
+            None => false,
+        }
+    }
+
+    pub(crate) fn breaker(&self) -> &'p CircuitBreaker {
+        self.breaker
+    }
+}
+
+impl Drop for Guarded<'_> {
+    fn drop(&mut self) {
+        if let Some(kind) = self.kind.take() {
+            kind.settle(self.breaker, None, self.blocking);
         }
     }
 }

@@ -36,3 +36,98 @@ impl Clock {
 pub fn sleep_blocking(wait: Duration) {
     std::thread::sleep(wait);
 }
+
+/// A deadline, or none, in 8 bytes where `Option<Instant>` takes 16: the
+/// call's state is kept in the caller's future, whose size it adds to.
+///
+/// Nanoseconds from a process-wide epoch, exact for deadlines within
+/// 292 years of it; past that, milliseconds (rounded down), up to some
+/// 292 million years; past that, none, as an `Instant` that overflows is.
+/// The encoding keeps the order of the deadlines, none last, so the
+/// nearest of two is their `min`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) struct Deadline(u64);
+
+/// Set on a deadline counted in milliseconds.
+const COARSE: u64 = 1 << 63;
+
+impl Deadline {
+    pub(crate) const NONE: Self = Deadline(u64::MAX);
+
+    pub(crate) fn new(at: Option<Instant>) -> Self {
+        let Some(at) = at else {
+            return Self::NONE;
+        };
+        // An instant before the epoch (a paused clock started more than the
+        // epoch's margin before the process first needed it) counts from
+        // the epoch: a deadline already passed.
+        let since = at.into_std().saturating_duration_since(epoch());
+        if let Ok(nanos) = u64::try_from(since.as_nanos()) {
+            if nanos < COARSE {
+                return Deadline(nanos);
+            }
+        }
+        match u64::try_from(since.as_millis()) {
+            Ok(millis) if millis < COARSE - 1 => Deadline(COARSE | millis),
+            _ => Self::NONE,
+        }
+    }
+
+    pub(crate) fn get(self) -> Option<Instant> {
+        let since = match self.0 {
+            u64::MAX => return None,
+            coarse if coarse & COARSE != 0 => Duration::from_millis(coarse & !COARSE),
+            nanos => Duration::from_nanos(nanos),
+        };
+        epoch().checked_add(since).map(Instant::from_std)
+    }
+
+    pub(crate) fn is_some(self) -> bool {
+        self != Self::NONE
+    }
+}
+
+/// The process's time zero for deadlines: a year before it first needed
+/// one, so that a paused test clock started earlier is still after it.
+fn epoch() -> std::time::Instant {
+    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+    *EPOCH.get_or_init(|| {
+        let now = std::time::Instant::now();
+        now.checked_sub(Duration::from_secs(86_400 * 365))
+            .unwrap_or(now)
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{Deadline, Instant};
+    use core::time::Duration;
+
+    #[test]
+    fn deadlines_keep_their_instant_to_the_nanosecond_for_centuries() {
+        let now = Instant::now();
+        for ahead in [
+            Duration::ZERO,
+            Duration::from_nanos(1),
+            Duration::new(5, 123_456_789),
+            Duration::from_secs(86_400 * 365 * 200),
+        ] {
+            let at = now + ahead;
+            assert_eq!(Deadline::new(Some(at)).get(), Some(at), "{ahead:?}");
+        }
+        assert_eq!(Deadline::new(None).get(), None);
+    }
+
+    #[test]
+    fn far_deadlines_are_kept_to_the_millisecond_and_order_is_kept() {
+        let now = Instant::now();
+        let near = now + Duration::from_secs(1);
+        let far = now + Duration::from_secs(86_400 * 365 * 1000);
+        let kept = Deadline::new(Some(far)).get().unwrap();
+        assert!(kept <= far && far - kept < Duration::from_millis(1));
+        let (near, far) = (Deadline::new(Some(near)), Deadline::new(Some(far)));
+        assert_eq!(near.min(far), near);
+        assert_eq!(far.min(Deadline::NONE), far);
+        assert!(!Deadline::NONE.is_some() && far.is_some());
+    }
+}

@@ -25,8 +25,8 @@ use std::cell::Cell;
 
 use tokio::time::Instant;
 
-use crate::attempts::Attempts;
-use crate::clock::Clock;
+use crate::attempts::State;
+use crate::clock::{Clock, Deadline};
 
 /// The attempt a retried function is running.
 ///
@@ -113,7 +113,7 @@ impl AttemptContext {
 // deadline in a slot of its own, written only by attempts that have one.
 thread_local! {
     static CURRENT: Cell<(u32, u32, u8)> = const { Cell::new((0, 0, 0)) };
-    static DEADLINE: Cell<Option<Instant>> = const { Cell::new(None) };
+    static DEADLINE: Cell<Deadline> = const { Cell::new(Deadline::NONE) };
     static KEY: Cell<crate::idempotency::IdempotencyKey> =
         const { Cell::new(crate::idempotency::IdempotencyKey::NIL) };
 }
@@ -135,7 +135,7 @@ pub fn current_attempt() -> Option<AttemptContext> {
         deadline: if flags & HAS_DEADLINE == 0 {
             None
         } else {
-            DEADLINE.with(Cell::get)
+            DEADLINE.with(Cell::get).get()
         },
         blocking: flags & BLOCKING != 0,
         key: KEY.with(|slot| {
@@ -152,10 +152,10 @@ pub fn current_attempt() -> Option<AttemptContext> {
 }
 
 /// The deadline of the attempt the calling code runs inside, if any.
-pub(crate) fn enclosing_deadline() -> Option<Instant> {
+pub(crate) fn enclosing_deadline() -> Deadline {
     let (attempt, _, flags) = CURRENT.with(Cell::get);
     if attempt == 0 || flags & HAS_DEADLINE == 0 {
-        return None;
+        return Deadline::NONE;
     }
     DEADLINE.with(Cell::get)
 }
@@ -177,29 +177,31 @@ pub(crate) fn report_gave_up() {
 struct Enter<'a> {
     outer: (u32, u32, u8),
     /// The deadline before, when this attempt replaced it.
-    outer_deadline: Option<Option<Instant>>,
+    outer_deadline: Option<Deadline>,
     outer_key: crate::idempotency::IdempotencyKey,
     inner_gave_up: &'a mut bool,
     key: &'a mut crate::idempotency::IdempotencyKey,
 }
 
 impl<'a> Enter<'a> {
-    fn new(attempts: &'a mut Attempts<'_>) -> Self {
+    fn new(attempts: &'a mut State<'_>) -> Self {
         let outer = CURRENT.with(Cell::get);
         let mut flags = match attempts.clock() {
             Clock::Blocking => BLOCKING,
             Clock::Tokio => 0,
         };
         let mut outer_deadline = None;
-        if let Some(own) = attempts.deadline() {
+        let own = attempts.deadline();
+        if own.is_some() {
             flags |= HAS_DEADLINE;
-            let previous = DEADLINE.with(|slot| slot.get());
+            let previous = DEADLINE.with(Cell::get);
             // Nobody inside this attempt may run past the nearest deadline.
-            let nearest = match previous {
-                Some(theirs) if outer.2 & HAS_DEADLINE != 0 && outer.0 != 0 => own.min(theirs),
-                _ => own,
+            let nearest = if outer.2 & HAS_DEADLINE != 0 && outer.0 != 0 {
+                own.min(previous)
+            } else {
+                own
             };
-            DEADLINE.with(|slot| slot.set(Some(nearest)));
+            DEADLINE.with(|slot| slot.set(nearest));
             outer_deadline = Some(previous);
         } else if outer.0 != 0 {
             flags |= outer.2 & HAS_DEADLINE;
@@ -239,11 +241,11 @@ impl Drop for Enter<'_> {
 #[must_use = "futures do nothing unless polled"]
 pub struct Scoped<'a, 'p, F> {
     attempt: Pin<&'a mut F>,
-    attempts: &'a mut Attempts<'p>,
+    attempts: &'a mut State<'p>,
 }
 
 impl<'a, 'p, F> Scoped<'a, 'p, F> {
-    pub(crate) fn new(attempts: &'a mut Attempts<'p>, attempt: Pin<&'a mut F>) -> Self {
+    pub(crate) fn new(attempts: &'a mut State<'p>, attempt: Pin<&'a mut F>) -> Self {
         Scoped { attempt, attempts }
     }
 }
@@ -261,7 +263,7 @@ impl<F: Future> Future for Scoped<'_, '_, F> {
 
 /// Runs a plain function's attempt with its context set.
 #[inline]
-pub(crate) fn scoped_call<R>(attempts: &mut Attempts<'_>, attempt: impl FnOnce() -> R) -> R {
+pub(crate) fn scoped_call<R>(attempts: &mut State<'_>, attempt: impl FnOnce() -> R) -> R {
     let _enter = Enter::new(attempts);
     attempt()
 }

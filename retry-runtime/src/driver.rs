@@ -9,6 +9,7 @@ use core::time::Duration;
 
 use crate::__private::Limit;
 use crate::attempts::Attempts;
+use crate::breaker::Guarded;
 use crate::clock::sleep_blocking;
 use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
 use crate::timeout::TimedOut;
@@ -324,16 +325,21 @@ where
 
     /// The loop's state, with the breaker if there is one, and what a refused
     /// attempt fails with.
-    fn attempts(&self, blocking: bool) -> (Attempts<'p>, Option<Refusal<E>>) {
+    #[allow(clippy::type_complexity)]
+    fn attempts(
+        &self,
+        blocking: bool,
+    ) -> (
+        Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+        Option<Refusal<E>>,
+    ) {
         let attempts = if blocking {
             Attempts::start_blocking(self.policy, self.budget, "closure")
         } else {
             Attempts::start(self.policy, self.budget, "closure")
         };
-        match self.breaker {
-            Some((breaker, refused)) => (attempts.with_breaker(breaker), Some(refused)),
-            None => (attempts, None),
-        }
+        let (breaker, refused) = self.breaker.unzip();
+        (attempts.with_breaker_if(breaker), refused)
     }
 
     /// The rules, tied to the closure's outcome type.
@@ -345,7 +351,10 @@ where
 
 /// The error of an attempt the breaker refuses, or `None` to make it.
 /// Without a breaker every attempt is made.
-fn refusal<E>(attempts: &mut Attempts<'_>, refused: Option<Refusal<E>>) -> Option<E> {
+fn refusal<'p, E>(
+    attempts: &mut Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    refused: Option<Refusal<E>>,
+) -> Option<E> {
     if attempts.admit() {
         None
     } else {

@@ -4,7 +4,7 @@
 
 use core::time::Duration;
 
-use crate::attempts::Attempts;
+use crate::attempts::{Attempts, NoBreaker};
 use crate::decision::Verdict;
 use crate::{Policy, RetryBudget, Stop};
 
@@ -28,7 +28,7 @@ pub enum Classification {
 /// One call's retry state under a policy.
 #[derive(Debug)]
 pub(crate) struct Call<'p> {
-    attempts: Attempts<'p>,
+    attempts: Attempts<'p, NoBreaker, Option<&'p RetryBudget>>,
 }
 
 impl<'p> Call<'p> {

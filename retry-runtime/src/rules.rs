@@ -6,7 +6,7 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::attempts::Attempts;
+use crate::attempts::{Attempts, Guard, Spend};
 use crate::decision::Verdict;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
@@ -196,12 +196,20 @@ impl<R, Rules> Classifier<R, Rules> {
 #[doc(hidden)]
 pub trait Next<R> {
     /// Judges `outcome`, the outcome of the attempt `attempts` is running.
-    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration>;
+    fn next<'p, B: Guard, U: Spend<'p>>(
+        &self,
+        attempts: &mut Attempts<'p, B, U>,
+        outcome: R,
+    ) -> ControlFlow<R, Duration>;
 }
 
 impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
     #[inline]
-    fn next(&self, attempts: &mut Attempts<'_>, outcome: R) -> ControlFlow<R, Duration> {
+    fn next<'p, B: Guard, U: Spend<'p>>(
+        &self,
+        attempts: &mut Attempts<'p, B, U>,
+        outcome: R,
+    ) -> ControlFlow<R, Duration> {
         let verdict = self.rules.verdict(&outcome);
         if verdict == Verdict::Success {
             attempts.succeeded();

@@ -3,35 +3,42 @@
 //! `tokio::time::sleep` stops a single timer at about 30 years: a longer
 //! sleep ends early. A retry loop whose wait ended early would count time
 //! that never passed against its deadline and make attempts the policy
-//! forbids, so a long wait is slept in chunks until all of it has passed.
+//! forbids, so a long wait is a timer set to the instant it ends
+//! (`sleep_until`, which tokio does not shorten).
 
 use core::time::Duration;
 
-use tokio::time::Instant;
+use tokio::time::{Instant, Sleep};
 
-/// The longest single tokio sleep used: well inside tokio's limit of
-/// 30 years (`86400 * 365 * 30` seconds), so no chunk is ever cut short.
+/// The longest wait left to `tokio::time::sleep`: well inside its limit of
+/// 30 years (`86400 * 365 * 30` seconds).
 const CHUNK: Duration = Duration::from_secs(86_400 * 365 * 10);
 
 /// Sleeps for at least `wait` on tokio's clock, however long it is.
 ///
 /// Like `tokio::time::sleep`, it ends on a tick of tokio's 1 ms timer, so
 /// it may last up to about 1 ms longer than asked; on a paused clock a wait
-/// of 1 ns moves the clock by 1 ms. It never ends sooner. Cancelling it
-/// (dropping the future) cancels the wait.
-pub async fn sleep(wait: Duration) {
+/// of 1 ns moves the clock by 1 ms. It never ends sooner, short of waits
+/// of hundreds of millions of years, which tokio's timer (and on some
+/// platforms the clock) cannot count: those end at the farthest instant
+/// either can. Cancelling it (dropping the future) cancels the wait.
+///
+/// A plain tokio `Sleep`, with no state of its own, so that a retry loop
+/// waiting on it is no larger than one waiting on `tokio::time::sleep`.
+pub fn sleep(wait: Duration) -> Sleep {
     if wait <= CHUNK {
-        // The common case: one timer, as `tokio::time::sleep` makes.
-        tokio::time::sleep(wait).await;
-        return;
+        // The common case, as `tokio::time::sleep` makes it.
+        return tokio::time::sleep(wait);
     }
-    let started = Instant::now();
+    let now = Instant::now();
+    let mut span = wait;
     loop {
-        let slept = started.elapsed();
-        if slept >= wait {
-            return;
+        if let Some(end) = now.checked_add(span) {
+            return tokio::time::sleep_until(end);
         }
-        tokio::time::sleep((wait - slept).min(CHUNK)).await;
+        // Halving from `Duration::MAX` reaches a representable span within
+        // a few steps; a span of zero always is.
+        span /= 2;
     }
 }
 
@@ -53,11 +60,10 @@ mod tests {
             let start = Instant::now();
             sleep(wait).await;
             let slept = start.elapsed();
-            // At least the wait, and no more than tokio's 1 ms tick per chunk.
-            let chunks = u32::try_from(wait.as_nanos() / CHUNK.as_nanos() + 1).unwrap();
+            // At least the wait, and no more than tokio's 1 ms tick.
             assert!(slept >= wait, "{wait:?}: slept {slept:?}");
             assert!(
-                slept <= wait + Duration::from_millis(1) * chunks,
+                slept <= wait + Duration::from_millis(1),
                 "{wait:?}: slept {slept:?}"
             );
         }

@@ -11,7 +11,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
 use backon::Retryable;
-use retry_runtime::{retry, Jitter, Policy};
+use retry_runtime::{retry, CircuitBreaker, CircuitOpen, Jitter, Policy};
 
 #[derive(Debug)]
 pub struct Failure(pub bool);
@@ -19,6 +19,12 @@ pub struct Failure(pub bool);
 impl From<retry_runtime::TimedOut> for Failure {
     fn from(_: retry_runtime::TimedOut) -> Self {
         Failure(true)
+    }
+}
+
+impl From<CircuitOpen> for Failure {
+    fn from(_: CircuitOpen) -> Self {
+        Failure(false)
     }
 }
 
@@ -123,6 +129,18 @@ pub async fn with_attribute_and_deadline(dependency: &Dependency, x: u64) -> Res
     dependency.call(x).await
 }
 
+/// A breaker that stays closed on every path measured here (the flaky
+/// dependency fails three calls in four, in a row), so that its row shows
+/// what asking and telling it costs, not refusals.
+pub static BREAKER: CircuitBreaker = CircuitBreaker::new()
+    .with_failure_ratio(1.0)
+    .with_consecutive_failures(0);
+
+#[retry(max = 4, base = "1ms", on = is_transient, breaker = &BREAKER)]
+pub async fn with_attribute_and_breaker(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
+    dependency.call(x).await
+}
+
 pub const POLICY: Policy = Policy::new()
     .with_max_attempts(MAX_ATTEMPTS)
     .with_base(Duration::from_millis(1))
@@ -173,6 +191,7 @@ macro_rules! for_each_contender {
             "#[retry] with deadline",
             common::with_attribute_and_deadline
         );
+        $m!("#[retry] with breaker", common::with_attribute_and_breaker);
         $m!("Policy::on(..).run(..)", common::with_closure);
         $m!("backon", common::with_backon);
         $m!("tokio-retry2", common::with_tokio_retry2);
