@@ -2,7 +2,6 @@
 //! transitions it makes. Alone in its test binary: the counters are
 //! process-wide, and tracing caches per call site whether anyone listens.
 
-use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use retry_runtime::{metrics, retry, CircuitBreaker, CircuitOpen};
@@ -19,26 +18,9 @@ impl From<CircuitOpen> for Failure {
     }
 }
 
-/// A `tracing` layer that keeps every event from the runtime as text.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={:?}", field.name(), value));
-            }
-        }
-        if event.metadata().target() != "retry_runtime" {
-            return;
-        }
-        let mut fields = Fields(format!("{}", event.metadata().level()));
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-}
+#[path = "support/events.rs"]
+mod events;
+use events::Events;
 
 static INVENTORY: CircuitBreaker = CircuitBreaker::new()
     .with_consecutive_failures(2)

@@ -127,15 +127,9 @@ fn as_nanos(result: &Result<Duration, DurationError>) -> Option<u128> {
     result.as_ref().ok().map(Duration::as_nanos)
 }
 
-/// `full` cases in an optimised build (`cargo test --release`), a tenth in
-/// the debug build CI runs, so CI stays quick and a release run goes deep.
-const fn cases(full: u32) -> u32 {
-    if cfg!(debug_assertions) {
-        full / 10
-    } else {
-        full
-    }
-}
+#[path = "support/cases.rs"]
+mod cases;
+use cases::cases;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(20_000)))]

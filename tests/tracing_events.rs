@@ -4,33 +4,14 @@
 //! same time can leave that cache saying no while this test's subscriber is
 //! being set.
 
-use std::sync::{Arc, Mutex};
-
 use retry_runtime::{current_attempt, retry};
 
 #[derive(Debug, Clone, PartialEq)]
 struct Failure(u32);
 
-/// A `tracing` layer that keeps every event from the runtime as text.
-#[derive(Clone, Default)]
-struct Events(Arc<Mutex<Vec<String>>>);
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for Events {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        struct Fields(String);
-        impl tracing::field::Visit for Fields {
-            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
-                self.0.push_str(&format!(" {}={:?}", field.name(), value));
-            }
-        }
-        if event.metadata().target() != "retry_runtime" {
-            return;
-        }
-        let mut fields = Fields(format!("{}", event.metadata().level()));
-        event.record(&mut fields);
-        self.0.lock().unwrap().push(fields.0);
-    }
-}
+#[path = "support/events.rs"]
+mod events;
+use events::Events;
 
 #[retry(max = 3, base = "100ms", jitter = "none", on = |e| e.0 != 99)]
 async fn traced(failures: &[u32]) -> Result<(), Failure> {

@@ -100,15 +100,9 @@ fn whole_ceiling(base: u128, cap: u128, multiplier: u128, n: u32) -> u128 {
     ceiling
 }
 
-/// `full` cases in an optimised build (`cargo test --release`), a tenth in
-/// the debug build CI runs, so CI stays quick and a release run goes deep.
-const fn cases(full: u32) -> u32 {
-    if cfg!(debug_assertions) {
-        full / 10
-    } else {
-        full
-    }
-}
+#[path = "support/cases.rs"]
+mod cases;
+use cases::cases;
 
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(20_000)))]
