@@ -266,3 +266,73 @@ async fn a_negative_grpc_pushback_means_do_not_retry() {
     assert_eq!(response.headers()["grpc-status"], "14");
     assert_eq!(hits.load(Ordering::SeqCst), 1);
 }
+
+/// With a breaker, the layer stops sending to a server that is down: the
+/// retries end once the circuit opens, later requests fail at once without
+/// reaching the server, and after the open period a probe finds it back.
+#[tokio::test(start_paused = true)]
+async fn a_breaker_stops_requests_to_a_server_that_is_down_until_a_probe_finds_it_back() {
+    use retry_runtime::tower::BreakerError;
+    use retry_runtime::{CircuitBreaker, CircuitState};
+    use std::sync::atomic::AtomicBool;
+
+    static BREAKER: CircuitBreaker = CircuitBreaker::new()
+        .with_consecutive_failures(2)
+        .with_min_calls(1000)
+        .with_open_for(Duration::from_secs(1))
+        .with_jitter(0.0)
+        .with_probes(1)
+        .with_close_after(1);
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(10))
+        .with_jitter(Jitter::None);
+
+    let up = Arc::new(AtomicBool::new(false));
+    let hits = Hits::default();
+    let router = Router::new()
+        .route(
+            "/",
+            any(
+                |State((up, hits)): State<(Arc<AtomicBool>, Hits)>| async move {
+                    hits.fetch_add(1, Ordering::SeqCst);
+                    if up.load(Ordering::SeqCst) {
+                        StatusCode::OK
+                    } else {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    }
+                },
+            ),
+        )
+        .with_state((Arc::clone(&up), Arc::clone(&hits)));
+    let server = servers::serve(router, 0).await;
+    // No idle connections, whose timers would move the paused clock.
+    let client = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build_http();
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&POLICY).with_breaker(&BREAKER))
+        .service(client);
+    let url = server.url("/");
+
+    // Two failed attempts open the circuit; the third is not sent.
+    let response = send(&mut service, request("GET", &url)).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(BREAKER.state(), CircuitState::Open);
+
+    // Open: refused at once, never retried, the server left alone.
+    for _ in 0..10 {
+        let refused = send(&mut service, request("GET", &url)).await;
+        assert!(matches!(refused, Err(BreakerError::Open(_))), "{refused:?}");
+    }
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+
+    // Back up; after the open period one probe goes through and closes it.
+    up.store(true, Ordering::SeqCst);
+    tokio::time::advance(Duration::from_secs(1)).await;
+    let response = send(&mut service, request("GET", &url)).await.unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+    assert_eq!(BREAKER.state(), CircuitState::Closed);
+}

@@ -70,14 +70,22 @@
 //!   is not applied here: add `tower::timeout` inside this layer for that.
 //! - Requests are cloned for each attempt (`Req: Clone`); with hyper, use a
 //!   body that is `Clone`, such as `http_body_util::Full<Bytes>`.
+//! - [`RetryLayer::with_breaker`] puts a shared [`CircuitBreaker`] in front
+//!   of every attempt ([`CircuitBreakerLayer`]): while it is open, requests
+//!   fail at once with [`BreakerError::Open`] without reaching the service,
+//!   and retries stop.
 
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use std::error::Error;
 
-use ::tower::Layer;
+use ::tower::layer::util::Stack;
+use ::tower::{Layer, Service};
 
 use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
 use crate::integration::Call;
-use crate::{Classification, Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Classification, Policy, RetryBudget};
 
 /// Judges an attempt's outcome for the layer.
 pub trait Classify<Req, Res, E> {
@@ -118,6 +126,21 @@ where
         &self,
         request: &::http::Request<B>,
         result: &Result<::http::Response<ResB>, E>,
+    ) -> Classification {
+        self.judge(
+            request,
+            result
+                .as_ref()
+                .map_err(|error| error as &(dyn Error + 'static)),
+        )
+    }
+}
+
+impl HttpClassifier {
+    fn judge<B, ResB>(
+        &self,
+        request: &::http::Request<B>,
+        result: Result<&::http::Response<ResB>, &(dyn Error + 'static)>,
     ) -> Classification {
         let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
         match result {
@@ -170,6 +193,9 @@ pub struct RetryPolicy<C = HttpClassifier> {
     budget: Option<&'static RetryBudget>,
     name: &'static str,
     classifier: C,
+    /// A breaker whose open circuit ends the retries: the next attempt
+    /// would be refused.
+    breaker: Option<&'static CircuitBreaker>,
     /// This request's retry state; started when tower clones the policy for
     /// the request, just as its first attempt begins.
     call: Option<Call<'static>>,
@@ -184,6 +210,7 @@ impl RetryPolicy {
             budget: None,
             name: "tower",
             classifier: HttpClassifier::default(),
+            breaker: None,
             call: None,
         }
     }
@@ -214,8 +241,18 @@ impl<C> RetryPolicy<C> {
             budget: self.budget,
             name: self.name,
             classifier,
+            breaker: self.breaker,
             call: None,
         }
+    }
+
+    /// Stops retrying while `breaker` is open (the next attempt would be
+    /// refused). [`RetryLayer::with_breaker`] also puts the breaker in front
+    /// of every attempt.
+    #[must_use]
+    pub fn with_breaker(mut self, breaker: &'static CircuitBreaker) -> Self {
+        self.breaker = Some(breaker);
+        self
     }
 }
 
@@ -228,6 +265,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             budget: self.budget,
             name: self.name,
             classifier: self.classifier.clone(),
+            breaker: self.breaker,
             call: Some(Call::start(self.policy, self.budget, self.name)),
         }
     }
@@ -253,10 +291,14 @@ where
 
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
-        // CIRCUIT BREAKER PLUG-IN POINT: a breaker would record `outcome`
-        // here (success or failure of this attempt) and, when open, turn a
-        // `Transient` outcome into a stop before the decision below spends
-        // budget on it.
+        // The attempt's outcome is recorded by the breaker's own layer,
+        // under this one; an open circuit would refuse the retry, so do not
+        // wait for it.
+        if matches!(outcome, Classification::Transient(_))
+            && self.breaker.is_some_and(|breaker| breaker.is_open(false))
+        {
+            return None;
+        }
         let (policy, budget, name) = (self.policy, self.budget, self.name);
         let call = self
             .call
@@ -312,6 +354,29 @@ impl<C> RetryLayer<C> {
         }
     }
 
+    /// Puts `breaker` in front of every attempt ([`CircuitBreakerLayer`],
+    /// judging outcomes with this layer's classifier), and stops retrying
+    /// while it is open. Attempts it refuses fail with
+    /// [`BreakerError::Open`], which is not retried; the service's own errors
+    /// come as [`BreakerError::Service`].
+    #[must_use]
+    pub fn with_breaker(
+        self,
+        breaker: &'static CircuitBreaker,
+    ) -> Stack<CircuitBreakerLayer<C>, RetryLayer<C>>
+    where
+        C: Clone,
+    {
+        let inner = CircuitBreakerLayer {
+            breaker,
+            classifier: self.policy.classifier.clone(),
+        };
+        let outer = RetryLayer {
+            policy: self.policy.with_breaker(breaker),
+        };
+        Stack::new(inner, outer)
+    }
+
     /// The policy each request's retries follow.
     #[must_use]
     pub fn policy(&self) -> &RetryPolicy<C> {
@@ -324,5 +389,164 @@ impl<S, C: Clone> Layer<S> for RetryLayer<C> {
 
     fn layer(&self, service: S) -> Self::Service {
         ::tower::retry::Retry::new(self.policy.clone(), service)
+    }
+}
+
+/// A [`Layer`] that asks a shared [`CircuitBreaker`] before every call and
+/// tells it how each call went, as judged by the classifier (a transient
+/// failure counts against the dependency; a success or a permanent answer
+/// counts for it). A refused call fails at once with
+/// [`BreakerError::Open`], without reaching the inner service.
+///
+/// [`RetryLayer::with_breaker`] puts it under the retries, so that each
+/// attempt asks; use it alone to guard calls that are not retried.
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerLayer<C = HttpClassifier> {
+    breaker: &'static CircuitBreaker,
+    classifier: C,
+}
+
+impl CircuitBreakerLayer {
+    /// Guards calls with `breaker`, judging outcomes with the
+    /// [`HttpClassifier`].
+    #[must_use]
+    pub fn new(breaker: &'static CircuitBreaker) -> Self {
+        CircuitBreakerLayer {
+            breaker,
+            classifier: HttpClassifier::default(),
+        }
+    }
+}
+
+impl<C> CircuitBreakerLayer<C> {
+    /// Judges outcomes with `classifier`.
+    #[must_use]
+    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2> {
+        CircuitBreakerLayer {
+            breaker: self.breaker,
+            classifier,
+        }
+    }
+}
+
+impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
+    type Service = CircuitBreakerService<S, C>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CircuitBreakerService {
+            inner,
+            breaker: self.breaker,
+            classifier: self.classifier.clone(),
+        }
+    }
+}
+
+/// The service of a [`CircuitBreakerLayer`].
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerService<S, C = HttpClassifier> {
+    inner: S,
+    breaker: &'static CircuitBreaker,
+    classifier: C,
+}
+
+impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C>
+where
+    S: Service<Req>,
+    C: Classify<Req, S::Response, S::Error> + Clone,
+    Req: Clone,
+{
+    type Response = S::Response;
+    type Error = BreakerError<S::Error>;
+    type Future = Guarded<S::Future, C, Req>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(BreakerError::Service)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        match self.breaker.acquire() {
+            Ok(permit) => Guarded {
+                future: Some(self.inner.call(request.clone())),
+                permit: Some(permit),
+                request: Some(request),
+                classifier: self.classifier.clone(),
+            },
+            Err(CircuitOpen) => Guarded {
+                future: None,
+                permit: None,
+                request: None,
+                classifier: self.classifier.clone(),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call a [`CircuitBreakerService`] let through (its outcome is
+    /// recorded when it ends; dropped before, it frees its probe slot), or
+    /// one it refused.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Guarded<F, C, Req> {
+        #[pin]
+        future: Option<F>,
+        permit: Option<CircuitPermit<'static>>,
+        request: Option<Req>,
+        classifier: C,
+    }
+}
+
+impl<F, C, Req, Res, E> Future for Guarded<F, C, Req>
+where
+    F: Future<Output = Result<Res, E>>,
+    C: Classify<Req, Res, E>,
+{
+    type Output = Result<Res, BreakerError<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Some(future) = this.future.as_pin_mut() else {
+            return Poll::Ready(Err(BreakerError::Open(CircuitOpen)));
+        };
+        let Poll::Ready(result) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
+            let failed = matches!(
+                this.classifier.classify(request, &result),
+                Classification::Transient(_)
+            );
+            permit.record(!failed);
+        }
+        Poll::Ready(result.map_err(BreakerError::Service))
+    }
+}
+
+/// The error of a service behind a [`CircuitBreakerLayer`].
+#[derive(Debug)]
+pub enum BreakerError<E> {
+    /// The breaker refused the call: the circuit is open.
+    Open(CircuitOpen),
+    /// The service's own error.
+    Service(E),
+}
+
+impl<E: core::fmt::Display> core::fmt::Display for BreakerError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BreakerError::Open(open) => open.fmt(f),
+            BreakerError::Service(error) => error.fmt(f),
+        }
+    }
+}
+
+/// The service's error is the source, so that classifiers walking the chain
+/// ([`classify::chain`](crate::classify::chain), the [`HttpClassifier`]) find
+/// it; a refusal has none and is not retried.
+impl<E: Error + 'static> Error for BreakerError<E> {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            BreakerError::Open(_) => None,
+            BreakerError::Service(error) => Some(error),
+        }
     }
 }
