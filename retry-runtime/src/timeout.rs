@@ -6,8 +6,6 @@ use core::future::Future;
 use core::pin::Pin;
 use core::time::Duration;
 
-use crate::rules::Outcome;
-
 /// The error an attempt cut off by `timeout` fails with, converted into the
 /// function's error type by `From`.
 ///
@@ -81,19 +79,6 @@ pub fn limited<F: Future>(limit: Option<Duration>, attempt: F) -> Limited<F> {
         attempt,
         limit: limit.map(tokio::time::sleep),
     }
-}
-
-/// The outcome of a [`Limited`] attempt: a cut-off attempt fails with
-/// `E::from(TimedOut)`. The one place the expansion requires that
-/// conversion, so that a missing `From` impl is one error.
-#[doc(hidden)]
-#[inline]
-pub fn or_timed_out<R>(outcome: Option<R>) -> R
-where
-    R: Outcome,
-    R::Error: From<TimedOut>,
-{
-    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
 }
 
 /// Runs a blocking `attempt` that cannot be cut off: with a `limit`, one that
