@@ -62,12 +62,14 @@ mod integration;
 pub mod metrics;
 mod observe;
 mod policy;
+pub mod registry;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub mod reqwest_middleware;
 pub mod retry_after;
 mod rng;
 mod rules;
+mod shared;
 mod sleep;
 mod timeout;
 #[cfg(feature = "tower")]
@@ -86,6 +88,7 @@ pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
+pub use shared::Shared;
 pub use timeout::TimedOut;
 
 /// Retries an `async fn` that returns a `Result`.
