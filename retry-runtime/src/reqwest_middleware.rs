@@ -1,16 +1,21 @@
 //! A [`reqwest_middleware`] middleware that retries
 //! with the runtime's [`Policy`]: backoff and jitter, `deadline`, a shared
-//! [`RetryBudget`] and the server's `Retry-After`, decided exactly as
-//! `#[retry]` decides.
+//! [`RetryBudget`], a [`CircuitBreaker`] (one, or one per upstream host) and
+//! the server's `Retry-After`, decided exactly as `#[retry]` decides.
 //!
 //! ```no_run
+//! use std::sync::Arc;
 //! use std::time::Duration;
-//! use retry_runtime::{idempotency::WithIdempotencyKey, reqwest_middleware::RetryMiddleware, Policy};
+//! use retry_runtime::{idempotency::WithIdempotencyKey, reqwest_middleware::RetryMiddleware};
+//! use retry_runtime::{CircuitBreaker, Policy, RetryBudget};
 //!
 //! # async fn run() -> reqwest_middleware::Result<()> {
+//! // Built at start-up from configuration: no `'static` needed.
+//! let budget = Arc::new(RetryBudget::new(100, 0.1));
+//! let breaker = Arc::new(CircuitBreaker::new().with_consecutive_failures(5));
 //! let policy = Policy::new().with_max_attempts(4).with_deadline(Duration::from_secs(10));
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-//!     .with(RetryMiddleware::new(policy).named("payments"))
+//!     .with(RetryMiddleware::new(policy).with_budget(budget).with_breaker(breaker).named("payments"))
 //!     .build();
 //!
 //! // A GET is retried on 503 (after its Retry-After), 429, timeouts, refused
@@ -23,13 +28,34 @@
 //!
 //! # What is retried
 //!
-//! Only requests that are safe to repeat: an idempotent method (GET, HEAD,
-//! OPTIONS, TRACE, PUT, DELETE) or one carrying an `Idempotency-Key` header.
-//! For those, a response with status 408, 429 or 5xx except 501 (its
-//! `Retry-After` as the hint), and an error that
+//! With the default [`HttpClassifier`], only requests that are safe to
+//! repeat: an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or
+//! one carrying an `Idempotency-Key` header. For those, a response with
+//! status 408, 429 or 5xx except 501 (its `Retry-After` as the hint), and an
+//! error that
 //! [`classify::reqwest::is_transient_repeatable`](crate::classify::reqwest::is_transient_repeatable)
 //! accepts, including a connection closed before the response. A request
 //! whose body cannot be cloned (a stream) is sent once.
+//!
+//! Every request is a call for the budget, the breaker and the counters,
+//! those not retried too: a POST without a key that gets a 503 takes a
+//! token and counts against the breaker, and ends as `not_retryable`; one
+//! that gets a 200 gives `token_ratio` back (gRFC A6's rule, as in the tower
+//! layer and `#[retry]`).
+//!
+//! Any other rule is a closure given to
+//! [`with_classifier`](RetryMiddleware::with_classifier):
+//! `Fn(&reqwest::Request, &Outcome) -> Classification`.
+//!
+//! # Breakers
+//!
+//! [`with_breaker`](RetryMiddleware::with_breaker) asks one
+//! [`CircuitBreaker`] before every attempt;
+//! [`per_authority`](RetryMiddleware::per_authority) one per upstream
+//! `host:port`, from a [`Registry`]. A request refused by an open circuit
+//! fails with `reqwest_middleware::Error::Middleware` holding a
+//! [`CircuitOpen`] (`error.is::<CircuitOpen>()`); a failed attempt whose
+//! retry is refused returns its own answer.
 //!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
