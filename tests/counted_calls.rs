@@ -1,7 +1,8 @@
 //! Every request through the tower layer and the reqwest middleware is a
 //! call in the counters, the ones not retried included: a POST without an
 //! idempotency key that gets a 503 ends as `not_retryable`, one that gets a
-//! 200 as a success (issue 17: the middleware left them out). One test in
+//! 200 as a success (issue 17: the middleware left them out); a call a
+//! breaker stops, or refuses, as `open`. One test in
 //! this file, so that no other test moves the process-wide counters.
 
 #[path = "support/servers.rs"]
@@ -70,4 +71,30 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
     let last = metrics::snapshot();
     assert_eq!(last.not_retryable - after.not_retryable, 1);
     assert_eq!(last.retries, after.retries);
+
+    // With a breaker: the call whose failure opens the circuit stops with
+    // reason `open`, and so does the next one, refused.
+    static BREAKER: retry_runtime::CircuitBreaker = retry_runtime::CircuitBreaker::new()
+        .with_consecutive_failures(2)
+        .with_min_calls(1000)
+        .with_open_for(Duration::from_secs(60))
+        .with_jitter(0.0);
+    let client = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build_http::<Full<Bytes>>();
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&POLICY).with_breaker(&BREAKER))
+        .service(client);
+    let get = |path| {
+        http::Request::get(server.url(path))
+            .body(Full::default())
+            .unwrap()
+    };
+    let opened = service.ready().await.unwrap().call(get("/down")).await;
+    assert_eq!(opened.unwrap().status(), 503);
+    let refused = service.ready().await.unwrap().call(get("/down")).await;
+    assert!(refused.is_err());
+    let open = metrics::snapshot();
+    assert_eq!(open.open - last.open, 2);
+    assert_eq!(open.retries - last.retries, 1);
 }

@@ -224,6 +224,43 @@ impl<C, U> RetryLayer<C, U> {
     /// (`host:port`), made on first use. Refusals fail with
     /// [`BreakerError::Open`]. A request without an authority uses the
     /// layer's budget and no breaker.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use http::{Request, Response, StatusCode};
+    /// use retry_runtime::registry::{Registry, Upstream};
+    /// use retry_runtime::tower::{BreakerError, RetryLayer};
+    /// use retry_runtime::{CircuitBreaker, Policy, RetryBudget};
+    /// use tower::{Service, ServiceBuilder, ServiceExt};
+    ///
+    /// static POLICY: Policy = Policy::new().with_max_attempts(2);
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let upstreams = Arc::new(Registry::new(256, |_host: &str| {
+    ///     Upstream::new()
+    ///         .with_breaker(CircuitBreaker::new().with_consecutive_failures(2))
+    ///         .with_budget(RetryBudget::new(100, 0.1))
+    /// }));
+    /// // `down.example` answers 503, `up.example` 200.
+    /// let hosts = tower::service_fn(|request: Request<String>| async move {
+    ///     let down = request.uri().host() == Some("down.example");
+    ///     let status = if down { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+    ///     Ok::<_, std::io::Error>(Response::builder().status(status).body(()).unwrap())
+    /// });
+    /// let mut client = ServiceBuilder::new()
+    ///     .layer(RetryLayer::new(&POLICY).per_authority(Arc::clone(&upstreams)))
+    ///     .service(hosts);
+    /// let get = |url: &str| Request::get(url).body(String::new()).unwrap();
+    ///
+    /// let first = client.ready().await.unwrap().call(get("http://down.example/")).await;
+    /// assert_eq!(first.unwrap().status(), 503); // two attempts: the circuit opens
+    /// let refused = client.ready().await.unwrap().call(get("http://down.example/")).await;
+    /// assert!(matches!(refused, Err(BreakerError::Open(_))));
+    /// let other = client.ready().await.unwrap().call(get("http://up.example/")).await;
+    /// assert_eq!(other.unwrap().status(), 200); // its own circuit is closed
+    /// # }
+    /// ```
     #[must_use]
     pub fn per_authority(
         self,

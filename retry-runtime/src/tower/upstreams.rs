@@ -4,7 +4,7 @@
 
 use std::sync::Arc;
 
-use super::BreakerError;
+use super::breaker::BreakerError;
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, CircuitOpen, RetryBudget, Shared};
 
