@@ -183,7 +183,7 @@ impl<C> RetryMiddleware<C> {
     /// Names the calls in `tracing` events and the `function` label of
     /// metrics (default `"reqwest"`).
     #[must_use]
-    pub fn named(mut self, name: &'static str) -> Self {
+    pub const fn named(mut self, name: &'static str) -> Self {
         self.name = name;
         self
     }
@@ -238,6 +238,9 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                 return kept
                     .unwrap_or_else(|| Err(::reqwest_middleware::Error::middleware(CircuitOpen)));
             }
+            // Let go of the answer kept through the wait before the next
+            // attempt.
+            drop(kept.take());
             let Some(attempt) = request.try_clone() else {
                 // A streaming body: sent once, and counted as any attempt.
                 let head = head_of(&request);

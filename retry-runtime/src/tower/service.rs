@@ -134,6 +134,8 @@ where
                 return Err(refused);
             }
         }
+        // Let go of the answer kept through the wait before the next attempt.
+        drop(kept.take());
         if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
             return Err(U::service(error));
         }
