@@ -1,15 +1,5 @@
-//! Request bodies that later attempts can send again.
-//!
-//! A body that is `Clone` (`Full`, `Empty`, `String`) is cloned for each
-//! attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
-//! attempt sends it, up to a bound ([`RetryLayer::with_max_body`]); a later
-//! attempt plays the recording back. A body over the bound, or one the
-//! first attempt did not send to its end (the server answered first), is
-//! not recorded whole: the request is then sent once and not retried. The
-//! first attempt streams as it would without the layer: nothing waits for
-//! the body to be read, so a bidirectional stream works.
-//!
-//! [`RetryLayer::with_max_body`]: super::RetryLayer::with_max_body
+//! Request bodies that later attempts can send again: [`ReplayBody`], and
+//! the [`Tape`] a streaming body is recorded on.
 
 use core::marker::PhantomData;
 use core::pin::Pin;
@@ -22,6 +12,18 @@ use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
 /// A request body the retry layer can send on every attempt.
+///
+/// A body that is `Clone` (`Full`, `Empty`, `String`) is cloned for each
+/// attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
+/// attempt sends it, up to a bound
+/// ([`RetryLayer::with_max_body`](super::RetryLayer::with_max_body), 64 KiB
+/// by default); a later attempt plays the recording back. A body over the
+/// bound, or one the first attempt did not send to its end (the server
+/// answered first), is not recorded whole: the request is then sent once,
+/// and its transient failure is returned as
+/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable).
+/// The first attempt streams as it would without the layer: nothing waits
+/// for the body to be read first, so client and bidirectional streams work.
 ///
 /// Implemented for `http_body_util::{Full, Empty}`, `String`, the boxed
 /// bodies `http_body_util::combinators::{BoxBody, UnsyncBoxBody}` of
@@ -281,5 +283,67 @@ impl<E> Body for Playback<E> {
     fn size_hint(&self) -> SizeHint {
         let len = self.chunks.iter().map(Bytes::len).sum::<usize>();
         SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// A body of a few frames, then trailers.
+    struct Frames(VecDeque<Frame<Bytes>>);
+
+    impl Body for Frames {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.0.pop_front().map(Ok))
+        }
+    }
+
+    fn frames() -> Frames {
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x-sum", "6".parse().unwrap());
+        Frames(VecDeque::from([
+            Frame::data(Bytes::from_static(b"ab")),
+            Frame::data(Bytes::from_static(b"cd")),
+            Frame::data(Bytes::from_static(b"ef")),
+            Frame::trailers(trailers),
+        ]))
+    }
+
+    #[tokio::test]
+    async fn a_recorded_body_plays_back_the_same_bytes_and_trailers() {
+        let (recording, tape) = Tape::record(frames(), 6);
+        assert!(
+            tape.replay::<()>().is_none(),
+            "nothing to replay before it is sent"
+        );
+        let sent = recording.collect().await.unwrap();
+        let replayed = tape.replay::<()>().unwrap().collect().await.unwrap();
+        assert_eq!(replayed.trailers().unwrap()["x-sum"], "6");
+        assert_eq!(replayed.to_bytes(), "abcdef");
+        assert_eq!(sent.to_bytes(), "abcdef");
+        let again = tape.replay::<()>().unwrap().collect().await.unwrap();
+        assert_eq!(again.to_bytes(), "abcdef", "as many times as asked");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_bound_or_not_sent_to_its_end_is_not_replayed() {
+        let (recording, tape) = Tape::record(frames(), 5);
+        let sent = recording.collect().await.unwrap();
+        assert_eq!(sent.to_bytes(), "abcdef", "the first attempt sends it all");
+        assert!(tape.replay::<()>().is_none());
+
+        let (mut recording, tape) = Tape::record(frames(), 64);
+        let first = recording.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), "ab");
+        drop(recording);
+        assert!(tape.replay::<()>().is_none());
     }
 }

@@ -23,7 +23,7 @@ where
 }
 
 /// The default classifier: HTTP statuses and `Retry-After`, gRPC statuses
-/// and pushback, connection errors; see the [module docs](self).
+/// and pushback, connection errors; see the [module docs](super).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HttpClassifier {
     grpc_codes: RetryableCodes,

@@ -108,7 +108,7 @@
 //!   [`BreakerError::Open`] without reaching the service, and retries stop
 //!   (a retry refused returns the failed attempt's answer).
 //!   [`RetryLayer::per_authority`] does the same with one breaker and one
-//!   budget per upstream host, from a [`Registry`](crate::registry::Registry).
+//!   budget per upstream host, from a [`Registry`].
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
