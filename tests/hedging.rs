@@ -260,6 +260,22 @@ async fn the_deadline_bounds_when_attempts_may_start() {
 }
 
 #[tokio::test(start_paused = true)]
+async fn a_failure_before_the_deadline_still_starts_the_next_attempt() {
+    let log = Log::default();
+    let policy = policy(5).with_deadline(Duration::from_millis(120));
+    // No hedge at 150 ms, but attempt 3 fails at 110 ms: attempt 4 starts at
+    // once, before the deadline.
+    let (outcome, took) = call(&policy, &log, |n| match n {
+        3 => (10, Err(Error::Busy(3))),
+        4 => (5, Ok(4)),
+        _ => (1000, Ok(n)),
+    })
+    .await;
+    assert_eq!(started(&log), [(1, 0), (2, 50), (3, 100), (4, 110)]);
+    assert_eq!((outcome, took), (Ok(4), 115));
+}
+
+#[tokio::test(start_paused = true)]
 async fn the_timeout_bounds_each_attempt() {
     let log = Log::default();
     let policy = policy(2).with_timeout(Duration::from_millis(80));

@@ -216,6 +216,13 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
         self.state.attempt = attempt;
     }
 
+    /// Whether a retried function called by the attempt just polled gave
+    /// up after retrying; the flag is reset.
+    #[inline]
+    pub(crate) fn take_inner_gave_up(&mut self) -> bool {
+        core::mem::take(&mut self.state.inner_gave_up)
+    }
+
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
     /// `judge` stops with [`Stop::Open`].

@@ -24,7 +24,7 @@ use crate::attempts::{Attempts, NoBreaker, NoBudget};
 use crate::clock::Clock;
 use crate::decision::{Stop, Verdict};
 use crate::rules::Outcome;
-use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Policy, RetryBudget};
+use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Nested, Policy, RetryBudget};
 
 /// The one timer of a hedged call: the next start.
 type Timer = tokio::time::Sleep;
@@ -71,6 +71,8 @@ pin_project_lite::pin_project! {
         number: u32,
         started: Instant,
         permit: Option<CircuitPermit<'p>>,
+        // A retried function this attempt called gave up after retrying.
+        inner_gave_up: bool,
     }
 }
 
@@ -115,6 +117,8 @@ pin_project_lite::pin_project! {
         started: u32,
         // The hedge delay, read once per call.
         delay: Duration,
+        // The wait before the next start, for tracing and metrics.
+        wait: Duration,
         // When the next attempt is due, if one may start.
         next: Option<Instant>,
         // Why no further attempt will start, once none may.
@@ -153,6 +157,7 @@ where
             judge,
             started: 0,
             delay: Duration::ZERO,
+            wait: Duration::ZERO,
             next: None,
             stop: Stop::Exhausted,
             retrying: false,
@@ -195,14 +200,21 @@ where
                 let attempt = attempt.project();
                 this.attempts.set_attempt(*attempt.number);
                 let mut scoped = this.attempts.scoped(attempt.attempt);
-                let Poll::Ready(outcome) = Pin::new(&mut scoped).poll(cx) else {
+                let polled = Pin::new(&mut scoped).poll(cx);
+                // Each attempt keeps its own flag: they share the call's.
+                *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
+                let Poll::Ready(outcome) = polled else {
                     running += 1;
                     continue;
                 };
-                let (number, started) = (*attempt.number, *attempt.started);
-                let permit = attempt.permit.take();
+                let ended = Ended {
+                    number: *attempt.number,
+                    started: *attempt.started,
+                    permit: attempt.permit.take(),
+                    inner_gave_up: *attempt.inner_gave_up,
+                };
                 slot.set(None);
-                if let Some(answer) = settle(&mut this, outcome, number, started, permit) {
+                if let Some(answer) = settle(&mut this, outcome, ended) {
                     clear(this.slots.as_mut());
                     return Poll::Ready(answer);
                 }
@@ -314,7 +326,7 @@ where
     let number = this.started.saturating_add(1);
     *this.started = number;
     if number > 1 {
-        observe::retrying(this.setup.name, number - 1, *this.delay);
+        observe::retrying(this.setup.name, number - 1, *this.wait);
     }
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
@@ -324,6 +336,7 @@ where
         number,
         started: now,
         permit,
+        inner_gave_up: false,
     }));
     schedule_hedge(this, now);
 }
@@ -337,7 +350,10 @@ fn schedule_hedge<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, no
     let at = now.checked_add(*this.delay);
     match (at, *this.deadline) {
         (Some(at), Some(deadline)) if at >= deadline => no_more(this, Stop::Deadline),
-        (Some(at), _) => *this.next = Some(at),
+        (Some(at), _) => {
+            *this.next = Some(at);
+            *this.wait = *this.delay;
+        }
         (None, _) => no_more(this, Stop::Deadline),
     }
 }
@@ -348,17 +364,29 @@ fn no_more<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, stop: Sto
     *this.stop = stop;
 }
 
+/// What is known of an attempt that ended.
+struct Ended<'p> {
+    number: u32,
+    started: Instant,
+    permit: Option<CircuitPermit<'p>>,
+    inner_gave_up: bool,
+}
+
 /// An attempt ended with `outcome`: `Some` when that ends the call.
 fn settle<'p, R: Outcome, Mk, J, S>(
     this: &mut This<'_, 'p, R, Mk, J, S>,
     outcome: R,
-    number: u32,
-    started: Instant,
-    permit: Option<CircuitPermit<'p>>,
+    ended: Ended<'p>,
 ) -> Option<R>
 where
     J: Judge<R>,
 {
+    let Ended {
+        number,
+        started,
+        permit,
+        inner_gave_up,
+    } = ended;
     match this.judge.verdict(&outcome) {
         Verdict::Success => {
             if let Some(permit) = permit {
@@ -387,7 +415,13 @@ where
             if let Some(permit) = permit {
                 permit.record(false);
             }
-            schedule_after_failure(this, &outcome, number, hint);
+            if inner_gave_up && this.setup.policy.nested() == Nested::Once {
+                // A layer below already retried this failure: start no
+                // more attempts because of it (`nested = "once"`).
+                no_more(this, Stop::Nested);
+            } else {
+                schedule_after_failure(this, &outcome, number, hint);
+            }
             *this.last = Some(outcome);
             None
         }
@@ -407,9 +441,8 @@ fn schedule_after_failure<R: Outcome, Mk, J, S>(
 {
     // Every failure the rules retry takes a token, as in the retry loop.
     let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
-    if this.next.is_none() {
-        // Attempts, deadline or breaker already said no more.
-        return;
+    if *this.started >= this.setup.policy.max_attempts() {
+        return no_more(this, Stop::Exhausted);
     }
     if !budget_allows {
         return no_more(this, Stop::Budget);
@@ -437,6 +470,7 @@ fn schedule_after_failure<R: Outcome, Mk, J, S>(
     this.judge.before_next(outcome, number, wait);
     // A retry after a failure, not a hedge: the failure took the token.
     *this.next = Some(at);
+    *this.wait = wait;
     *this.retrying = true;
 }
 

@@ -96,7 +96,7 @@ pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
 pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use tower::{HedgeLayer, HedgeService};
+pub use tower::{AllRepeatable, HedgeLayer, HedgeService, Repeatable};
 
 /// When to start another attempt while none has answered: after a fixed
 /// delay, or at a percentile of the recent latencies of successful
@@ -108,6 +108,9 @@ pub struct Hedge {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
+    /// No hedge: attempts start only after failures (a request that is
+    /// not safe to repeat through the tower layer).
+    Never,
     After(Duration),
     Percentile {
         per_mille: u64,
@@ -116,6 +119,11 @@ enum Kind {
 }
 
 impl Hedge {
+    /// No attempt starts while one runs.
+    pub(crate) const fn never() -> Self {
+        Hedge { kind: Kind::Never }
+    }
+
     /// Another attempt each time the newest has run for `delay`.
     #[must_use]
     pub const fn after(delay: Duration) -> Self {
@@ -164,6 +172,7 @@ impl Hedge {
     #[inline]
     pub(crate) fn delay(&self, base: Duration) -> Duration {
         match self.kind {
+            Kind::Never => Duration::MAX,
             Kind::After(delay) => delay,
             Kind::Percentile {
                 per_mille,

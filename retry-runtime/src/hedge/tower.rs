@@ -94,15 +94,18 @@ impl<C> HedgeLayer<C> {
         self
     }
 
-    /// Judges outcomes with `classifier` instead of [`HttpClassifier`].
+    /// Judges outcomes with `classifier` instead of [`HttpClassifier`]
+    /// (a closure `Fn(&Req, &Result<Res, E>) -> Classification`), and
+    /// hedges every request: only put requests that are safe to repeat
+    /// through this layer.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<C2> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<AllRepeatable<C2>> {
         HedgeLayer {
             policy: self.policy,
             hedge: self.hedge,
             budget: self.budget,
             name: self.name,
-            classifier,
+            classifier: AllRepeatable(classifier),
         }
     }
 }
@@ -143,7 +146,7 @@ pub type ResponseFuture<S, C, Req> = Hedged<
 impl<S, C, Req> Service<Req> for HedgeService<S, C>
 where
     S: Service<Req> + Clone,
-    C: Classify<Req, S::Response, S::Error> + Clone,
+    C: Classify<Req, S::Response, S::Error> + Repeatable<Req> + Clone,
     Req: Clone,
 {
     type Response = S::Response;
@@ -160,10 +163,17 @@ where
         let clone = self.inner.clone();
         let ready = core::mem::replace(&mut self.inner, clone);
         let layer = &self.layer;
+        // A request that is not safe to repeat is sent once, unless the
+        // classifier retries its failure.
+        let hedge = if layer.classifier.is_repeatable(&request) {
+            layer.hedge
+        } else {
+            Hedge::never()
+        };
         Hedged::new(
             Setup {
                 policy: layer.policy,
-                hedge: layer.hedge,
+                hedge,
                 budget: layer.budget,
                 breaker: None,
                 limit: Limit::untimed(),
@@ -180,6 +190,40 @@ where
                 sent: false,
             },
         )
+    }
+}
+
+/// Which requests may be hedged: sent again while a copy is outstanding.
+pub trait Repeatable<Req> {
+    /// Whether `request` is safe to send twice.
+    fn is_repeatable(&self, request: &Req) -> bool;
+}
+
+/// An idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), or a
+/// request with an `Idempotency-Key` header.
+impl<B> Repeatable<::http::Request<B>> for HttpClassifier {
+    fn is_repeatable(&self, request: &::http::Request<B>) -> bool {
+        crate::idempotency::is_repeatable(request.method(), request.headers())
+    }
+}
+
+/// A classifier of the user's, under which every request is taken as safe
+/// to repeat: made by [`HedgeLayer::with_classifier`].
+#[derive(Clone, Copy, Debug)]
+pub struct AllRepeatable<C>(pub C);
+
+impl<C, Req> Repeatable<Req> for AllRepeatable<C> {
+    fn is_repeatable(&self, _: &Req) -> bool {
+        true
+    }
+}
+
+impl<C, Req, Res, E> Classify<Req, Res, E> for AllRepeatable<C>
+where
+    C: Classify<Req, Res, E>,
+{
+    fn classify(&self, request: &Req, result: &Result<Res, E>) -> Classification {
+        self.0.classify(request, result)
     }
 }
 
