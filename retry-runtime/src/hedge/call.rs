@@ -22,7 +22,7 @@ use super::Hedge;
 use crate::__private::{Bounded, Limit};
 use crate::attempts::{Attempts, NoBreaker, NoBudget};
 use crate::clock::Clock;
-use crate::decision::{Stop, Verdict};
+use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
 use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Nested, Policy, RetryBudget};
 
@@ -55,7 +55,7 @@ where
 pub trait Judge<R> {
     /// Success, a failure to return, or one to retry (with the server's
     /// hint).
-    fn verdict(&self, outcome: &R) -> Verdict;
+    fn verdict(&self, outcome: &R) -> Classification;
 
     /// Called when a failure the rules retry is followed by another attempt
     /// after `wait`, with the number of the attempt that failed.
@@ -388,7 +388,7 @@ where
         inner_gave_up,
     } = ended;
     match this.judge.verdict(&outcome) {
-        Verdict::Success => {
+        Classification::Done => {
             if let Some(permit) = permit {
                 permit.record(true);
             }
@@ -402,7 +402,7 @@ where
             this.attempts.succeeded();
             Some(outcome)
         }
-        Verdict::Permanent => {
+        Classification::Permanent => {
             // Not the dependency's failure: the breaker counts it as a
             // success, as the retry loop does.
             if let Some(permit) = permit {
@@ -411,7 +411,19 @@ where
             observe::stopped(this.setup.name, number, Stop::NotRetryable);
             Some(outcome)
         }
-        Verdict::Transient(hint) => {
+        Classification::Unrepeatable => {
+            // A transient failure of a request that must not be repeated:
+            // returned, and counted as a transient failure is.
+            if let Some(permit) = permit {
+                permit.record(false);
+            }
+            if let Some(budget) = this.setup.budget {
+                let _ = budget.record_failure();
+            }
+            observe::stopped(this.setup.name, number, Stop::NotRetryable);
+            Some(outcome)
+        }
+        Classification::Transient(hint) => {
             if let Some(permit) = permit {
                 permit.record(false);
             }

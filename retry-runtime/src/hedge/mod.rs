@@ -200,7 +200,7 @@ pub mod private {
     pub use super::{Hedge, Hedged, Latencies, Setup};
     use super::{Judge, Running, Slots};
     use crate::__private::Limit;
-    use crate::decision::Verdict;
+    use crate::decision::Classification;
     use crate::rules::{Classify, Hint, OnRetry, Outcome, Rules, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
@@ -241,7 +241,7 @@ pub mod private {
         Self: RulesFor<R>,
     {
         #[inline]
-        fn verdict(&self, outcome: &R) -> Verdict {
+        fn verdict(&self, outcome: &R) -> Classification {
             RulesFor::verdict(self, outcome)
         }
 

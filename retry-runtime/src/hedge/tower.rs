@@ -10,7 +10,6 @@ use ::tower::{Layer, Service};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Judge, Setup};
 use crate::__private::Limit;
-use crate::decision::Verdict;
 use crate::tower::{Classify, HttpClassifier};
 use crate::{Classification, Policy, RetryBudget};
 
@@ -316,12 +315,8 @@ impl<C, Req, Res, E> Judge<Result<Res, E>> for Judged<C, Req>
 where
     C: Classify<Req, Res, E>,
 {
-    fn verdict(&self, outcome: &Result<Res, E>) -> Verdict {
-        match self.classifier.classify(&self.request, outcome) {
-            Classification::Done => Verdict::Success,
-            Classification::Permanent => Verdict::Permanent,
-            Classification::Transient(hint) => Verdict::Transient(hint),
-        }
+    fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
+        self.classifier.classify(&self.request, outcome)
     }
 
     fn before_next(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
