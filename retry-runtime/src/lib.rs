@@ -194,6 +194,7 @@ pub mod config;
 mod context;
 mod decision;
 mod driver;
+pub mod hedge;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod integration;
