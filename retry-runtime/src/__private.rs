@@ -4,7 +4,8 @@
 pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
 pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
-pub use crate::decision::Verdict;
+pub use crate::decision::Classification;
+pub use crate::hedge::private as hedge;
 pub use crate::rules::{rules, Outcome, RuleSet, RulesFor};
 pub use crate::sleep::sleep;
 pub use crate::timeout::limited;

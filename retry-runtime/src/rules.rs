@@ -7,7 +7,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::attempts::{Attempts, Guard, Spend};
-use crate::decision::Verdict;
+use crate::decision::Classification;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
@@ -98,7 +98,7 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 #[doc(hidden)]
 pub trait RulesFor<R> {
     /// What the rules make of an outcome.
-    fn verdict(&self, outcome: &R) -> Verdict;
+    fn verdict(&self, outcome: &R) -> Classification;
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
 }
@@ -113,12 +113,14 @@ where
     Hook: OnRetry<R::Error>,
     HookOk: OnRetry<R::Ok>,
 {
-    fn verdict(&self, outcome: &R) -> Verdict {
+    fn verdict(&self, outcome: &R) -> Classification {
         match outcome.as_result() {
-            Ok(value) if (self.on_ok)(value) => Verdict::Transient((self.retry_after_ok)(value)),
-            Ok(_) => Verdict::Success,
-            Err(error) if (self.on)(error) => Verdict::Transient((self.retry_after)(error)),
-            Err(_) => Verdict::Permanent,
+            Ok(value) if (self.on_ok)(value) => {
+                Classification::Transient((self.retry_after_ok)(value))
+            }
+            Ok(_) => Classification::Done,
+            Err(error) if (self.on)(error) => Classification::Transient((self.retry_after)(error)),
+            Err(_) => Classification::Permanent,
         }
     }
 
@@ -260,7 +262,7 @@ impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> RulesFor<R>
 where
     R: Outcome,
 {
-    fn verdict(&self, outcome: &R) -> Verdict {
+    fn verdict(&self, outcome: &R) -> Classification {
         let RuleSet {
             on,
             on_ok,
@@ -270,13 +272,13 @@ where
         } = self;
         match outcome.as_result() {
             Ok(value) if (on_ok.call)(&on_ok.rule, value) => {
-                Verdict::Transient((retry_after_ok.call)(&retry_after_ok.rule, value))
+                Classification::Transient((retry_after_ok.call)(&retry_after_ok.rule, value))
             }
-            Ok(_) => Verdict::Success,
+            Ok(_) => Classification::Done,
             Err(error) if (on.call)(&on.rule, error) => {
-                Verdict::Transient((retry_after.call)(&retry_after.rule, error))
+                Classification::Transient((retry_after.call)(&retry_after.rule, error))
             }
-            Err(_) => Verdict::Permanent,
+            Err(_) => Classification::Permanent,
         }
     }
 
@@ -334,7 +336,7 @@ impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
         outcome: R,
     ) -> ControlFlow<R, Duration> {
         let verdict = self.rules.verdict(&outcome);
-        if verdict == Verdict::Success {
+        if verdict == Classification::Done {
             attempts.succeeded();
             return ControlFlow::Break(outcome);
         }
