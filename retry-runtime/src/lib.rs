@@ -125,6 +125,7 @@ pub use timeout::TimedOut;
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; for an error type without that `From` (`reqwest::Error`), bound the attempt in the client instead |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
+/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |

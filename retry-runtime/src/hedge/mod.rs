@@ -6,7 +6,7 @@
 //! takes whichever answer comes first ("The Tail at Scale", Dean and
 //! Barroso, 2013; gRPC's hedging policy, gRFC A6).
 //!
-//! ```ignore
+//! ```
 //! use std::time::Duration;
 //! use retry_runtime::retry;
 //!
