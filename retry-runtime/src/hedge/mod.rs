@@ -110,6 +110,7 @@ pub struct Hedge {
 enum Kind {
     /// No hedge: attempts start only after failures (a request that is
     /// not safe to repeat through the tower layer).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     Never,
     After(Duration),
     Percentile {
@@ -120,6 +121,7 @@ enum Kind {
 
 impl Hedge {
     /// No attempt starts while one runs.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) const fn never() -> Self {
         Hedge { kind: Kind::Never }
     }
