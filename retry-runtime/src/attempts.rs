@@ -14,7 +14,7 @@ use retry_core::backoff;
 use crate::breaker::Guarded;
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, scoped_call, Scoped};
-use crate::decision::{self, Failure, Stop, Verdict};
+use crate::decision::{self, Classification, Failure, Stop};
 use crate::idempotency::IdempotencyKey;
 use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -257,21 +257,26 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
     /// Judges an attempt's verdict: `Ok(wait)` to retry after `wait` (the
     /// attempt number then moves on), or the reason to stop.
     #[inline]
-    pub fn judge(&mut self, verdict: Verdict) -> Result<Duration, Stop> {
+    pub fn judge(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         match verdict {
-            Verdict::Success => {
+            Classification::Done => {
                 self.succeeded();
                 Err(Stop::Done)
             }
             // A refused attempt never ran: stop, and do not count it.
-            _ if !self
-                .breaker
-                .record(!matches!(verdict, Verdict::Transient(_))) =>
-            {
+            _ if !self.breaker.record(!verdict.is_transient()) => {
                 Err(self.state.stopped(Stop::Open, false))
             }
-            Verdict::Permanent => Err(self.state.not_retryable()),
-            Verdict::Transient(hint) => {
+            Classification::Permanent => Err(self.state.not_retryable()),
+            Classification::Unrepeatable => {
+                // A retryable failure takes a token whether or not this
+                // request may be repeated (gRFC A6).
+                if let Some(budget) = self.budget.budget() {
+                    budget.record_failure();
+                }
+                Err(self.state.not_retryable())
+            }
+            Classification::Transient(hint) => {
                 self.state
                     .retry(hint, self.budget.budget(), self.breaker.breaker())
             }
