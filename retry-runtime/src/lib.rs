@@ -69,6 +69,7 @@ pub mod retry_after;
 mod rng;
 mod rules;
 mod sleep;
+mod stopped;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -86,6 +87,7 @@ pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
+pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 
 /// Retries an `async fn` that returns a `Result`.

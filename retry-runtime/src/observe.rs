@@ -24,10 +24,18 @@ pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
     let _ = (function, attempt, wait);
 }
 
+/// A call succeeded at `attempt`: recorded for [`crate::last_call`], a
+/// store to a thread-local, the only work here on the success path.
+#[inline]
+pub(crate) fn succeeded(attempt: u32) {
+    crate::stopped::record(attempt, Stop::Done);
+}
+
 /// A failed attempt is returned to the caller, for `reason`.
 #[cold]
 #[inline(never)]
 pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
+    crate::stopped::record(attempt, reason);
     crate::metrics::record_stop(reason, function);
     #[cfg(feature = "tracing")]
     if reason == Stop::NotRetryable {
