@@ -114,7 +114,8 @@ impl Middleware for RetryMiddleware {
             let Some(attempt) = request.try_clone() else {
                 return next.run(request, extensions).await;
             };
-            let result = next.clone().run(attempt, extensions).await;
+            let span = crate::observe::http_attempt_span(self.name, call.attempt());
+            let result = crate::observe::in_span(span, next.clone().run(attempt, extensions)).await;
             match call.judge(classify(&result)) {
                 Ok(wait) => {
                     // The failed attempt's response holds a connection: let
