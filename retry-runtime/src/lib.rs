@@ -56,6 +56,7 @@ pub mod config;
 mod context;
 mod decision;
 mod driver;
+mod give_up;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod integration;
@@ -83,6 +84,7 @@ pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};
+pub use give_up::WithGiveUp;
 pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};

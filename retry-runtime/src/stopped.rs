@@ -125,3 +125,10 @@ pub(crate) fn record(attempts: u32, reason: Stop) {
     // A thread-local being destroyed: nothing to read it afterwards.
     let _ = LAST.try_with(|last| last.set(Some((attempts, reason))));
 }
+
+/// Forgets the last call, so that a loop that ends without recording (one
+/// that could not start) is not taken for the call before it.
+#[inline]
+pub(crate) fn forget() {
+    let _ = LAST.try_with(|last| last.set(None));
+}
