@@ -35,13 +35,14 @@
 //!
 //! The files: `simulation.rs` (the simulated service, the clients, a paused
 //! runtime), `scenarios.rs` (burst, waves, contention, outage),
-//! `recovery.rs` (the outage as a service sees it), `plot.rs` (the SVG
-//! pictures); this file reads the arguments and prints the figures.
+//! `recovery.rs` (the outage as a service sees it), `plot.rs` (the two
+//! pictures, drawn by `svg.rs`); this file reads the arguments and prints the figures.
 
 mod plot;
 mod recovery;
 mod scenarios;
 mod simulation;
+mod svg;
 
 use std::fmt::Write as _;
 use std::time::Duration;

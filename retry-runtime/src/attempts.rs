@@ -210,6 +210,19 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
         self.state.attempt
     }
 
+    /// Hedging runs several attempts at once: the one polled next.
+    #[inline]
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.state.attempt = attempt;
+    }
+
+    /// Whether a retried function called by the attempt just polled gave
+    /// up after retrying; the flag is reset.
+    #[inline]
+    pub(crate) fn take_inner_gave_up(&mut self) -> bool {
+        core::mem::take(&mut self.state.inner_gave_up)
+    }
+
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
     /// `judge` stops with [`Stop::Open`].
