@@ -54,6 +54,8 @@ fn the_file_loads_as_grpc_reads_it() {
     assert_eq!(hedging.delay(), Duration::from_millis(50));
     assert!(hedging.non_fatal().contains(Code::Internal));
     assert_eq!(query.retry_policy(), None);
+    assert_eq!(query.policy().policy().max_attempts(), 3);
+    assert_eq!(query.retryable(), hedging.non_fatal());
 
     // Anything else falls to the default config: one attempt, its timeout
     // as the deadline.
@@ -210,4 +212,27 @@ fn mistakes_are_errors_that_name_the_field() {
         load(r#"{ "retryThrottling": { "maxTokens": 0, "tokenRatio": 0.1 } }"#)
             .contains("`retryThrottling.maxTokens`")
     );
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hedging_policy_hedges_after_its_delay() {
+    use std::sync::atomic::{AtomicU32, Ordering};
+    let query = CONFIG.method("search.Index", "Query").unwrap();
+    let hedging = query.hedging_policy().unwrap();
+    let started = AtomicU32::new(0);
+    let answer: Result<u32, Status> = query
+        .policy()
+        .on(|status: &Status| query.retryable().is_retryable(status))
+        .hedge(hedging.hedge())
+        .run(|| async {
+            let copy = started.fetch_add(1, Ordering::Relaxed) + 1;
+            // The first copy hangs; the second, sent after `hedgingDelay`
+            // (50ms), answers.
+            let took = if copy == 1 { 10_000 } else { 10 };
+            tokio::time::sleep(Duration::from_millis(took)).await;
+            Ok(copy)
+        })
+        .await;
+    assert_eq!(answer.unwrap(), 2);
+    assert_eq!(started.load(Ordering::Relaxed), 2);
 }

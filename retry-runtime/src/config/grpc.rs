@@ -3,7 +3,8 @@
 //!
 //! A method config's `retryPolicy` becomes a [`Policy`] and the
 //! [`RetryableCodes`] it retries; the service config's `retryThrottling`
-//! becomes a [`RetryBudget`]; `hedgingPolicy` is read and checked. Values
+//! becomes a [`RetryBudget`]; `hedgingPolicy` becomes the attempts, the
+//! non-fatal codes and a [`Hedge`]. Values
 //! are taken as gRPC takes them: durations as protobuf JSON writes them
 //! (`"0.1s"`, seconds with up to nine decimals), status codes by name
 //! (`"UNAVAILABLE"`) or number, and a `maxAttempts` above 5 treated as 5.
@@ -87,6 +88,7 @@ use core::time::Duration;
 use serde::Deserialize;
 
 use crate::classify::grpc::RetryableCodes;
+use crate::hedge::Hedge;
 use crate::{Policy, RetryBudget, UntimedPolicy};
 
 mod load;
@@ -126,11 +128,33 @@ pub struct RetryPolicy {
 }
 
 /// A method config's `hedgingPolicy`: send up to `maxAttempts` copies of a
-/// call, one each `hedgingDelay`, until one answers.
+/// call, one each `hedgingDelay`, until one answers; a copy that fails
+/// with one of `nonFatalStatusCodes` starts the next at once.
 ///
-/// Read and checked so that a service config that uses it loads; the
-/// runtime's hedging (the `hedge` key) takes [`max_attempts`](Self::max_attempts)
-/// and [`delay`](Self::delay) from here.
+/// [`MethodConfig::policy`] carries its attempts and
+/// [`MethodConfig::retryable`] its non-fatal codes; [`hedge`](Self::hedge)
+/// is the delay, for the closure API's `.hedge(..)`:
+///
+/// ```
+/// use retry_runtime::config::grpc::ServiceConfig;
+///
+/// # use std::sync::LazyLock;
+/// static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| serde_json::from_str(r#"{ "methodConfig": [{
+///     "name": [{ "service": "search.Index" }],
+///     "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] }
+/// }] }"#).unwrap());
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let query = CONFIG.method("search.Index", "Query").unwrap();
+/// let answer: Result<&str, tonic::Status> = query
+///     .policy()
+///     .on(|status: &tonic::Status| query.retryable().is_retryable(status))
+///     .hedge(query.hedging_policy().unwrap().hedge())
+///     .run(|| async { Ok("found") })
+///     .await;
+/// assert_eq!(answer.unwrap(), "found");
+/// # }
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct HedgingPolicy {
     max_attempts: u32,
@@ -217,17 +241,17 @@ impl MethodConfig {
     }
 
     /// How calls to these methods run: the retry policy's attempts and
-    /// backoff, with `timeout` as the deadline. Without a retry policy, one
-    /// attempt, as gRPC makes. A service config sets no per-attempt
-    /// timeout, so the policy runs calls whose error type cannot express
-    /// one, `tonic::Status` among them.
+    /// backoff, or the hedging policy's attempts, with `timeout` as the
+    /// deadline. Without either, one attempt, as gRPC makes. A service
+    /// config sets no per-attempt timeout, so the policy runs calls whose
+    /// error type cannot express one, `tonic::Status` among them. For a
+    /// hedging policy, run it with [`HedgingPolicy::hedge`].
     #[must_use]
     pub fn policy(&self) -> UntimedPolicy {
-        // Hedging: when `Policy` carries a hedge delay (the `hedge` key),
-        // a `hedgingPolicy` sets it here from `self.hedging`.
-        let policy = match self.retry {
-            Some(retry) => retry.policy,
-            None => Policy::new().with_max_attempts(1),
+        let policy = match (self.retry, self.hedging) {
+            (Some(retry), _) => retry.policy,
+            (None, Some(hedging)) => Policy::new().with_max_attempts(hedging.max_attempts),
+            (None, None) => Policy::new().with_max_attempts(1),
         };
         UntimedPolicy::without_timeout(match self.timeout {
             Some(timeout) => policy.with_deadline(timeout),
@@ -235,13 +259,17 @@ impl MethodConfig {
         })
     }
 
-    /// The status codes a failed call is retried on: the retry policy's
-    /// `retryableStatusCodes`, none without one. Use it as the rule `on`
+    /// The status codes a failed attempt is followed by another on: the
+    /// retry policy's `retryableStatusCodes`, or the hedging policy's
+    /// `nonFatalStatusCodes`; none without either. Use it as the rule `on`
     /// (`RetryableCodes::is_retryable` also honours the server's pushback).
     #[must_use]
     pub fn retryable(&self) -> RetryableCodes {
-        self.retry
-            .map_or(RetryableCodes::NONE, |retry| retry.retryable)
+        match (self.retry, self.hedging) {
+            (Some(retry), _) => retry.retryable,
+            (None, Some(hedging)) => hedging.non_fatal,
+            (None, None) => RetryableCodes::NONE,
+        }
     }
 }
 
@@ -292,6 +320,13 @@ impl HedgingPolicy {
     #[must_use]
     pub const fn non_fatal(&self) -> RetryableCodes {
         self.non_fatal
+    }
+
+    /// `hedgingDelay` as the closure API's hedge: another copy each time the
+    /// newest has run that long.
+    #[must_use]
+    pub const fn hedge(&self) -> Hedge {
+        Hedge::after(self.delay)
     }
 }
 
