@@ -106,3 +106,21 @@ fn a_blocking_loop_reports_too() {
     assert_eq!(seen[0].1.attempts(), 2);
     assert!(seen[0].1.elapsed().is_some());
 }
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_that_fails_everywhere_is_reported_once() {
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .retrying()
+        .hedge(retry_runtime::hedge::Hedge::after(Duration::from_millis(
+            50,
+        )))
+        .on_give_up(seen(&hook))
+        .run(|| async { Err(reset()) })
+        .await;
+    assert!(result.is_err());
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1.reason(), Stop::Exhausted);
+    assert_eq!(seen[0].1.attempts(), 3);
+}

@@ -7,6 +7,7 @@
 use core::future::Future;
 use core::time::Duration;
 
+use crate::hedge::{HedgedRetry, Judge};
 use crate::rules::{Rules, RulesFor};
 use crate::stopped::{self, Stopped};
 use crate::{Retry, Stop};
@@ -157,6 +158,42 @@ where
     {
         let started = Started::blocking();
         let outcome = self.retry.run_blocking(attempt);
+        gave_up(&self.hook, started, &outcome);
+        outcome
+    }
+}
+
+impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
+    /// Calls `on_give_up` once when the hedged call returns an error, or an
+    /// `Ok` value `on_ok` retried, as [`Retry::on_give_up`] does.
+    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
+    where
+        G: OnGiveUp<Result<T, E>>,
+    {
+        WithGiveUp {
+            retry: self,
+            hook: on_give_up,
+        }
+    }
+}
+
+impl<'p, T, E, Rules, G> WithGiveUp<HedgedRetry<'p, T, E, Rules>, G>
+where
+    Rules: Judge<Result<T, E>>,
+    G: OnGiveUp<Result<T, E>>,
+{
+    /// [`HedgedRetry::run`], then the hook if the call gave up.
+    ///
+    /// # Errors
+    ///
+    /// An error `on` rejects, or the last failure to arrive, unchanged.
+    pub async fn run<F, Fut>(self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let started = Started::tokio();
+        let outcome = self.retry.run(attempt).await;
         gave_up(&self.hook, started, &outcome);
         outcome
     }
