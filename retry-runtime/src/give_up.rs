@@ -61,6 +61,15 @@ impl Started {
     }
 }
 
+/// `on_give_up = ...` as the expansion passes it: bounded on the function's
+/// return type `R`, so that a closure's argument types are inferred and a
+/// hook of the wrong type is one error, on the key's value.
+#[doc(hidden)]
+#[inline]
+pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> G {
+    hook
+}
+
 /// Calls `hook` if the call that just returned `outcome` on this thread,
 /// started at `started`, gave up: returned an error, or a retried `Ok`
 /// value. What the expansion calls for the key, right after the loop.
