@@ -305,6 +305,7 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
         }
         #[cfg(feature = "metrics")]
         crate::metrics::record_stop(Stop::Done, self.state.name);
+        observe::succeeded(self.state.attempt);
         self.breaker.record(true);
     }
 }
