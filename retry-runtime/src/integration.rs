@@ -4,8 +4,9 @@
 
 use core::time::Duration;
 
-use crate::attempts::{Attempts, NoBreaker};
+use crate::attempts::Attempts;
 use crate::decision::Verdict;
+use crate::slots::NoBreaker;
 use crate::{Policy, RetryBudget, Stop};
 
 /// What a classifier of a layer or middleware made of an attempt's outcome.

@@ -48,6 +48,7 @@
 mod attempts;
 mod breaker;
 mod budget;
+mod call_state;
 pub mod classify;
 mod clock;
 #[cfg(feature = "serde")]
@@ -69,6 +70,7 @@ pub mod retry_after;
 mod rng;
 mod rules;
 mod sleep;
+mod slots;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
