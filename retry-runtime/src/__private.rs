@@ -5,6 +5,7 @@ pub use crate::attempts::Attempts;
 pub use crate::breaker::circuit_open;
 pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
+pub use crate::decision::Classification;
 pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Outcome};
 pub use crate::sleep::sleep;
 pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};

@@ -15,7 +15,7 @@ use crate::breaker::Guarded;
 use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
-use crate::decision::{Stop, Verdict};
+use crate::decision::{Classification, Stop};
 use crate::rules::RulesFor;
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 use crate::timeout::Limit;
@@ -148,27 +148,34 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         }
     }
 
-    /// Applies a verdict on the attempt that just ended: `Ok(wait)` to retry
-    /// after `wait` (the attempt number then moves on), or the reason to
-    /// stop.
+    /// Applies the rules' classification of the attempt that just ended:
+    /// `Ok(wait)` to retry after `wait` (the attempt number then moves on),
+    /// or the reason to stop.
     #[inline]
-    pub(crate) fn judge(&mut self, verdict: Verdict) -> Result<Duration, Stop> {
-        if verdict == Verdict::Success {
+    pub(crate) fn judge(&mut self, verdict: Classification) -> Result<Duration, Stop> {
+        if verdict == Classification::Done {
             self.succeeded();
             return Err(Stop::Done);
         }
-        let retryable = matches!(verdict, Verdict::Transient(_));
-        let ran = self.breaker.record(!retryable);
+        let ran = self.breaker.record(!verdict.is_transient());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
             return Err(self.call.stopped(Stop::Open, false));
         }
         match verdict {
-            Verdict::Transient(hint) => {
+            Classification::Transient(hint) => {
                 self.call
                     .retry(hint, self.budget.budget(), self.breaker.breaker())
             }
-            Verdict::Success | Verdict::Permanent => Err(self.call.not_retryable()),
+            Classification::Unrepeatable => {
+                // A retryable failure takes a token whether or not this
+                // request may be repeated (gRFC A6).
+                if let Some(budget) = self.budget.budget() {
+                    budget.record_failure();
+                }
+                Err(self.call.not_retryable())
+            }
+            Classification::Done | Classification::Permanent => Err(self.call.not_retryable()),
         }
     }
 

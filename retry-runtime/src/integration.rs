@@ -5,26 +5,8 @@
 use core::time::Duration;
 
 use crate::attempts::Attempts;
-use crate::decision::Verdict;
 use crate::slots::NoBreaker;
-use crate::{Policy, RetryBudget, Stop};
-
-/// What a classifier of a layer or middleware made of an attempt's outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    docsrs,
-    doc(cfg(any(feature = "tower", feature = "reqwest-middleware")))
-)]
-pub enum Classification {
-    /// Return it: a success, or an answer a repeat would not change.
-    Done,
-    /// Return it: a failure a repeat would not fix (or that must not be
-    /// repeated, such as a POST without an idempotency key).
-    Permanent,
-    /// A failure that may succeed on a repeat, with the wait the server
-    /// asked for, if any (`Retry-After`, `grpc-retry-pushback-ms`).
-    Transient(Option<Duration>),
-}
+use crate::{Classification, Policy, RetryBudget, Stop};
 
 /// One call's retry state under a policy.
 #[derive(Debug)]
@@ -47,11 +29,7 @@ impl<'p> Call<'p> {
     /// Judges the attempt that just ended: the wait before the next, or why
     /// the call stops.
     pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {
-        self.attempts.judge(match outcome {
-            Classification::Done => Verdict::Success,
-            Classification::Permanent => Verdict::Permanent,
-            Classification::Transient(hint) => Verdict::Transient(hint),
-        })
+        self.attempts.judge(outcome)
     }
 
     /// The attempt about to run or just judged, from 1.

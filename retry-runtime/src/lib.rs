@@ -82,11 +82,9 @@ pub mod __private;
 pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
 pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
-pub use decision::Stop;
+pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};
 pub use idempotency::IdempotencyKey;
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-pub use integration::Classification;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;

@@ -5,7 +5,7 @@
 
 use core::time::Duration;
 
-use crate::decision::Verdict;
+use crate::decision::Classification;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
@@ -97,7 +97,7 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 #[doc(hidden)]
 pub trait RulesFor<R> {
     /// What the rules make of an outcome.
-    fn verdict(&self, outcome: &R) -> Verdict;
+    fn verdict(&self, outcome: &R) -> Classification;
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
 }
@@ -113,12 +113,14 @@ where
     HookOk: OnRetry<R::Ok>,
 {
     #[inline]
-    fn verdict(&self, outcome: &R) -> Verdict {
+    fn verdict(&self, outcome: &R) -> Classification {
         match outcome.as_result() {
-            Ok(value) if (self.on_ok)(value) => Verdict::Transient((self.retry_after_ok)(value)),
-            Ok(_) => Verdict::Success,
-            Err(error) if (self.on)(error) => Verdict::Transient((self.retry_after)(error)),
-            Err(_) => Verdict::Permanent,
+            Ok(value) if (self.on_ok)(value) => {
+                Classification::Transient((self.retry_after_ok)(value))
+            }
+            Ok(_) => Classification::Done,
+            Err(error) if (self.on)(error) => Classification::Transient((self.retry_after)(error)),
+            Err(_) => Classification::Permanent,
         }
     }
 

@@ -41,18 +41,7 @@
 use core::time::Duration;
 use std::error::Error;
 
-/// The errors of a chain, the outermost first.
-pub fn sources<'a>(
-    error: &'a (dyn Error + 'static),
-) -> impl Iterator<Item = &'a (dyn Error + 'static)> + 'a {
-    core::iter::successors(Some(error), |&error| error.source())
-}
-
-/// The first error of type `T` in a chain.
-#[must_use]
-pub fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
-    sources(error).find_map(|error| error.downcast_ref::<T>())
-}
+pub use super::source::{find, sources};
 
 /// A classifier per known error type, applied to the first known error of a
 /// chain.
@@ -83,7 +72,7 @@ impl Chain {
             #[cfg(feature = "reqwest")]
             reqwest: crate::classify::reqwest::is_transient,
             #[cfg(feature = "hyper")]
-            hyper: hyper_is_transient,
+            hyper: super::hyper::is_transient,
             #[cfg(feature = "grpc")]
             grpc: crate::classify::grpc::is_retryable,
         }
@@ -102,7 +91,7 @@ impl Chain {
         }
         #[cfg(feature = "hyper")]
         {
-            chain.hyper = hyper_is_transient_repeatable;
+            chain.hyper = super::hyper::is_transient_repeatable;
         }
         chain
     }
@@ -199,33 +188,4 @@ pub fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
         return crate::classify::grpc::pushback(status);
     }
     None
-}
-
-/// Whether a hyper error may go away on a repeat of a request that was not
-/// processed: a timeout, or a connection that failed before sending.
-#[cfg(feature = "hyper")]
-fn hyper_is_transient(error: &::hyper::Error) -> bool {
-    error.is_timeout()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(|error| {
-                matches!(
-                    error.kind(),
-                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
-                )
-            })
-}
-
-/// [`hyper_is_transient`], and for a repeatable request also a connection
-/// closed or reset before the whole response arrived.
-#[cfg(feature = "hyper")]
-pub(crate) fn hyper_is_transient_repeatable(error: &::hyper::Error) -> bool {
-    hyper_is_transient(error)
-        || error.is_incomplete_message()
-        || error.is_canceled()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(crate::classify::io::is_transient)
 }

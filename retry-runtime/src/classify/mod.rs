@@ -32,3 +32,7 @@ mod io;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;
+// Below `chain` and `reqwest`, which share them.
+#[cfg(feature = "hyper")]
+mod hyper;
+mod source;
