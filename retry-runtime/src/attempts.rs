@@ -187,5 +187,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         #[cfg(feature = "metrics")]
         crate::metrics::record_stop(Stop::Done, self.call.name());
         self.breaker.record(true);
+        self.call.finished();
     }
 }

@@ -24,6 +24,9 @@ pub(crate) struct CallState<'p> {
     /// The last wait in nanoseconds, for decorrelated jitter; `base` before
     /// the first. Nanoseconds rather than a `Duration` keep the future small.
     previous: u64,
+    /// Counted in flight in the attempt this call runs inside, until it
+    /// returns.
+    counted: bool,
     #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
 }
@@ -40,6 +43,7 @@ impl<'p> CallState<'p> {
             policy,
             frame: Frame::first(policy.max_attempts(), deadline, clock),
             previous: backoff::nanos(policy.base()),
+            counted: context::started(),
             #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
         }
@@ -116,6 +120,9 @@ impl<'p> CallState<'p> {
                 observe::retrying(self.name(), self.frame.attempt, wait);
                 self.previous = backoff::nanos(wait);
                 self.frame.attempt += 1;
+                // Retried calls the failed attempt left running (dropped
+                // with it) are not part of the next.
+                self.frame.in_flight = 0;
                 Ok(wait)
             }
             Err(stop) => Err(self.stopped(stop, failure.inner_gave_up)),
@@ -130,12 +137,24 @@ impl<'p> CallState<'p> {
         self.stopped(Stop::NotRetryable, inner_gave_up)
     }
 
+    /// The call returns: the attempt it runs inside no longer counts it in
+    /// flight.
+    pub(crate) fn finished(&mut self) {
+        if core::mem::take(&mut self.counted) {
+            context::finished();
+        }
+    }
+
     /// Tells the outside world, and the attempt this call runs inside: a
     /// failure retried here (or by a layer below) as far as the rules allow
-    /// is not to be retried again around it.
-    pub(crate) fn stopped(&self, stop: Stop, inner_gave_up: bool) -> Stop {
+    /// is not to be retried again around it. A call that never retries
+    /// (`max = 1`, a breaker-only guard) is no retry layer: its own failure
+    /// marks nothing, though it passes on the mark of a layer below.
+    pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
         observe::stopped(self.name(), self.frame.attempt, stop);
-        if stop.gave_up_retrying() || inner_gave_up {
+        self.finished();
+        let retries = self.frame.max_attempts > 1;
+        if (retries && stop.gave_up_retrying()) || inner_gave_up {
             context::report_gave_up();
         }
         stop

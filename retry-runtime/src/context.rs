@@ -124,8 +124,12 @@ pub(crate) struct Frame {
     /// A plain function's call, on the real clock.
     blocking: bool,
     /// A retried function called by the running attempt gave up after
-    /// retrying.
+    /// retrying, and the attempt has not moved on since (see
+    /// [`Scoped`]'s `poll`).
     pub(crate) inner_gave_up: bool,
+    /// Retried functions called by the running attempt that have started
+    /// and not yet returned.
+    pub(crate) in_flight: u32,
 }
 
 impl Frame {
@@ -137,6 +141,7 @@ impl Frame {
         key: IdempotencyKey::NIL,
         blocking: false,
         inner_gave_up: false,
+        in_flight: 0,
     };
 
     /// The context of a call's first attempt.
@@ -148,6 +153,7 @@ impl Frame {
             key: IdempotencyKey::NIL,
             blocking: matches!(clock, Clock::Blocking),
             inner_gave_up: false,
+            in_flight: 0,
         }
     }
 
@@ -216,6 +222,34 @@ pub(crate) fn report_gave_up() {
     });
 }
 
+/// Counts a retried function starting as in flight in the attempt the
+/// calling code runs inside, if any; `true` when it was counted, and must
+/// then [`finished`] once it returns.
+pub(crate) fn started() -> bool {
+    CURRENT.with(|current| {
+        let mut frame = current.get();
+        if frame.attempt == 0 {
+            return false;
+        }
+        frame.in_flight = frame.in_flight.saturating_add(1);
+        current.set(frame);
+        true
+    })
+}
+
+/// A retried function counted by [`started`] returns. Called in the same
+/// attempt's context as `started`, since a future is polled by the attempt
+/// that owns it. One dropped before it returns stays counted: the attempt
+/// then never takes a give-up in it for handled, which errs toward not
+/// retrying.
+pub(crate) fn finished() {
+    CURRENT.with(|current| {
+        let mut frame = current.get();
+        frame.in_flight = frame.in_flight.saturating_sub(1);
+        current.set(frame);
+    });
+}
+
 /// Sets an attempt's context until dropped, then restores the one before
 /// (also when the attempt panics) and hands back to the call what the
 /// attempt left in it: the key, if the body drew one, and the mark of an
@@ -246,6 +280,7 @@ impl Drop for Enter<'_> {
         let mine = CURRENT.with(|current| current.replace(self.outer));
         self.frame.key = mine.key;
         self.frame.inner_gave_up = mine.inner_gave_up;
+        self.frame.in_flight = mine.in_flight;
     }
 }
 
@@ -268,8 +303,22 @@ impl<F: Future> Future for Scoped<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
-        let _enter = Enter::new(this.frame);
-        this.attempt.as_mut().poll(cx)
+        let poll = {
+            let _enter = Enter::new(this.frame);
+            this.attempt.as_mut().poll(cx)
+        };
+        // The attempt waits on something while no retried function it
+        // called is still running: its body has moved on past any give-up
+        // (it handled it: a fallback, `unwrap_or_default`), which is then
+        // no reason not to retry the attempt. A give-up propagated with `?`
+        // or by `try_join_all` fails the attempt in the poll it happens in;
+        // one inside `join_all` or `FuturesUnordered` has other retried
+        // calls still running beside it. See `Nested` for the shapes this
+        // cannot tell apart.
+        if poll.is_pending() && this.frame.in_flight == 0 {
+            this.frame.inner_gave_up = false;
+        }
+        poll
     }
 }
 
