@@ -186,6 +186,7 @@
 mod attempts;
 mod breaker;
 mod budget;
+mod call_state;
 pub mod classify;
 mod clock;
 #[cfg(feature = "serde")]
@@ -211,6 +212,7 @@ mod rng;
 mod rules;
 mod shared;
 mod sleep;
+mod slots;
 mod stopped;
 mod timeout;
 #[cfg(feature = "tower")]
