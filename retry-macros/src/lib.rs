@@ -12,6 +12,7 @@
 
 mod check;
 mod expand;
+mod hedge;
 mod parse;
 mod rustdoc;
 mod signatures;
@@ -64,7 +65,14 @@ fn retry_impl(
     let config = parse::parse_args(args)
         .and_then(check::config)
         .and_then(runtime_in_reach);
-    let checked = signatures::function(&function);
+    let checked = signatures::function(&function).and_then(|shape| {
+        let is_async =
+            function.sig.asyncness.is_some() || matches!(shape, signatures::Shape::AsyncTrait(_));
+        match &config {
+            Ok(config) => hedge::check(config, &function, is_async).map(|()| shape),
+            Err(_) => Ok(shape),
+        }
+    });
     match (config, checked) {
         (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
         (config, checked) => {

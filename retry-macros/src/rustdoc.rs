@@ -65,6 +65,7 @@ pub fn retries(config: &Config, is_async: bool, kept: &[String]) -> Vec<String> 
             "Each attempt starts from the arguments as the caller passed them: before each retry, each by-value `mut` argument ({names}) is restored from a copy of the caller's value if its type is `Clone`, and is otherwise carried over from the attempt before. No other argument is cloned."
         ));
     }
+    notes.extend(crate::hedge::doc(config));
     // Retry at the layer closest to the failure: a failure an inner retried
     // function gave up on is not retried again around it.
     notes.push(match config.nested {

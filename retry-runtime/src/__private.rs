@@ -1,23 +1,18 @@
 //! What `#[retry]` expansions call. Not public API: it may change in any
 //! release.
 
-pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
+pub use crate::attempts::Attempts;
 pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
+pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
 pub use crate::hedge::private as hedge;
-pub use crate::rules::{rules, Outcome, RuleSet, RulesFor};
+pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};
 pub use crate::sleep::sleep;
-pub use crate::timeout::limited;
+pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
+pub use crate::timeout::{Limit, Limited};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
-
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
-use core::time::Duration;
-
-use core::ops::ControlFlow as Flow;
 
 use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
 
@@ -27,25 +22,6 @@ use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
 #[must_use]
 pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
     Some(budget)
-}
-
-/// One step of the loop: judges an attempt's outcome by the rules. `Break`
-/// hands it back unchanged, `Continue` gives the wait before the next
-/// attempt; the outcome is dropped here, before the wait.
-pub fn next<'p, R, B: Guard, U: Spend<'p>>(
-    attempts: &mut Attempts<'p, B, U>,
-    rules: &impl RulesFor<R>,
-    outcome: R,
-) -> Flow<R, Duration> {
-    let verdict = rules.verdict(&outcome);
-    let failed = attempts.attempt();
-    match attempts.judge(verdict) {
-        Ok(wait) => {
-            rules.before_wait(&outcome, failed, wait);
-            Flow::Continue(wait)
-        }
-        Err(_) => Flow::Break(outcome),
-    }
 }
 
 /// The caller's value of a by-value `mut` argument, kept to start each
@@ -129,7 +105,7 @@ impl<E: From<TimedOut>> Expresses<Policy> for E {
     }
     #[inline]
     fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
-        Limit::timed()
+        timed()
     }
 }
 
@@ -262,115 +238,14 @@ where
     )
 }
 
-/// How an attempt that runs past its timeout fails: with
-/// `E::from(TimedOut)`, or never, under a policy known to have no timeout.
-pub struct Limit<R> {
-    timed_out: Option<fn(TimedOut) -> R>,
-}
-
-impl<R> Clone for Limit<R> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<R> Copy for Limit<R> {}
-
-impl<R> Limit<R> {
-    /// Attempts fail with `E::from(TimedOut)` when cut off.
-    #[inline]
-    #[must_use]
-    pub fn timed() -> Self
-    where
-        R: Outcome,
-        R::Error: From<TimedOut>,
-    {
-        Limit {
-            timed_out: Some(|timed_out| R::from_error(timed_out.into())),
-        }
-    }
-
-    /// Attempts are never cut off: the policy has no timeout, and the error
-    /// type need not express one.
-    #[inline]
-    #[must_use]
-    pub const fn untimed() -> Self {
-        Limit { timed_out: None }
-    }
-
-    /// `attempt`, cut off after `timeout` if this limit can report it.
-    #[inline]
-    pub fn attempt<F: Future<Output = R>>(
-        self,
-        timeout: Option<Duration>,
-        attempt: F,
-    ) -> Bounded<F, R> {
-        Bounded {
-            attempt,
-            cutoff: match (timeout, self.timed_out) {
-                (Some(timeout), Some(timed_out)) => Some(Cutoff {
-                    sleep: tokio::time::sleep(timeout),
-                    timed_out,
-                }),
-                _ => None,
-            },
-        }
-    }
-
-    /// A blocking attempt: one that returns after its timeout counts as
-    /// timed out, since it cannot be interrupted.
-    #[inline]
-    pub fn call<'p, B: Guard, U: Spend<'p>>(
-        self,
-        attempts: &mut Attempts<'p, B, U>,
-        attempt: impl FnOnce() -> R,
-    ) -> R {
-        match self.timed_out {
-            Some(timed_out) => attempts
-                .call_limited(attempt)
-                .unwrap_or_else(|| timed_out(TimedOut)),
-            None => attempts.call(attempt),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt with its time limit, if it has one.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Bounded<F, R> {
-        #[pin]
-        attempt: F,
-        #[pin]
-        cutoff: Option<Cutoff<R>>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The end of an attempt's time, and the outcome it then has.
-    pub struct Cutoff<R> {
-        #[pin]
-        sleep: tokio::time::Sleep,
-        timed_out: fn(TimedOut) -> R,
-    }
-}
-
-impl<F: Future<Output = R>, R> Future for Bounded<F, R> {
-    type Output = R;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
-        let this = self.project();
-        if let Poll::Ready(outcome) = this.attempt.poll(cx) {
-            return Poll::Ready(outcome);
-        }
-        match this.cutoff.as_pin_mut() {
-            Some(cutoff) => {
-                let cutoff = cutoff.project();
-                let timed_out = *cutoff.timed_out;
-                cutoff.sleep.poll(cx).map(|()| timed_out(TimedOut))
-            }
-            None => Poll::Pending,
-        }
-    }
+/// Attempts cut off fail with `E::from(TimedOut)`.
+#[must_use]
+pub fn timed<R>() -> Limit<R>
+where
+    R: Outcome,
+    R::Error: From<TimedOut>,
+{
+    Limit::new(|timed_out| R::from_error(timed_out.into()))
 }
 
 /// An error type that can express a timed-out attempt, as `timeout = ...`
@@ -385,27 +260,26 @@ pub trait TimeoutKey: From<TimedOut> {}
 
 impl<E: From<TimedOut>> TimeoutKey for E {}
 
-/// The outcome of an attempt under `timeout = ...`: a cut-off attempt fails
-/// with `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error
-/// type without the conversion is one error, on the key, saying what to do.
-#[inline]
-pub fn timeout_key<R>(outcome: Option<R>) -> R
+/// The time limit of `timeout = ...`: a cut-off attempt fails with
+/// `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error type
+/// without the conversion is one error, on the key, saying what to do.
+#[must_use]
+pub fn timeout_key<R>() -> Limit<R>
 where
     R: Outcome,
     R::Error: TimeoutKey,
 {
-    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
+    Limit::new(|timed_out| R::from_error(timed_out.into()))
 }
 
-/// `timeout = ...` with `timed_out = ...`: a cut-off attempt fails with the
-/// error the key builds. Bounded here, so that a conversion of the wrong type
-/// is one error, on the key, and a closure needs no annotation.
-pub fn timed_out_with<R, F>(outcome: Option<R>, timed_out: F) -> R
-where
-    R: Outcome,
-    F: FnOnce(TimedOut) -> R::Error,
-{
-    outcome.unwrap_or_else(|| R::from_error(timed_out(TimedOut)))
+/// `timeout = ...` (or `policy = ...`) with `timed_out = ...`: a cut-off
+/// attempt fails with the error the key builds. The expansion writes the
+/// key's conversion inside a closure that captures nothing, bound here on
+/// the return type, so that a conversion of the wrong type is one error, on
+/// the key, and a closure needs no annotation.
+#[must_use]
+pub fn timed_out_with<R: Outcome>(timed_out: fn(TimedOut) -> R) -> Limit<R> {
+    Limit::new(timed_out)
 }
 
 /// An error type that can express a call the circuit breaker refused, as

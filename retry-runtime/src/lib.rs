@@ -186,6 +186,7 @@
 mod attempts;
 mod breaker;
 mod budget;
+mod call_state;
 pub mod classify;
 mod clock;
 #[cfg(feature = "serde")]
@@ -194,6 +195,7 @@ pub mod config;
 mod context;
 mod decision;
 mod driver;
+mod give_up;
 pub mod hedge;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -210,6 +212,8 @@ mod rng;
 mod rules;
 mod shared;
 mod sleep;
+mod slots;
+mod stopped;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -223,11 +227,13 @@ pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};
+pub use give_up::WithGiveUp;
 pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
+pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 
 /// Retries a function, `async` or not, that returns a `Result`.
@@ -275,6 +281,7 @@ pub use timeout::TimedOut;
 /// | `timed_out` | `Fn(TimedOut) -> E` | `E::from` | how a cut-off attempt fails, for an error type without `From<TimedOut>`: `timed_out = \|_\| Status::deadline_exceeded("attempt timed out")` |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)`, or with what `circuit_open` builds |
 /// | `circuit_open` | `Fn(CircuitOpen) -> E` | `E::from` | how a refused call fails, for an error type without `From<CircuitOpen>`: `circuit_open = \|_\| Status::unavailable("circuit open")` |
+/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |

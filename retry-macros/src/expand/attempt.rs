@@ -3,10 +3,10 @@
 //!
 //! ```text
 //! // Output, async, with `timeout` and `breaker`:
-//! if attempts.admit() {
-//!     let attempt = pin!(limited(attempts.attempt_timeout(), async { /* body */ }));
-//!     let limited = attempts.scoped(attempt).await;
-//!     timeout_key(limited)                     // or timed_out_with(limited, timed_out)
+//! if attempts.acquire() {
+//!     let limit = timeout_key::<Ret>();        // or timed_out_with::<Ret>(|t| ..)
+//!     let attempt = pin!(limit.attempt(attempts.attempt_timeout(), async { /* body */ }));
+//!     attempts.scoped(attempt).await
 //! } else {
 //!     circuit_open()                           // or circuit_open_with(circuit_open)
 //! }
@@ -28,10 +28,11 @@ use crate::check::timeout_span;
 enum Limit {
     /// No time limit.
     None,
-    /// `policy = ...` without `timed_out`: the limit the policy's type allows.
+    /// `policy = ...` without `timed_out`: the limit the policy's type allows,
+    /// in the local `limit`.
     Policy,
-    /// `timeout = ...` (or `policy` with `timed_out`): the outcome is cut off
-    /// to `None`, then converted at `span`, by `E::from` or by the key.
+    /// `timeout = ...` (or `policy` with `timed_out`): made at `span`, by
+    /// `E::from(TimedOut)` or by the key.
     Key { span: Span, timed_out: Option<Expr> },
 }
 
@@ -52,21 +53,33 @@ impl Expansion<'_> {
         }
     }
 
-    /// The outcome of a cut-off attempt, `limited` being `None`.
-    fn timed_out(&self, limited: &Ident, span: Span, timed_out: Option<&Expr>) -> TokenStream {
+    /// The time limit of `timeout` (or `policy` with `timed_out`), made at
+    /// the key, so that an error type that cannot express a cut-off attempt,
+    /// or a conversion of the wrong type, is reported there.
+    fn keyed_limit(&self, span: Span, timed_out: Option<&Expr>) -> TokenStream {
         let Expansion {
             private, output, ..
         } = self;
         match timed_out {
-            Some(timed_out) => call_spanned(
-                quote!(#private::timed_out_with::<#output, _>),
-                {
-                    let value = self.rule_value(timed_out);
-                    quote!(#limited, #value)
-                },
+            // The conversion is written inside a closure that captures
+            // nothing, which is what a limit holds.
+            Some(timed_out) => {
+                let cut_off = Ident::new("timed_out", Span::mixed_site());
+                let error = Ident::new("error", Span::mixed_site());
+                let convert = quote_spanned! {span=>
+                    |#cut_off| {
+                        #[allow(clippy::redundant_closure_call)]
+                        let #error = (#timed_out)(#cut_off);
+                        #private::Outcome::from_error(#error)
+                    }
+                };
+                call_spanned(quote!(#private::timed_out_with::<#output>), convert, span)
+            }
+            None => call_spanned(
+                quote!(#private::timeout_key::<#output>),
+                TokenStream::new(),
                 span,
             ),
-            None => call_spanned(quote!(#private::timeout_key), quote!(#limited), span),
         }
     }
 
@@ -79,10 +92,7 @@ impl Expansion<'_> {
         names: &Names,
     ) -> TokenStream {
         let Expansion {
-            private,
-            output,
-            arguments,
-            ..
+            output, arguments, ..
         } = self;
         let Names {
             attempts,
@@ -92,6 +102,11 @@ impl Expansion<'_> {
         } = names;
         let fresh = &arguments.fresh;
         let capture = &arguments.capture;
+        let limit = match self.limit() {
+            Limit::None => None,
+            Limit::Policy => Some(quote!(#limit)),
+            Limit::Key { span, timed_out } => Some(self.keyed_limit(span, timed_out.as_ref())),
+        };
         let run = if self.is_async {
             // The attempt: the original body in a block of its own, spanned
             // on the body so that the compiler's errors about it point there.
@@ -102,46 +117,23 @@ impl Expansion<'_> {
                     #statements
                 }
             };
-            match self.limit() {
-                Limit::Policy => quote! {
-                    let #attempt = #limit.attempt(#attempts.attempt_timeout(), #body);
-                    let #attempt = ::core::pin::pin!(#attempt);
-                    #attempts.scoped(#attempt).await
-                },
-                Limit::Key { span, timed_out } => {
-                    // Named at the key, so that an error type that cannot
-                    // express a cut-off attempt is reported there.
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let outcome = self.timed_out(&limited, span, timed_out.as_ref());
-                    quote! {
-                        let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
-                        let #attempt = ::core::pin::pin!(#attempt);
-                        let #limited = #attempts.scoped(#attempt).await;
-                        #outcome
-                    }
-                }
-                Limit::None => quote! {
-                    let #attempt = ::core::pin::pin!(#body);
-                    #attempts.scoped(#attempt).await
-                },
+            let body = match limit {
+                Some(limit) => quote!(#limit.attempt(#attempts.attempt_timeout(), #body)),
+                None => body,
+            };
+            quote! {
+                let #attempt = ::core::pin::pin!(#body);
+                #attempts.scoped(#attempt).await
             }
         } else {
+            // A blocking attempt cannot be cut off: one that returns after
+            // its limit counts as timed out.
             let body = quote_spanned! {body_span=>
                 || -> #output #statements
             };
-            // A blocking attempt cannot be cut off: one that returns after
-            // its limit counts as timed out.
-            match self.limit() {
-                Limit::Policy => quote!(#limit.call(&mut #attempts, #body)),
-                Limit::Key { span, timed_out } => {
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let outcome = self.timed_out(&limited, span, timed_out.as_ref());
-                    quote! {
-                        let #limited = #attempts.call_limited(#body);
-                        #outcome
-                    }
-                }
-                Limit::None => quote!(#attempts.call(#body)),
+            match limit {
+                Some(limit) => quote!(#attempts.call_limited(#limit, #body)),
+                None => quote!(#attempts.call(#body)),
             }
         };
         let run = quote!({ #fresh #run });
@@ -149,7 +141,7 @@ impl Expansion<'_> {
             Some(breaker) => {
                 let refused = self.refused(breaker);
                 quote! {
-                    if #attempts.admit() { #run } else { #refused }
+                    if #attempts.acquire() { #run } else { #refused }
                 }
             }
             None => run,

@@ -10,7 +10,7 @@
 //!     let mut attempts = Attempts::start(const { &Policy::new().with_max_attempts(4) }, NoBudget, name);
 //!     loop {
 //!         let outcome: Ret = { /* the attempt: see `attempt` */ };
-//!         let wait = match next(&mut attempts, &rules::<Ret>().on(is_transient), outcome) {
+//!         let wait = match attempts.next(&rules::<Ret>().on(is_transient), outcome) {
 //!             Break(outcome) => return outcome,   // see `rules`
 //!             Continue(wait) => wait,
 //!         };
@@ -34,6 +34,7 @@
 
 mod arguments;
 mod attempt;
+mod hedged;
 mod rules;
 
 use core::time::Duration;
@@ -94,7 +95,7 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let statements = match shape {
         Shape::Plain => {
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            let arguments = shared_or_rebound(&mut sig, &config, &private, is_async);
             expansion(&arguments, is_async).run(body, body_span)
         }
         Shape::AsyncTrait(parts) => {
@@ -117,7 +118,7 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             // The arguments are moved into tracing's `async move` block (or
             // `move` closure) once; the loop inside it borrows them.
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            let arguments = shared_or_rebound(&mut sig, &config, &private, is_async);
             let run = expansion(&arguments, is_async).run(block.stream(), block.span());
             let mut replaced = Group::new(Delimiter::Brace, run);
             replaced.set_span(block.span());
@@ -131,6 +132,21 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             #(#inner_attrs)*
             #statements
         }
+    }
+}
+
+/// What the loop does with the arguments; hedged attempts run side by side
+/// and share them by `&`, so none is rebound.
+fn shared_or_rebound(
+    sig: &mut syn::Signature,
+    config: &Config,
+    private: &TokenStream,
+    is_async: bool,
+) -> Arguments {
+    if config.hedge.is_some() {
+        Arguments::default()
+    } else {
+        arguments(sig, private, is_async)
     }
 }
 
@@ -207,7 +223,19 @@ impl Expansion<'_> {
             .breaker
             .as_ref()
             .map(|breaker| quote!(.with_breaker(#breaker)));
-        let attempt = self.attempt(Self::statements(output, body, body_span), body_span, &names);
+        let statements = Self::statements(output, body, body_span);
+        if let (Some(hedge), true) = (config.hedge, self.is_async) {
+            let (fake_return, statements) = statements;
+            let body = quote_spanned! {body_span=>
+                async {
+                    #fake_return
+                    #statements
+                }
+            };
+            let parts = self.hedged(hedge, body);
+            return quote!(#copy_policy #parts);
+        }
+        let attempt = self.attempt(statements, body_span, &names);
         // Spanned on the return type, as `rules::<Ret>()` is: should it not
         // be a `Result`, the error here is the one already reported there,
         // and is not repeated.
@@ -218,7 +246,7 @@ impl Expansion<'_> {
         let attempts_at = Ident::new("attempts", at);
         let outcome_at = Ident::new("outcome", at);
         let next = call_spanned(
-            quote!(#private::next),
+            quote!(#private::Attempts::next),
             quote_spanned!(output.span()=> &mut #attempts_at, &#rules, #outcome_at),
             output.span(),
         );

@@ -30,6 +30,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, Path, Token};
 
 pub use function::Function;
+pub(crate) use schedule::duration;
 pub use schedule::Jitter;
 pub use shared::Nested;
 
@@ -92,9 +93,9 @@ impl Key {
     }
 }
 
-/// The keys, in the order the documentation lists them. `hedge` goes with
-/// the schedule keys, `on_give_up` with the hooks.
-pub const KEYS: [Key; 20] = [
+/// The keys, in the order the documentation lists them. `on_give_up` goes
+/// with the hooks, in `rules.rs`.
+pub const KEYS: [Key; 21] = [
     Key::new("max", true, Config::set_max),
     Key::new("base", true, Config::set_base),
     Key::new("cap", true, Config::set_cap),
@@ -110,6 +111,7 @@ pub const KEYS: [Key; 20] = [
     Key::new("timed_out", false, Config::set_timed_out),
     Key::new("breaker", false, Config::set_breaker),
     Key::new("circuit_open", false, Config::set_circuit_open),
+    Key::new("hedge", false, Config::set_hedge),
     Key::new("on_retry", false, Config::set_on_retry),
     Key::new("on_retry_ok", false, Config::set_on_retry_ok),
     Key::new("nested", true, Config::set_nested),
@@ -141,6 +143,7 @@ pub struct Config {
     pub breaker: Option<Expr>,
     /// How a call the breaker refuses fails: `Fn(CircuitOpen) -> E`.
     pub circuit_open: Option<Expr>,
+    pub hedge: Option<crate::hedge::Hedge>,
     pub on_retry: Option<Expr>,
     pub on_retry_ok: Option<Expr>,
     pub nested: Nested,
@@ -171,6 +174,7 @@ impl Default for Config {
             timed_out: None,
             breaker: None,
             circuit_open: None,
+            hedge: None,
             on_retry: None,
             on_retry_ok: None,
             nested: Nested::Once,

@@ -1,6 +1,6 @@
 //! The schedule keys: `max`, `base`, `cap`, `multiplier`, `jitter`,
-//! `deadline` and `timeout`, each a literal read into its type while
-//! compiling. (`hedge`, a duration or a percentile, belongs here too.)
+//! `deadline`, `timeout` and `hedge`, each a literal read into its type
+//! while compiling (`hedge`'s reading and checks are in `crate::hedge`).
 
 use core::time::Duration;
 
@@ -137,13 +137,18 @@ impl Config {
         Ok(())
     }
 
+    pub(super) fn set_hedge(&mut self, value: &Expr) -> syn::Result<()> {
+        self.hedge = Some(crate::hedge::parse(value)?);
+        Ok(())
+    }
+
     pub(super) fn set_timeout(&mut self, value: &Expr) -> syn::Result<()> {
         self.timeout = Some(duration("timeout", value)?);
         Ok(())
     }
 }
 
-fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
+pub(crate) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let text = match literal(value) {
         Some(Lit::Str(s)) => s,
         // A whole number most likely means milliseconds, a decimal seconds.

@@ -6,7 +6,7 @@
 //! takes whichever answer comes first ("The Tail at Scale", Dean and
 //! Barroso, 2013; gRPC's hedging policy, gRFC A6).
 //!
-//! ```ignore
+//! ```
 //! use std::time::Duration;
 //! use retry_runtime::retry;
 //!
@@ -110,6 +110,7 @@ pub struct Hedge {
 enum Kind {
     /// No hedge: attempts start only after failures (a request that is
     /// not safe to repeat through the tower layer).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     Never,
     After(Duration),
     Percentile {
@@ -120,6 +121,7 @@ enum Kind {
 
 impl Hedge {
     /// No attempt starts while one runs.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) const fn never() -> Self {
         Hedge { kind: Kind::Never }
     }
@@ -278,7 +280,7 @@ pub mod private {
         R: Outcome,
         R::Error: crate::__private::TimeoutKey,
     {
-        Limit::timed()
+        Limit::new(|timed_out| R::from_error(timed_out.into()))
     }
 
     /// The hedged call of an attribute.
