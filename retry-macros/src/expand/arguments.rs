@@ -258,3 +258,18 @@ pub fn async_trait_moves(
         .collect();
     (moves, arguments)
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// The `# Retries` section names exactly the arguments that are restored
+    /// or carried: by value and `mut`, in patterns too; never references.
+    #[test]
+    fn the_kept_arguments_are_the_by_value_mut_ones() {
+        let sig: Signature = syn::parse_quote! {
+            fn f(mut batch: Vec<u8>, id: u64, (mut left, right): (A, B), mut r: &mut R, mut r#type: T)
+        };
+        assert_eq!(kept(&sig), ["batch", "left", "type"]);
+    }
+}

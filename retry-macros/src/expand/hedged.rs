@@ -10,7 +10,7 @@ use super::{call_spanned, Expansion};
 use crate::check::timeout_span;
 
 impl Expansion<'_> {
-    pub(super) fn hedged(&self, hedge: crate::hedge::Hedge, attempt: TokenStream) -> TokenStream {
+    pub(super) fn hedged(&self, hedge: crate::parse::Hedge, attempt: TokenStream) -> TokenStream {
         let Expansion {
             config,
             private,

@@ -14,6 +14,7 @@
 //! in [`Config`], then its checks in `check.rs` and its code in `expand/`.
 
 mod function;
+mod hedge;
 mod rules;
 mod schedule;
 mod shared;
@@ -30,7 +31,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, ExprLit, Ident, Lit, Path, Token};
 
 pub use function::Function;
-pub(crate) use schedule::duration;
+pub use hedge::Hedge;
 pub use schedule::Jitter;
 pub use shared::Nested;
 
@@ -143,7 +144,7 @@ pub struct Config {
     pub breaker: Option<Expr>,
     /// How a call the breaker refuses fails: `Fn(CircuitOpen) -> E`.
     pub circuit_open: Option<Expr>,
-    pub hedge: Option<crate::hedge::Hedge>,
+    pub hedge: Option<Hedge>,
     pub on_retry: Option<Expr>,
     pub on_retry_ok: Option<Expr>,
     pub nested: Nested,

@@ -1,6 +1,6 @@
 //! The schedule keys: `max`, `base`, `cap`, `multiplier`, `jitter`,
 //! `deadline`, `timeout` and `hedge`, each a literal read into its type
-//! while compiling (`hedge`'s reading and checks are in `crate::hedge`).
+//! while compiling (`hedge` is read in `hedge.rs` beside this file).
 
 use core::time::Duration;
 
@@ -137,18 +137,13 @@ impl Config {
         Ok(())
     }
 
-    pub(super) fn set_hedge(&mut self, value: &Expr) -> syn::Result<()> {
-        self.hedge = Some(crate::hedge::parse(value)?);
-        Ok(())
-    }
-
     pub(super) fn set_timeout(&mut self, value: &Expr) -> syn::Result<()> {
         self.timeout = Some(duration("timeout", value)?);
         Ok(())
     }
 }
 
-pub(crate) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
+pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let text = match literal(value) {
         Some(Lit::Str(s)) => s,
         // A whole number most likely means milliseconds, a decimal seconds.
