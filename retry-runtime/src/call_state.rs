@@ -54,6 +54,7 @@ impl<'p> CallState<'p> {
     }
 
     /// The attempt running or just judged, from 1.
+    // Inlined: a field read, called from the generic step in the user's crate.
     #[inline]
     pub(crate) fn attempt(&self) -> u32 {
         self.frame.attempt
@@ -64,6 +65,7 @@ impl<'p> CallState<'p> {
     }
 
     /// The context the call's attempts run in.
+    // Inlined: a field borrow, around every poll from the user's crate.
     #[inline]
     pub(crate) fn frame(&mut self) -> &mut Frame {
         &mut self.frame

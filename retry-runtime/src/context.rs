@@ -371,7 +371,6 @@ impl<F: Future> Future for Scoped<'_, F> {
 }
 
 /// Runs a plain function's attempt with its context set.
-#[inline]
 pub(crate) fn scoped_call<R>(frame: &mut Frame, attempt: impl FnOnce() -> R) -> R {
     let _enter = Enter::new(frame);
     attempt()
