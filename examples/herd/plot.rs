@@ -1,92 +1,87 @@
-//! The two pictures, as SVG line charts.
+//! The two pictures: `docs/herd.svg` (`--svg`) and `docs/outage.svg`
+//! (`--outage-svg`).
 
 use std::time::Duration;
 
 use retry_runtime::Jitter;
 
-use crate::recovery::{Recovery, DOWN_FROM, DOWN_UNTIL, SECONDS};
+use crate::recovery::{Recovery, DOWN_FROM, DOWN_UNTIL, REQUESTS_PER_SECOND};
 use crate::scenarios::waves;
 use crate::simulation::Guard;
+use crate::svg::{Chart, Stroke};
 
 /// Calls reaching the service per second through the outage and recovery,
-/// one line per guard, as an SVG line chart.
+/// one line per guard.
 pub fn draw_recovery(
     path: &str,
     runs: &[(Guard, Recovery)],
 ) -> Result<(), Box<dyn std::error::Error>> {
-    use plotters::prelude::*;
     let top = runs
         .iter()
         .flat_map(|(_, run)| run.calls_per_second.iter().copied())
         .max()
         .unwrap_or(1);
-    let root = SVGBackend::new(path, (900, 460)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "50 requests/s, service down from 10 s to 30 s: calls reaching it per second",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0u32..SECONDS, 0u32..top + top / 10)?;
-    chart
-        .configure_mesh()
-        .x_desc("time (s)")
-        .y_desc("calls per second")
-        .disable_x_mesh()
-        .draw()?;
-    let outage = u32::try_from(DOWN_FROM.as_secs()).unwrap_or(0)
-        ..u32::try_from(DOWN_UNTIL.as_secs()).unwrap_or(0);
-    chart.draw_series(std::iter::once(Rectangle::new(
-        [(outage.start, 0), (outage.end, top + top / 10)],
-        RGBColor(230, 230, 230).filled(),
-    )))?;
-    for (guard, run) in runs {
-        let (color, label) = match guard {
+    let seconds = runs
+        .first()
+        .map_or(1, |(_, run)| run.calls_per_second.len());
+    let mut chart = Chart::new(
+        880.0,
+        520.0,
+        &format!(
+            "{REQUESTS_PER_SECOND} requests a second through a 20 s outage: calls reaching the service"
+        ),
+        runs.len(),
+    );
+    let (y_max, y_step) = nice(f64::from(top));
+    #[allow(clippy::cast_precision_loss)]
+    let x_max = seconds as f64;
+    chart.axes(
+        (0.0, x_max, 10.0),
+        (0.0, y_max, y_step),
+        "time (s)",
+        "calls per second",
+    );
+    chart.span(
+        DOWN_FROM.as_secs_f64(),
+        DOWN_UNTIL.as_secs_f64(),
+        "service down: each call fails after 1 s",
+    );
+    // Outside the outage the three lines lie on top of each other: the widest
+    // is drawn first and each narrower one over it, in its own dash pattern.
+    for (row, (guard, run)) in runs.iter().enumerate() {
+        let per_request = run.calls_per_request;
+        let (stroke, label) = match guard {
             Guard::None => (
-                RED,
-                format!(
-                    "no guard: {:.2} calls per request in the outage",
-                    run.calls_per_request
-                ),
+                Stroke { color: "#e69f00", width: 7.0, dash: "" },
+                format!("no guard: {per_request:.2} calls per request during the outage"),
             ),
             Guard::Budget => (
-                BLUE,
-                format!("RetryBudget::new(100, 0.1): {:.2}", run.calls_per_request),
+                Stroke { color: "#0072b2", width: 3.5, dash: "12 6" },
+                format!(
+                    "RetryBudget::new(100, 0.1): {per_request:.2} calls per request during the outage"
+                ),
             ),
             Guard::Breaker => (
-                RGBColor(0, 140, 0),
+                Stroke { color: "#000000", width: 1.5, dash: "" },
                 format!(
-                    "CircuitBreaker::new(): {:.3}, back {:.1} s after recovery",
-                    run.calls_per_request,
+                    "CircuitBreaker::new(): {per_request:.3} calls per request during the outage; all succeed {:.1} s after recovery",
                     run.recovered_after.as_secs_f64()
                 ),
             ),
         };
-        let points: Vec<(u32, u32)> = (0u32..).zip(run.calls_per_second.iter().copied()).collect();
-        chart
-            .draw_series(LineSeries::new(points, color.stroke_width(2)))?
-            .label(label)
-            .legend(move |(x, y)| {
-                PathElement::new(vec![(x, y), (x + 20, y)], color.stroke_width(2))
-            });
+        let points: Vec<(f64, f64)> = (0u32..)
+            .zip(&run.calls_per_second)
+            .map(|(second, &calls)| (f64::from(second), f64::from(calls)))
+            .collect();
+        chart.line(&points, &stroke, row, &label);
     }
-    chart
-        .configure_series_labels()
-        .position(SeriesLabelPosition::UpperRight)
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()?;
-    root.present()?;
+    std::fs::write(path, chart.finish())?;
     Ok(())
 }
 
 /// Retry arrivals per 10 ms over the first second, no jitter against full
-/// jitter, as an SVG line chart.
+/// jitter.
 pub fn draw(path: &str) -> Result<(), Box<dyn std::error::Error>> {
-    use plotters::prelude::*;
     let bins = 100;
     let histogram = |arrivals: Vec<Duration>| {
         let mut counts = vec![0u32; bins];
@@ -104,43 +99,57 @@ pub fn draw(path: &str) -> Result<(), Box<dyn std::error::Error>> {
     let full = histogram(waves(Jitter::Full));
     let top = none.iter().chain(&full).copied().max().unwrap_or(1);
 
-    let root = SVGBackend::new(path, (900, 420)).into_drawing_area();
-    root.fill(&WHITE)?;
-    let mut chart = ChartBuilder::on(&root)
-        .caption(
-            "1000 clients fail at t = 0: retry arrivals per 10 ms (3 retries, base 100 ms)",
-            ("sans-serif", 18),
-        )
-        .margin(12)
-        .x_label_area_size(40)
-        .y_label_area_size(56)
-        .build_cartesian_2d(0u32..1000u32, 0u32..top + top / 10)?;
-    chart
-        .configure_mesh()
-        .x_desc("time since the failure (ms)")
-        .y_desc("retries arriving per 10 ms")
-        .disable_x_mesh()
-        .draw()?;
-    let series = |counts: &[u32]| {
-        counts
-            .iter()
-            .enumerate()
-            .map(|(bin, count)| (u32::try_from(bin).unwrap_or(0) * 10, *count))
-            .collect::<Vec<_>>()
+    let mut chart = Chart::new(
+        880.0,
+        460.0,
+        "1000 clients fail at t = 0 and retry 3 times (base 100 ms): retries arriving per 10 ms",
+        2,
+    );
+    let (y_max, y_step) = nice(f64::from(top));
+    chart.axes(
+        (0.0, 1000.0, 100.0),
+        (0.0, y_max, y_step),
+        "time since the failure (ms)",
+        "retries per 10 ms",
+    );
+    let series = |counts: &[u32]| -> Vec<(f64, f64)> {
+        (0u32..)
+            .zip(counts)
+            .map(|(bin, &count)| (f64::from(bin * 10), f64::from(count)))
+            .collect()
     };
-    chart
-        .draw_series(LineSeries::new(series(&none), RED.stroke_width(2)))?
-        .label("no jitter: three spikes of 1000")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], RED.stroke_width(2)));
-    chart
-        .draw_series(LineSeries::new(series(&full), BLUE.stroke_width(2)))?
-        .label("full jitter: the same retries, spread out")
-        .legend(|(x, y)| PathElement::new(vec![(x, y), (x + 20, y)], BLUE.stroke_width(2)));
-    chart
-        .configure_series_labels()
-        .border_style(BLACK)
-        .background_style(WHITE.mix(0.9))
-        .draw()?;
-    root.present()?;
+    chart.line(
+        &series(&none),
+        &Stroke {
+            color: "#d55e00",
+            width: 2.5,
+            dash: "",
+        },
+        0,
+        "no jitter: every client waits the same, three spikes of 1000",
+    );
+    chart.line(
+        &series(&full),
+        &Stroke {
+            color: "#0072b2",
+            width: 2.5,
+            dash: "",
+        },
+        1,
+        "full jitter: the same 3000 retries, spread out",
+    );
+    std::fs::write(path, chart.finish())?;
     Ok(())
+}
+
+/// The top of an axis with room above `top`, and a round tick step that
+/// gives it four to six gridlines.
+fn nice(top: f64) -> (f64, f64) {
+    let magnitude = 10f64.powf(top.max(1.0).log10().floor());
+    let step = [0.1, 0.2, 0.25, 0.5, 1.0, 2.0]
+        .iter()
+        .map(|m| m * magnitude)
+        .find(|step| top / step <= 6.0)
+        .unwrap_or(magnitude);
+    (((top * 1.15) / step).ceil() * step, step)
 }

@@ -4,8 +4,6 @@
 use std::cell::{Cell, RefCell};
 use std::time::Duration;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
 use retry_runtime::{retry, CircuitBreaker, Jitter, Policy, RetryBudget, TimedOut};
 use tokio::time::{sleep, Instant};
 
@@ -45,11 +43,50 @@ pub fn waves(jitter: Jitter) -> Vec<Duration> {
     })
 }
 
+/// The network's randomness: xoshiro256++ seeded by SplitMix64, the
+/// generator and seeding of `rand`'s `SmallRng` on 64-bit targets, so the
+/// figures are those `rand` gave, without the dependency.
+pub struct Network([u64; 4]);
+
+impl Network {
+    pub fn seed(mut state: u64) -> Network {
+        let mut words = [0u64; 4];
+        for word in &mut words {
+            state = state.wrapping_add(0x9e37_79b9_7f4a_7c15);
+            let mut z = state;
+            z = (z ^ (z >> 30)).wrapping_mul(0xbf58_476d_1ce4_e5b9);
+            z = (z ^ (z >> 27)).wrapping_mul(0x94d0_49bb_1331_11eb);
+            *word = z ^ (z >> 31);
+        }
+        Network(words)
+    }
+
+    fn next(&mut self) -> u64 {
+        let s = &mut self.0;
+        let result = s[0].wrapping_add(s[3]).rotate_left(23).wrapping_add(s[0]);
+        let t = s[1] << 17;
+        s[2] ^= s[0];
+        s[3] ^= s[1];
+        s[1] ^= s[2];
+        s[0] ^= s[3];
+        s[2] ^= t;
+        s[3] = s[3].rotate_left(45);
+        result
+    }
+
+    /// Uniform in [0, 1): the top 53 bits, scaled.
+    pub fn unit(&mut self) -> f64 {
+        #[allow(clippy::cast_precision_loss)]
+        let top = (self.next() >> 11) as f64;
+        top / (1u64 << 53) as f64
+    }
+}
+
 /// The row every contending client wants to write once.
 pub struct Row {
     version: Cell<u64>,
     writes: Cell<u64>,
-    network: RefCell<SmallRng>,
+    network: RefCell<Network>,
 }
 
 impl Row {
@@ -57,7 +94,7 @@ impl Row {
     async fn message(&self) {
         let (u, v): (f64, f64) = {
             let mut rng = self.network.borrow_mut();
-            (rng.random::<f64>(), rng.random::<f64>())
+            (rng.unit(), rng.unit())
         };
         let normal = (-2.0 * (1.0 - u).ln()).sqrt() * (std::f64::consts::TAU * v).cos();
         sleep(Duration::from_secs_f64(
@@ -113,7 +150,7 @@ pub fn contention(jitter: Jitter, clients: u32, runs: u32) -> (f64, f64) {
             let row = Row {
                 version: Cell::new(0),
                 writes: Cell::new(0),
-                network: RefCell::new(SmallRng::seed_from_u64(seed)),
+                network: RefCell::new(Network::seed(seed)),
             };
             let results = join_all((0..clients).map(|_| write_once(&policy, &row)).collect()).await;
             assert!(

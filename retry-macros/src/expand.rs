@@ -89,7 +89,12 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let statements = match shape {
         Shape::Plain => {
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            // Hedged attempts share the arguments by `&`: none is rebound.
+            let arguments = if config.hedge.is_some() {
+                Arguments::default()
+            } else {
+                arguments(&mut sig, &private, is_async)
+            };
             expansion.run(&arguments, is_async, body, body_span)
         }
         Shape::AsyncTrait(parts) => {
@@ -112,7 +117,11 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             // The arguments are moved into tracing's `async move` block (or
             // `move` closure) once; the loop inside it borrows them.
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            let arguments = if config.hedge.is_some() {
+                Arguments::default()
+            } else {
+                arguments(&mut sig, &private, is_async)
+            };
             let run = expansion.run(&arguments, is_async, block.stream(), block.span());
             let mut replaced = Group::new(Delimiter::Brace, run);
             replaced.set_span(block.span());
@@ -447,6 +456,16 @@ impl Expansion<'_> {
             fresh,
             capture,
         } = arguments;
+        if let (Some(hedge), true) = (config.hedge, is_async) {
+            let body = quote_spanned! {body_span=>
+                async {
+                    #fake_return
+                    #statements
+                }
+            };
+            let parts = self.hedged(hedge, &rule_args, rules_span, body);
+            return quote!(#copy_policy #parts);
+        }
 
         let run_attempt = if is_async {
             // The attempt: the original body in a block of its own, spanned on
@@ -550,6 +569,81 @@ impl Expansion<'_> {
                 #sleep
             }
         }
+    }
+}
+
+impl Expansion<'_> {
+    /// A hedged call (`hedge = ...`): the attempts run side by side and
+    /// share the arguments; see `crate::hedge`.
+    fn hedged(
+        &self,
+        hedge: crate::hedge::Hedge,
+        rule_args: &[TokenStream],
+        rules_span: Span,
+        attempt: TokenStream,
+    ) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            krate,
+            output,
+            ..
+        } = self;
+        let span = Span::mixed_site();
+        let limit = Ident::new("limit", span);
+        let policy_copy = Ident::new("policy", span);
+        let (policy, max, limit) = match (&config.policy, timeout_span(config)) {
+            (Some(_), _) => (quote!(&#policy_copy), None, quote!(#limit)),
+            (None, Some(span)) => (
+                policy_const(krate, config),
+                Some(config.max),
+                call_spanned(
+                    quote!(#private::hedge::timed::<#output>),
+                    TokenStream::new(),
+                    span,
+                ),
+            ),
+            (None, None) => (
+                policy_const(krate, config),
+                Some(config.max),
+                quote!(#private::Limit::untimed()),
+            ),
+        };
+        let breaker = match &config.breaker {
+            Some(breaker) => {
+                let span = match breaker {
+                    Expr::Reference(reference) => reference.expr.span(),
+                    other => other.span(),
+                };
+                call_spanned(
+                    quote!(#private::hedge::breaker::<#output>),
+                    quote!(#breaker),
+                    span,
+                )
+            }
+            None => quote!(#private::hedge::no_breaker::<#output>()),
+        };
+        let name = &self.name;
+        crate::hedge::expand(crate::hedge::Parts {
+            hedge,
+            private,
+            krate,
+            policy,
+            max,
+            budget: config.budget.as_ref().map_or_else(
+                || quote!(#private::None),
+                |budget| quote!(#private::budget(#budget)),
+            ),
+            breaker,
+            limit,
+            name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
+            rules: call_spanned(
+                quote!(#private::hedge::rules::<#output, _, _, _, _, _, _>),
+                quote!(#(#rule_args),*),
+                rules_span,
+            ),
+            attempt,
+        })
     }
 }
 

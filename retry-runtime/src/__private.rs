@@ -6,6 +6,8 @@ pub use crate::breaker::circuit_open;
 pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
+pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
+pub use crate::hedge::private as hedge;
 pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Outcome};
 pub use crate::sleep::sleep;
 pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};

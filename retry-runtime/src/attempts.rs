@@ -19,6 +19,7 @@ use crate::decision::{Classification, Stop};
 use crate::rules::RulesFor;
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 use crate::timeout::Limit;
+use crate::observe;
 use crate::{AttemptContext, CircuitBreaker, Policy};
 
 /// One call across its attempts, with its circuit breaker `B` and its
@@ -84,6 +85,19 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[must_use]
     pub fn attempt(&self) -> u32 {
         self.call.attempt()
+    }
+
+    /// Hedging runs several attempts at once: the one polled next.
+    #[inline]
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.call.frame().attempt = attempt;
+    }
+
+    /// Whether a retried function called by the attempt just polled gave
+    /// up after retrying; the flag is reset.
+    #[inline]
+    pub(crate) fn take_inner_gave_up(&mut self) -> bool {
+        core::mem::take(&mut self.call.frame().inner_gave_up)
     }
 
     /// Call before each attempt: whether the breaker lets it be made. When
@@ -183,12 +197,13 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     }
 
     /// A success: the budget gets its share back, the breaker hears of it.
-    fn succeeded(&mut self) {
+    pub(crate) fn succeeded(&mut self) {
         if let Some(budget) = self.budget.budget() {
             budget.record_success();
         }
         #[cfg(feature = "metrics")]
         crate::metrics::record_stop(Stop::Done, self.call.name());
+        observe::succeeded(self.call.attempt());
         self.breaker.record(true);
         self.call.finished();
     }

@@ -1,5 +1,5 @@
 //! Errors that travel as chains (`anyhow::Error`, `eyre::Report`,
-//! `Box<dyn Error>`): walk `source()` to the first error of a known type and
+//! `Box<dyn Error>`, `Box<dyn Error + Send + Sync>`): walk `source()` to the first error of a known type and
 //! apply its classifier.
 //!
 //! | found in the chain | classifier | feature |
@@ -38,10 +38,11 @@
 //! idempotency key), [`Chain::repeatable`] also retries a connection closed
 //! before the response.
 
+use core::ops::Deref;
 use core::time::Duration;
 use std::error::Error;
 
-pub use super::source::{find, sources};
+pub use super::source::{find, sources, DynError};
 
 /// A classifier per known error type, applied to the first known error of a
 /// chain.
@@ -158,25 +159,38 @@ impl Chain {
     }
 }
 
-/// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report` or
-/// `Box<dyn Error>`. For `on`.
+/// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report`,
+/// `Box<dyn Error>` or `Box<dyn Error + Send + Sync>` (tower's `BoxError`).
+/// For `on`.
 #[must_use]
-pub fn is_transient<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
-    Chain::new().is_transient(error.as_ref())
+pub fn is_transient<E>(error: &E) -> bool
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    Chain::new().is_transient(error.deref().as_dyn_error())
 }
 
 /// [`Chain::repeatable`]'s verdict, for a request that is safe to repeat.
 /// For `on`.
 #[must_use]
-pub fn is_transient_repeatable<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
-    Chain::repeatable().is_transient(error.as_ref())
+pub fn is_transient_repeatable<E>(error: &E) -> bool
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    Chain::repeatable().is_transient(error.deref().as_dyn_error())
 }
 
 /// The wait a server asked for, from the chain: a `tonic::Status`'s pushback
 /// (with the `grpc` feature). For `retry_after`.
 #[must_use]
-pub fn retry_after<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> Option<Duration> {
-    retry_after_dyn(error.as_ref())
+pub fn retry_after<E>(error: &E) -> Option<Duration>
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    retry_after_dyn(error.deref().as_dyn_error())
 }
 
 /// [`retry_after`] for a bare `dyn Error`.

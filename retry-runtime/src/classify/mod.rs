@@ -23,8 +23,11 @@ pub mod http;
 pub mod io;
 // The error-chain classifier reads I/O errors with or without the feature.
 pub mod chain;
-#[cfg(any(feature = "grpc", feature = "tower"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "tower"))))]
+#[cfg(any(feature = "grpc", feature = "tower", feature = "reqwest-middleware"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "grpc", feature = "tower", feature = "reqwest-middleware")))
+)]
 pub mod grpc;
 #[cfg(not(feature = "io"))]
 #[allow(dead_code)]

@@ -17,8 +17,9 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Classification};
 /// counts for it). A refused call fails at once with
 /// [`BreakerError::Open`], without reaching the inner service.
 ///
-/// [`RetryLayer::with_breaker`] puts it under the retries, so that each
-/// attempt asks; use it alone to guard calls that are not retried.
+/// It guards calls that are not retried; with retries,
+/// [`RetryLayer::with_breaker`](super::RetryLayer::with_breaker) asks the
+/// breaker before each attempt itself.
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerLayer<C = HttpClassifier> {
     pub(super) breaker: &'static CircuitBreaker,

@@ -3,7 +3,8 @@
 
 use std::error::Error;
 
-use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
+use crate::classify::grpc::RetryableCodes;
+use crate::integration::classify_http;
 use crate::Classification;
 
 /// Judges an attempt's outcome for the layer.
@@ -22,7 +23,7 @@ where
 }
 
 /// The default classifier: HTTP statuses and `Retry-After`, gRPC statuses
-/// and pushback, connection errors; see the [module docs](self).
+/// and pushback, connection errors; see the [module docs](super).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct HttpClassifier {
     grpc_codes: RetryableCodes,
@@ -46,61 +47,11 @@ where
         request: &::http::Request<B>,
         result: &Result<::http::Response<ResB>, E>,
     ) -> Classification {
-        self.judge(
-            request,
-            result
-                .as_ref()
-                .map_err(|error| error as &(dyn Error + 'static)),
-        )
-    }
-}
-
-impl HttpClassifier {
-    fn judge<B, ResB>(
-        &self,
-        request: &::http::Request<B>,
-        result: Result<&::http::Response<ResB>, &(dyn Error + 'static)>,
-    ) -> Classification {
         let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
-        match result {
-            Ok(response) => {
-                let headers = response.headers();
-                if let Some(code) = headers.get("grpc-status") {
-                    let code = code
-                        .to_str()
-                        .ok()
-                        .and_then(|code| code.parse::<i32>().ok())
-                        .unwrap_or(2); // UNKNOWN, as gRPC reads a malformed status
-                    if code == 0 {
-                        return Classification::Done;
-                    }
-                    let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
-                    return if self.grpc_codes.allows(code, pushback) {
-                        Classification::Transient(pushback.wait())
-                    } else {
-                        Classification::Permanent
-                    };
-                }
-                if !crate::classify::http::is_transient_status(response.status()) {
-                    Classification::Done
-                } else if repeatable {
-                    Classification::Transient(crate::classify::http::retry_after(headers))
-                } else {
-                    Classification::Permanent
-                }
-            }
-            Err(error) => {
-                let chain = if repeatable {
-                    crate::classify::chain::Chain::repeatable()
-                } else {
-                    crate::classify::chain::Chain::new()
-                };
-                if chain.is_transient(error) {
-                    Classification::Transient(None)
-                } else {
-                    Classification::Permanent
-                }
-            }
-        }
+        let outcome = match result {
+            Ok(response) => Ok((response.status(), response.headers())),
+            Err(error) => Err(error as &(dyn Error + 'static)),
+        };
+        classify_http(repeatable, self.grpc_codes, outcome)
     }
 }

@@ -85,7 +85,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(Call::start(self.policy, self.budget, self.name)),
+            call: Some(Call::start(self.policy, self.budget, None, self.name)),
         }
     }
 }
@@ -121,7 +121,7 @@ where
         let (policy, budget, name) = (self.policy, self.budget, self.name);
         let call = self
             .call
-            .get_or_insert_with(|| Call::start(policy, budget, name));
+            .get_or_insert_with(|| Call::start(policy, budget, None, name));
         call.judge(outcome).ok().map(tokio::time::sleep)
     }
 
