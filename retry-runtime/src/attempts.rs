@@ -117,11 +117,14 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// Polls an attempt's future with its context set, so the body can read
     /// it and retried functions it calls know what they are part of.
     pub fn scoped<'a, F: Future>(&'a mut self, attempt: Pin<&'a mut F>) -> Scoped<'a, F> {
-        Scoped::new(self.call.frame(), attempt)
+        let span = observe::attempt_span(self.call.name(), self.attempt());
+        Scoped::new(self.call.frame(), attempt, span)
     }
 
     /// Runs a plain function's attempt with its context set.
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
+        let span = observe::attempt_span(self.call.name(), self.attempt());
+        let _span = span.enter();
         scoped_call(self.call.frame(), attempt)
     }
 

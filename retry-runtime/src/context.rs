@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
+use crate::observe::AttemptSpan;
 
 /// The attempt a retried function is running.
 ///
@@ -338,11 +339,17 @@ impl Drop for Enter<'_> {
 pub struct Scoped<'a, F> {
     attempt: Pin<&'a mut F>,
     frame: &'a mut Frame,
+    /// The attempt's span (feature `attempt-spans`), entered on each poll.
+    span: AttemptSpan,
 }
 
 impl<'a, F> Scoped<'a, F> {
-    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>) -> Self {
-        Scoped { attempt, frame }
+    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>, span: AttemptSpan) -> Self {
+        Scoped {
+            attempt,
+            frame,
+            span,
+        }
     }
 }
 
@@ -351,6 +358,7 @@ impl<F: Future> Future for Scoped<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
+        let _span = this.span.enter();
         let poll = {
             let _enter = Enter::new(this.frame);
             this.attempt.as_mut().poll(cx)
