@@ -69,7 +69,8 @@ pin_project_lite::pin_project! {
         #[pin]
         attempt: Bounded<F, R>,
         number: u32,
-        started: Instant,
+        // When it started, read only for a percentile hedge's latencies.
+        started: Option<Instant>,
         permit: Option<CircuitPermit<'p>>,
         // A retried function this attempt called gave up after retrying.
         inner_gave_up: bool,
@@ -134,6 +135,9 @@ pin_project_lite::pin_project! {
         timer: Option<Timer>,
         // The instant `timer` is set for.
         armed: Option<Instant>,
+        // Attempt 1 runs and the hedge after it is not scheduled yet: the
+        // clock is read only once its first poll left it running.
+        unscheduled: bool,
         #[pin]
         slots: S,
     }
@@ -165,6 +169,7 @@ where
             last: None,
             timer: None,
             armed: None,
+            unscheduled: false,
             slots,
         }
     }
@@ -220,6 +225,9 @@ where
                 }
             }
             let now = Clock::Tokio.now();
+            if core::mem::take(this.unscheduled) {
+                schedule_hedge(&mut this, now);
+            }
             if let Some(at) = *this.next {
                 if at <= now && running < this.slots.capacity() {
                     start(&mut this, now);
@@ -269,15 +277,20 @@ where
 {
     let policy = this.setup.policy;
     *this.delay = this.setup.hedge.delay(policy.base());
-    let own = this.attempts.context().deadline();
+    let own = policy
+        .deadline()
+        .and_then(|_| this.attempts.context().deadline());
     let enclosing = crate::context::enclosing_deadline().get();
     *this.deadline = match (own, enclosing) {
         (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
         (own, enclosing) => own.or(enclosing),
     };
-    let now = Clock::Tokio.now();
-    *this.next = Some(now);
-    start(this, now);
+    // A call answered at its first poll reads the clock only for a
+    // percentile hedge, whose latencies need the start.
+    let now = this.setup.hedge.is_adaptive().then(|| Clock::Tokio.now());
+    if place(this, now) {
+        *this.unscheduled = true;
+    }
     if *this.started == 0 {
         // The breaker refused the call.
         *this.started = 1;
@@ -288,8 +301,8 @@ where
     None
 }
 
-/// Starts the next attempt in a free slot, if the breaker lets it, and
-/// schedules the hedge after it.
+/// Starts the next attempt at `now`, if the budget (for a hedge) and the
+/// breaker let it, and schedules the hedge after it.
 fn start<'p, R: Outcome, Mk, Fut, J, S>(this: &mut This<'_, 'p, R, Mk, J, S>, now: Instant)
 where
     Mk: MakeAttempt<Attempt = Fut>,
@@ -305,11 +318,31 @@ where
             }
         }
     }
+    let start = this.setup.hedge.is_adaptive().then_some(now);
+    if place(this, start) {
+        schedule_hedge(this, now);
+    }
+}
+
+/// Puts the next attempt in a free slot, if the breaker lets it: whether
+/// it started. `now` is its start, if it was read.
+fn place<'p, R: Outcome, Mk, Fut, J, S>(
+    this: &mut This<'_, 'p, R, Mk, J, S>,
+    now: Option<Instant>,
+) -> bool
+where
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    S: Slots<Running<'p, Fut, R>>,
+{
     let permit = match this.setup.breaker {
         None => None,
         Some((breaker, _)) => match breaker.acquire() {
             Ok(permit) => Some(permit),
-            Err(CircuitOpen) => return no_more(this, Stop::Open),
+            Err(CircuitOpen) => {
+                no_more(this, Stop::Open);
+                return false;
+            }
         },
     };
     let Some(free) = (0..this.slots.capacity()).find(|&index| {
@@ -318,10 +351,10 @@ where
             .slot(index)
             .is_some_and(|slot| slot.is_none())
     }) else {
-        return;
+        return false;
     };
     let Some(mut slot) = this.slots.as_mut().slot(free) else {
-        return;
+        return false;
     };
     let number = this.started.saturating_add(1);
     *this.started = number;
@@ -338,7 +371,7 @@ where
         permit,
         inner_gave_up: false,
     }));
-    schedule_hedge(this, now);
+    true
 }
 
 /// After a start at `now`: the next attempt is due when this one has run
@@ -367,7 +400,7 @@ fn no_more<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, stop: Sto
 /// What is known of an attempt that ended.
 struct Ended<'p> {
     number: u32,
-    started: Instant,
+    started: Option<Instant>,
     permit: Option<CircuitPermit<'p>>,
     inner_gave_up: bool,
 }
@@ -387,6 +420,8 @@ where
         permit,
         inner_gave_up,
     } = ended;
+    // Attempt 1 ended at its first poll: what follows is decided here.
+    *this.unscheduled = false;
     match this.judge.verdict(&outcome) {
         Classification::Done => {
             if let Some(permit) = permit {
@@ -395,10 +430,12 @@ where
             if let Some(budget) = this.setup.budget {
                 budget.record_success();
             }
-            let now = Clock::Tokio.now();
-            this.setup
-                .hedge
-                .record(now.saturating_duration_since(started));
+            if let Some(started) = started {
+                let now = Clock::Tokio.now();
+                this.setup
+                    .hedge
+                    .record(now.saturating_duration_since(started));
+            }
             this.attempts.succeeded();
             Some(outcome)
         }

@@ -183,6 +183,13 @@ impl Hedge {
         }
     }
 
+    /// Whether the delay follows the latencies, which then need each
+    /// attempt's start.
+    #[inline]
+    pub(crate) fn is_adaptive(&self) -> bool {
+        matches!(self.kind, Kind::Percentile { .. })
+    }
+
     /// A successful attempt took `latency`.
     #[inline]
     pub(crate) fn record(&self, latency: Duration) {
