@@ -11,7 +11,7 @@
 //!             let attempt = pin!(async { let _ = &mut x; let _ = &mut batch; /* the original body */ });
 //!             attempts.scoped(attempt).await
 //!         };
-//!         let wait = match Next::next(&rules, &mut attempts, outcome) {
+//!         let wait = match attempts.next(&rules, outcome) {
 //!             Break(outcome) => return outcome,
 //!             Continue(wait) => wait,
 //!         };
@@ -418,8 +418,8 @@ impl Expansion<'_> {
         // type, the error here is the one already reported there, and is not
         // repeated.
         let next = call_spanned(
-            quote!(#private::Next::next),
-            quote!(&#rules, &mut #attempts, #outcome),
+            quote!(#private::Attempts::next),
+            quote!(&mut #attempts, &#rules, #outcome),
             rules_span,
         );
         // With `breaker`, every attempt asks it first; the conversion of
@@ -490,18 +490,19 @@ impl Expansion<'_> {
                     }
                 },
                 (None, Some(span)) => {
-                    // The outcome is named at the key, so that an error type
+                    // The limit is made at the key, so that an error type
                     // without `From<TimedOut>` is reported on the key.
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let or_timed_out =
-                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
+                    let timeout_key = call_spanned(
+                        quote!(#private::timeout_key::<#output>),
+                        TokenStream::new(),
+                        span,
+                    );
                     quote! {
                         {
                             #fresh
-                            let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
+                            let #attempt = #timeout_key.attempt(#attempts.attempt_timeout(), #body);
                             let #attempt = ::core::pin::pin!(#attempt);
-                            let #limited = #attempts.scoped(#attempt).await;
-                            #or_timed_out
+                            #attempts.scoped(#attempt).await
                         }
                     }
                 }
@@ -520,17 +521,14 @@ impl Expansion<'_> {
             // A blocking attempt cannot be cut off: one that returns after its
             // limit counts as timed out.
             let call = match (&config.policy, timeout_span(config)) {
-                (Some(_), _) => quote!(#limit.call(&mut #attempts, #body)),
+                (Some(_), _) => quote!(#attempts.call_limited(#limit, #body)),
                 (None, Some(span)) => {
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let or_timed_out =
-                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
-                    quote! {
-                        {
-                            let #limited = #attempts.call_limited(#body);
-                            #or_timed_out
-                        }
-                    }
+                    let timeout_key = call_spanned(
+                        quote!(#private::timeout_key::<#output>),
+                        TokenStream::new(),
+                        span,
+                    );
+                    quote!(#attempts.call_limited(#timeout_key, #body))
                 }
                 (None, None) => quote!(#attempts.call(#body)),
             };
@@ -546,7 +544,7 @@ impl Expansion<'_> {
                 let refused =
                     call_spanned(quote!(#private::circuit_open), TokenStream::new(), span);
                 quote! {
-                    if #attempts.admit() { #run_attempt } else { #refused }
+                    if #attempts.acquire() { #run_attempt } else { #refused }
                 }
             }
             None => run_attempt,

@@ -7,12 +7,11 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::__private::Limit;
 use crate::attempts::Attempts;
 use crate::breaker::Guarded;
 use crate::clock::sleep_blocking;
-use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
-use crate::timeout::TimedOut;
+use crate::rules::{every_error, no_hint, no_hook, no_value, Rules, RulesFor};
+use crate::timeout::{Limit, TimedOut};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget, UntimedPolicy};
 
 /// A retry loop over a closure, for policies built at run time.
@@ -79,7 +78,7 @@ impl Policy {
     /// error type must express the policy's timeout; for one that cannot
     /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
     pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::timed())
+        retrying(self, Limit::new(|timed_out| Err(E::from(timed_out))))
     }
 
     /// A retry loop that retries only the errors `on` accepts.
@@ -291,8 +290,7 @@ where
         Fut: Future<Output = Result<T, E>>,
     {
         let (mut attempts, refused) = self.attempts(false);
-        let limit = self.limit;
-        let classifier = self.classifier();
+        let (limit, rules) = (self.limit, self.rules);
         loop {
             let outcome = if let Some(error) = refusal(&mut attempts, refused) {
                 Err(error)
@@ -303,7 +301,7 @@ where
                 let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
                 attempts.scoped(limited).await
             };
-            let wait = match classifier.next(&mut attempts, outcome) {
+            let wait = match attempts.next(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => wait,
             };
@@ -325,14 +323,13 @@ where
         F: FnMut() -> Result<T, E>,
     {
         let (mut attempts, refused) = self.attempts(true);
-        let limit = self.limit;
-        let classifier = self.classifier();
+        let (limit, rules) = (self.limit, self.rules);
         loop {
             let outcome = match refusal(&mut attempts, refused) {
                 Some(error) => Err(error),
-                None => limit.call(&mut attempts, &mut attempt),
+                None => attempts.call_limited(limit, &mut attempt),
             };
-            match classifier.next(&mut attempts, outcome) {
+            match attempts.next(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
             }
@@ -357,12 +354,6 @@ where
         let (breaker, refused) = self.breaker.unzip();
         (attempts.with_breaker_if(breaker), refused)
     }
-
-    /// The rules, tied to the closure's outcome type.
-    #[allow(clippy::type_complexity)]
-    fn classifier(self) -> Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
-        Classifier::new(self.rules)
-    }
 }
 
 /// The error of an attempt the breaker refuses, or `None` to make it.
@@ -371,7 +362,7 @@ fn refusal<'p, E>(
     attempts: &mut Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
     refused: Option<Refusal<E>>,
 ) -> Option<E> {
-    if attempts.admit() {
+    if attempts.acquire() {
         None
     } else {
         refused.map(|refused| refused(CircuitOpen))

@@ -186,6 +186,7 @@
 mod attempts;
 mod breaker;
 mod budget;
+mod call_state;
 pub mod classify;
 mod clock;
 #[cfg(feature = "serde")]
@@ -194,6 +195,7 @@ pub mod config;
 mod context;
 mod decision;
 mod driver;
+mod give_up;
 pub mod hedge;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -210,6 +212,8 @@ mod rng;
 mod rules;
 mod shared;
 mod sleep;
+mod slots;
+mod stopped;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -223,11 +227,13 @@ pub use budget::RetryBudget;
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};
+pub use give_up::WithGiveUp;
 pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
+pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 
 /// Retries a function, `async` or not, that returns a `Result`.

@@ -252,7 +252,8 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                 let _ = call.judge(outcome);
                 return result;
             };
-            let result = next.clone().run(attempt, extensions).await;
+            let span = crate::observe::http_attempt_span(self.name, call.attempt());
+            let result = crate::observe::in_span(span, next.clone().run(attempt, extensions)).await;
             let wait = match call.judge(self.classifier.classify(&request, &result)) {
                 Ok(wait) => wait,
                 Err(_) => return result,

@@ -19,8 +19,9 @@ use tokio::time::Instant;
 
 use super::slots::Slots;
 use super::Hedge;
-use crate::__private::{Bounded, Limit};
-use crate::attempts::{Attempts, NoBreaker, NoBudget};
+use crate::timeout::{Limit, Limited};
+use crate::attempts::Attempts;
+use crate::slots::{NoBreaker, NoBudget};
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
@@ -67,7 +68,7 @@ pin_project_lite::pin_project! {
     /// one, its number and start, and the breaker's permit it runs under.
     pub struct Running<'p, F, R> {
         #[pin]
-        attempt: Bounded<F, R>,
+        attempt: Limited<F, R>,
         number: u32,
         // When it started, read only for a percentile hedge's latencies.
         started: Option<Instant>,

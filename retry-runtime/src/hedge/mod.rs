@@ -287,7 +287,7 @@ pub mod private {
         R: Outcome,
         R::Error: crate::__private::TimeoutKey,
     {
-        Limit::timed()
+        Limit::new(|timed_out| R::from_error(timed_out.into()))
     }
 
     /// The hedged call of an attribute.
