@@ -16,10 +16,10 @@ use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
+use crate::observe;
 use crate::rules::RulesFor;
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 use crate::timeout::Limit;
-use crate::observe;
 use crate::{AttemptContext, CircuitBreaker, Policy};
 
 /// One call across its attempts, with its circuit breaker `B` and its

@@ -19,12 +19,12 @@ use tokio::time::Instant;
 
 use super::slots::Slots;
 use super::Hedge;
-use crate::timeout::{Limit, Limited};
 use crate::attempts::Attempts;
-use crate::slots::{NoBreaker, NoBudget};
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
+use crate::slots::{NoBreaker, NoBudget};
+use crate::timeout::{Limit, Limited};
 use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Nested, Policy, RetryBudget};
 
 /// The one timer of a hedged call: the next start.
