@@ -603,10 +603,11 @@ impl Expansion<'_> {
                     span,
                 ),
             ),
+            // No timeout: the slots keep no room for one.
             (None, None) => (
                 policy_const(krate, config),
                 Some(config.max),
-                quote!(#private::Limit::untimed()),
+                quote!(#private::hedge::Unbounded),
             ),
         };
         let breaker = match &config.breaker {
