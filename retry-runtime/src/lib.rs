@@ -77,9 +77,9 @@
 //!   get an error at once, and a few probe calls test whether the dependency
 //!   is back. [`CircuitBreaker::acquire`] gives a [`CircuitPermit`] outside
 //!   the loop.
-//! - Hedging (`hedge = "50ms"` or `hedge = "p95"`): a second attempt for a
-//!   slow first one, within the same budget and breaker; see
-//!   [docs/hedging.md](https://github.com/retry-suite/retry/blob/main/docs/hedging.md).
+//! - [`hedge`] (`hedge = "50ms"` or `hedge = "p95"`): another attempt for a
+//!   slow one, before it has failed, within the same budget and breaker; for
+//!   tail latency rather than failures.
 //! - Nesting: a retried function called inside another's attempt retries as
 //!   it would alone; when it gives up, the outer attempt is not retried
 //!   ([`Nested`], [`Stop::Nested`]), so three layers of three attempts cost
@@ -272,7 +272,7 @@ pub use timeout::TimedOut;
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; for an error type without that `From` (`reqwest::Error`), bound the attempt in the client instead |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
-/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
+/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`] |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
