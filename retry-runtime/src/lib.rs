@@ -91,6 +91,9 @@
 //! # Watching it
 //!
 //! - `on_retry` calls a function of yours before each wait.
+//! - `on_give_up` ([`Retry::on_give_up`] on the closure API) is told once
+//!   why a call gave up, after how many attempts and how long; [`last_call`]
+//!   says the same of the call that just ended on this thread.
 //! - The `tracing` feature emits one event per retry and one when a call
 //!   gives up, with the reason ([`Stop`]).
 //! - The [`metrics`] module counts retries and give-ups in process; with the
