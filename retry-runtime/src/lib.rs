@@ -139,6 +139,7 @@
 //! | `reqwest-middleware` | | [`RetryMiddleware`] |
 //! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
 //! | `tracing` | | events per retry and per give-up |
+//! | `attempt-spans` | | a `tracing` span per attempt (`retry.attempt`, OpenTelemetry's attribute names); the successful first attempt included |
 //! | `metrics` | | metrics through the `metrics` facade, labelled by function and stop reason |
 //! | `serde` | | [`Policy`] from and to configuration (TOML, JSON, ...), gRPC service configs |
 //!
