@@ -1,4 +1,4 @@
-//! A tower [`Layer`] that retries HTTP and gRPC calls with the runtime's
+//! A tower [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries HTTP and gRPC calls with the runtime's
 //! [`Policy`]: backoff and jitter, `deadline`, a shared [`RetryBudget`], a
 //! [`CircuitBreaker`] (one, or one per upstream), and the server's hint
 //! (`Retry-After` on HTTP responses, `grpc-retry-pushback-ms` on gRPC ones),
@@ -111,7 +111,7 @@
 //!   budget per upstream host, from a [`Registry`].
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
-//!   [`tower::retry::Policy`] for any cloneable request:
+//!   [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html) for any cloneable request:
 //!   `tower::retry::RetryLayer::new(RetryPolicy::new(&POLICY))`.
 
 mod body;
@@ -139,7 +139,7 @@ use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 /// otherwise: 64 KiB.
 pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
 
-/// A [`Layer`] that retries each `http::Request` under a [`Policy`]; see
+/// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {
