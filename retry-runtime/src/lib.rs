@@ -77,9 +77,9 @@
 //!   get an error at once, and a few probe calls test whether the dependency
 //!   is back. [`CircuitBreaker::acquire`] gives a [`CircuitPermit`] outside
 //!   the loop.
-//! - Hedging (`hedge = "50ms"` or `hedge = "p95"`): a second attempt for a
-//!   slow first one, within the same budget and breaker; see
-//!   [docs/hedging.md](https://github.com/retry-suite/retry/blob/main/docs/hedging.md).
+//! - [`hedge`] (`hedge = "50ms"` or `hedge = "p95"`): another attempt for a
+//!   slow one, before it has failed, within the same budget and breaker; for
+//!   tail latency rather than failures.
 //! - Nesting: a retried function called inside another's attempt retries as
 //!   it would alone; when it gives up, the outer attempt is not retried
 //!   ([`Nested`], [`Stop::Nested`]), so three layers of three attempts cost
@@ -91,6 +91,9 @@
 //! # Watching it
 //!
 //! - `on_retry` calls a function of yours before each wait.
+//! - `on_give_up` ([`Retry::on_give_up`] on the closure API) is told once
+//!   why a call gave up, after how many attempts and how long; [`last_call`]
+//!   says the same of the call that just ended on this thread.
 //! - The `tracing` feature emits one event per retry and one when a call
 //!   gives up, with the reason ([`Stop`]).
 //! - The [`metrics`] module counts retries and give-ups in process; with the
@@ -136,6 +139,7 @@
 //! | `reqwest-middleware` | | [`RetryMiddleware`] |
 //! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
 //! | `tracing` | | events per retry and per give-up |
+//! | `attempt-spans` | | a `tracing` span per attempt (`retry.attempt`, OpenTelemetry's attribute names); the successful first attempt included |
 //! | `metrics` | | metrics through the `metrics` facade, labelled by function and stop reason |
 //! | `serde` | | [`Policy`] from and to configuration (TOML, JSON, ...), gRPC service configs |
 //!

@@ -35,7 +35,8 @@ impl Expansion<'_> {
             (None, None) => (
                 self.policy_const(),
                 Some(config.max),
-                quote!(#private::Limit::untimed()),
+                // No timeout: the slots keep no room for one.
+                quote!(#private::hedge::Unbounded),
             ),
         };
         let breaker = match &config.breaker {
