@@ -356,6 +356,8 @@ impl<'a, F> Scoped<'a, F> {
 impl<F: Future> Future for Scoped<'_, F> {
     type Output = F::Output;
 
+    // Inlined: around every poll of every attempt (benches/instructions.sh).
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
         let _span = this.span.enter();
