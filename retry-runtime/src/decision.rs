@@ -271,7 +271,20 @@ mod tests {
     #[test]
     fn the_carried_ceiling_is_the_ceiling_computed_afresh() {
         let base = Duration::from_nanos(3);
-        for multiplier in [0.0, 0.5, 1.0, 1.5, 2.0, 3.0, 7.0, 1e19, 1e30, f64::NAN] {
+        for multiplier in [
+            0.0,
+            0.5,
+            1.0,
+            1.5,
+            2.0,
+            3.0,
+            7.0,
+            1e19,
+            18_446_744_073_709_551_616.0,
+            1e30,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
             for cap in [
                 Duration::ZERO,
                 base,
