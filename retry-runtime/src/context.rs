@@ -262,6 +262,10 @@ pub(crate) fn report_gave_up() {
 // two thread-local loads and a test (benches/instructions.sh).
 #[inline]
 pub(crate) fn started() -> bool {
+    // Outside any attempt (depth 0), the common case, no frame is read.
+    if STACK.with(|stack| stack.depth.get() == 0) {
+        return false;
+    }
     innermost(|current| {
         let mut frame = current.get();
         if frame.attempt == 0 {
