@@ -1,4 +1,4 @@
-//! A [`reqwest_middleware`](https://docs.rs/reqwest-middleware/0.5/reqwest_middleware/) middleware that retries
+//! A [`reqwest_middleware`] middleware that retries
 //! with the runtime's [`Policy`]: backoff and jitter, `deadline`, a shared
 //! [`RetryBudget`], a [`CircuitBreaker`] (one, or one per upstream host) and
 //! the server's `Retry-After`, decided exactly as `#[retry]` decides.
@@ -59,6 +59,8 @@
 //!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
+//!
+//! [`reqwest_middleware`]: https://docs.rs/reqwest-middleware/0.5/reqwest_middleware/
 
 use std::error::Error;
 use std::sync::Arc;

@@ -64,7 +64,7 @@ pub trait Judge<R> {
 }
 
 /// How each attempt is bounded in time: by the policy's `timeout` (a
-/// [`Limit`], which keeps room for a timer in every slot), or not at all.
+/// `Limit`, which keeps room for a timer in every slot), or not at all.
 pub trait Bound<F: Future> {
     /// The attempt as it runs in its slot.
     type Attempt: Future<Output = F::Output>;

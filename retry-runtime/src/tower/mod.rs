@@ -1,4 +1,4 @@
-//! A tower [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries HTTP and gRPC calls with the runtime's
+//! A tower [`Layer`] that retries HTTP and gRPC calls with the runtime's
 //! [`Policy`]: backoff and jitter, `deadline`, a shared [`RetryBudget`], a
 //! [`CircuitBreaker`] (one, or one per upstream), and the server's hint
 //! (`Retry-After` on HTTP responses, `grpc-retry-pushback-ms` on gRPC ones),
@@ -111,8 +111,11 @@
 //!   budget per upstream host, from a [`Registry`].
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
-//!   [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html) for any cloneable request:
+//!   [`tower::retry::Policy`] for any cloneable request:
 //!   `tower::retry::RetryLayer::new(RetryPolicy::new(&POLICY))`.
+//!
+//! [`Layer`]: https://docs.rs/tower/0.5/tower/trait.Layer.html
+//! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 mod body;
 mod breaker;

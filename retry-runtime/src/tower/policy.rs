@@ -1,5 +1,7 @@
-//! The [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html) impl: one call's attempts, judged by the
+//! The [`tower::retry::Policy`] impl: one call's attempts, judged by the
 //! runtime's decision.
+//!
+//! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 use super::classify::{Classify, HttpClassifier};
 use crate::integration::Call;
