@@ -210,7 +210,7 @@ pub mod private {
     pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
     use crate::__private::Limit;
     use crate::decision::Classification;
-    use crate::rules::{Classify, Hint, OnRetry, Outcome, Rules, RulesFor};
+    use crate::rules::{Hint, OnRetry, Outcome, RetryIf, Rules, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
     /// The rules of a hedged function, tied to its return type `R` (as
@@ -227,8 +227,8 @@ pub mod private {
     ) -> impl Judge<R>
     where
         R: Outcome,
-        On: Classify<R::Error>,
-        OnOk: Classify<R::Ok>,
+        On: RetryIf<R::Error>,
+        OnOk: RetryIf<R::Ok>,
         Ra: Hint<R::Error>,
         RaOk: Hint<R::Ok>,
         Hook: OnRetry<R::Error>,
