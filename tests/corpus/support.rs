@@ -5,7 +5,8 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
-use axum::http::StatusCode;
+use axum::http::header::RETRY_AFTER;
+use axum::http::{HeaderMap, HeaderValue, StatusCode};
 use axum::routing::any;
 use axum::Router;
 
@@ -46,16 +47,30 @@ impl Dep {
 /// `failures` requests, then 200 with the body `ok`. Returns its base URL and
 /// its request counter.
 pub async fn flaky_server(failures: u32) -> (String, Arc<AtomicU32>) {
+    failing_server(failures, StatusCode::SERVICE_UNAVAILABLE, None).await
+}
+
+/// As [`flaky_server`], failing with `status` (and a `Retry-After` header
+/// holding `retry_after` seconds, if given).
+pub async fn failing_server(
+    failures: u32,
+    status: StatusCode,
+    retry_after: Option<&'static str>,
+) -> (String, Arc<AtomicU32>) {
     let hits = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&hits);
     let router = Router::new().fallback(any(move || {
         let counted = Arc::clone(&counted);
         async move {
             let n = counted.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut headers = HeaderMap::new();
             if n <= failures {
-                (StatusCode::SERVICE_UNAVAILABLE, "busy")
+                if let Some(seconds) = retry_after {
+                    headers.insert(RETRY_AFTER, HeaderValue::from_static(seconds));
+                }
+                (status, headers, "busy")
             } else {
-                (StatusCode::OK, "ok")
+                (StatusCode::OK, headers, "ok")
             }
         }
     }));
