@@ -213,7 +213,7 @@ impl<R> Limit<R> {
             attempt,
             cutoff: match (timeout, self.timed_out) {
                 (Some(timeout), Some(timed_out)) => Some(Cutoff {
-                    sleep: tokio::time::sleep(timeout),
+                    sleep: crate::sleep::sleep(timeout),
                     timed_out,
                 }),
                 _ => None,
@@ -253,7 +253,7 @@ pin_project_lite::pin_project! {
     /// The end of an attempt's time, and the outcome it then has.
     pub struct Cutoff<R> {
         #[pin]
-        sleep: tokio::time::Sleep,
+        sleep: crate::sleep::Sleep,
         timed_out: fn(TimedOut) -> R,
     }
 }

@@ -23,7 +23,7 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::cell::Cell;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use crate::attempts::State;
 use crate::clock::{Clock, Deadline};
@@ -98,11 +98,7 @@ impl AttemptContext {
     /// passed), if there is one: a bound for a timeout inside the attempt.
     #[must_use]
     pub fn time_left(&self) -> Option<Duration> {
-        let clock = if self.blocking {
-            Clock::Blocking
-        } else {
-            Clock::Tokio
-        };
+        let clock = Clock::of(self.blocking);
         Some(clock.until(self.deadline?))
     }
 }
@@ -188,7 +184,7 @@ impl<'a> Enter<'a> {
         let outer = CURRENT.with(Cell::get);
         let mut flags = match attempts.clock() {
             Clock::Blocking => BLOCKING,
-            Clock::Tokio => 0,
+            Clock::Async => 0,
         };
         let mut outer_deadline = None;
         let own = attempts.deadline();

@@ -264,7 +264,7 @@ where
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
     /// the policy runs out of attempts, budget or time. Each wait is a
-    /// `tokio::time::sleep`; dropping the future stops the loop.
+    /// [`Sleep`](crate::Sleep), on any executor; dropping the future stops the loop.
     ///
     /// # Errors
     ///

@@ -70,6 +70,7 @@ mod rng;
 mod rules;
 mod sleep;
 mod timeout;
+mod timer;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
@@ -88,6 +89,7 @@ pub use integration::Classification;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
+pub use sleep::Sleep;
 pub use timeout::TimedOut;
 
 /// Retries an `async fn` that returns a `Result`.

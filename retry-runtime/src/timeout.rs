@@ -52,7 +52,7 @@ pin_project_lite::pin_project! {
         #[pin]
         attempt: F,
         #[pin]
-        limit: Option<tokio::time::Sleep>,
+        limit: Option<crate::sleep::Sleep>,
     }
 }
 
@@ -79,7 +79,7 @@ impl<F: Future> Future for Limited<F> {
 pub fn limited<F: Future>(limit: Option<Duration>, attempt: F) -> Limited<F> {
     Limited {
         attempt,
-        limit: limit.map(tokio::time::sleep),
+        limit: limit.map(crate::sleep::sleep),
     }
 }
 
@@ -103,7 +103,7 @@ pub(crate) fn call_limited<R>(limit: Option<Duration>, attempt: impl FnOnce() ->
     let Some(limit) = limit else {
         return Some(attempt());
     };
-    let started = std::time::Instant::now();
+    let started = crate::clock::Clock::Blocking.now();
     let outcome = attempt();
-    (started.elapsed() <= limit).then_some(outcome)
+    (crate::clock::Clock::Blocking.since(started) <= limit).then_some(outcome)
 }

@@ -66,7 +66,7 @@
 //! - The call's `deadline` runs from the first attempt. A hint above `cap`,
 //!   the deadline, the budget and `max` stop the retries and return the
 //!   last response or error, unchanged.
-//! - Waits are `tokio::time::sleep`; the per-attempt `timeout` of the policy
+//! - Waits are [`Sleep`](crate::Sleep)s; the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that.
 //! - Requests are cloned for each attempt (`Req: Clone`); with hyper, use a
 //!   body that is `Clone`, such as `http_body_util::Full<Bytes>`.
@@ -287,7 +287,7 @@ where
     C: Classify<Req, Res, E>,
     Req: Clone,
 {
-    type Future = tokio::time::Sleep;
+    type Future = crate::sleep::Sleep;
 
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
@@ -303,7 +303,7 @@ where
         let call = self
             .call
             .get_or_insert_with(|| Call::start(policy, budget, name));
-        call.judge(outcome).ok().map(tokio::time::sleep)
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
     fn clone_request(&mut self, request: &Req) -> Option<Req> {
