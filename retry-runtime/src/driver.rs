@@ -97,6 +97,11 @@ impl Policy {
     /// # Errors
     ///
     /// The last attempt's error, when attempts or the deadline run out.
+    ///
+    /// # Panics
+    ///
+    /// Never for want of a runtime: it waits on any executor (see
+    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
     pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -144,6 +149,11 @@ impl UntimedPolicy {
     /// # Errors
     ///
     /// The last attempt's error, when attempts or the deadline run out.
+    ///
+    /// # Panics
+    ///
+    /// Never for want of a runtime: it waits on any executor (see
+    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
     pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -269,6 +279,11 @@ where
     /// # Errors
     ///
     /// The last attempt's error, unchanged.
+    ///
+    /// # Panics
+    ///
+    /// Never for want of a runtime: it waits on any executor (see
+    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
     pub async fn run<F, Fut>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -304,6 +319,11 @@ where
     /// # Errors
     ///
     /// The last attempt's error, unchanged.
+    ///
+    /// # Panics
+    ///
+    /// Never; on `wasm32-unknown-unknown`, where a thread cannot block, its
+    /// waits spin on the host's clock. A panic in `attempt` propagates.
     pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,

@@ -197,6 +197,14 @@ mod tests {
         assert!(format!("{:?}", sleep(Duration::ZERO)).contains("tokio"));
     }
 
+    /// The retry loop keeps its wait in the caller's future: choosing the
+    /// timer at run time must not make that future larger than tokio's
+    /// timer alone did.
+    #[test]
+    fn sleep_is_no_larger_than_tokios() {
+        assert!(core::mem::size_of::<super::Sleep>() <= core::mem::size_of::<tokio::time::Sleep>());
+    }
+
     #[test]
     fn sleep_is_send_and_sync() {
         fn check<T: Send + Sync>(_: &T) {}
