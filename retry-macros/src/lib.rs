@@ -21,8 +21,8 @@ use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};
 use quote::ToTokens;
 
-/// Retries an `async fn` that returns a `Result`. Documented in
-/// `retry_runtime::retry`.
+// No doc comment: rustdoc appends it to the docs of the re-export
+// `retry_runtime::retry`, which documents the attribute in full.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     retry_impl(args.into(), item.into()).into()

@@ -5,7 +5,8 @@ pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
 pub use crate::breaker::circuit_open;
 pub use crate::breaker::Guarded;
 pub use crate::clock::sleep_blocking;
-pub use crate::decision::Verdict;
+pub use crate::decision::Classification;
+pub use crate::hedge::private as hedge;
 pub use crate::rules::{
     classifier, every_error, no_hint, no_hook, no_value, Classifier, Next, Outcome,
 };

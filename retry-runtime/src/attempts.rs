@@ -14,7 +14,7 @@ use retry_core::backoff;
 use crate::breaker::Guarded;
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, scoped_call, Scoped};
-use crate::decision::{self, Failure, Stop, Verdict};
+use crate::decision::{self, Classification, Failure, Stop};
 use crate::idempotency::IdempotencyKey;
 use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -210,6 +210,19 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
         self.state.attempt
     }
 
+    /// Hedging runs several attempts at once: the one polled next.
+    #[inline]
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.state.attempt = attempt;
+    }
+
+    /// Whether a retried function called by the attempt just polled gave
+    /// up after retrying; the flag is reset.
+    #[inline]
+    pub(crate) fn take_inner_gave_up(&mut self) -> bool {
+        core::mem::take(&mut self.state.inner_gave_up)
+    }
+
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
     /// `judge` stops with [`Stop::Open`].
@@ -257,21 +270,26 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
     /// Judges an attempt's verdict: `Ok(wait)` to retry after `wait` (the
     /// attempt number then moves on), or the reason to stop.
     #[inline]
-    pub fn judge(&mut self, verdict: Verdict) -> Result<Duration, Stop> {
+    pub fn judge(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         match verdict {
-            Verdict::Success => {
+            Classification::Done => {
                 self.succeeded();
                 Err(Stop::Done)
             }
             // A refused attempt never ran: stop, and do not count it.
-            _ if !self
-                .breaker
-                .record(!matches!(verdict, Verdict::Transient(_))) =>
-            {
+            _ if !self.breaker.record(!verdict.is_transient()) => {
                 Err(self.state.stopped(Stop::Open, false))
             }
-            Verdict::Permanent => Err(self.state.not_retryable()),
-            Verdict::Transient(hint) => {
+            Classification::Permanent => Err(self.state.not_retryable()),
+            Classification::Unrepeatable => {
+                // A retryable failure takes a token whether or not this
+                // request may be repeated (gRFC A6).
+                if let Some(budget) = self.budget.budget() {
+                    budget.record_failure();
+                }
+                Err(self.state.not_retryable())
+            }
+            Classification::Transient(hint) => {
                 self.state
                     .retry(hint, self.budget.budget(), self.breaker.breaker())
             }

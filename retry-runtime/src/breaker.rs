@@ -594,7 +594,7 @@ impl CircuitBreaker {
                             self.streak.store(0, Ordering::Relaxed);
                             self.observe(Transition::Closed, 0);
                         }
-                        OPEN => self.observe(Transition::Opened, next & PAYLOAD_MASK),
+                        OPEN => self.observe(Transition::Reopened, next & PAYLOAD_MASK),
                         _ => {}
                     }
                     return;
@@ -608,12 +608,19 @@ impl CircuitBreaker {
     /// period, in the breaker's milliseconds, when it opened.
     #[cold]
     fn observe(&self, transition: Transition, until: u64) {
-        crate::metrics::record_circuit(transition);
+        use crate::metrics::CircuitLevel::{Closed, HalfOpen, Open};
+        let (from, to) = match transition {
+            Transition::Opened => (Closed, Open),
+            Transition::Reopened => (HalfOpen, Open),
+            Transition::HalfOpened => (Open, HalfOpen),
+            Transition::Closed => (HalfOpen, Closed),
+        };
+        crate::metrics::record_circuit_transition(self.name, from, to);
         #[cfg(not(feature = "tracing"))]
         let _ = until;
         #[cfg(feature = "tracing")]
         match transition {
-            Transition::Opened => {
+            Transition::Opened | Transition::Reopened => {
                 let open_ms = until.saturating_sub(self.now_ms(false));
                 tracing::warn!(
                     target: "retry_runtime",
@@ -650,6 +657,8 @@ impl fmt::Debug for CircuitBreaker {
 #[derive(Clone, Copy, Debug)]
 pub(crate) enum Transition {
     Opened,
+    /// Opened again after a failed probe.
+    Reopened,
     HalfOpened,
     Closed,
 }

@@ -265,6 +265,22 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self.breaker = Some((breaker, E::from));
         self
     }
+
+    /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
+    #[allow(clippy::type_complexity)]
+    pub fn hedge(
+        self,
+        hedge: crate::hedge::Hedge,
+    ) -> crate::hedge::HedgedRetry<'p, T, E, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
+        crate::hedge::HedgedRetry::new(
+            self.policy,
+            hedge,
+            self.budget,
+            self.breaker,
+            self.rules,
+            self.limit,
+        )
+    }
 }
 
 /// Running the loop, once the rules are set.

@@ -11,7 +11,7 @@ use crate::Stop;
 #[cold]
 #[inline(never)]
 pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
-    crate::metrics::record_retry(function);
+    crate::metrics::record_retry(function, wait);
     #[cfg(feature = "tracing")]
     tracing::info!(
         target: "retry_runtime",

@@ -7,7 +7,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::attempts::{Attempts, Guard, Spend};
-use crate::decision::Verdict;
+use crate::decision::Classification;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
@@ -99,7 +99,7 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 #[doc(hidden)]
 pub trait RulesFor<R: Outcome> {
     /// What the rules make of an outcome.
-    fn verdict(&self, outcome: &R) -> Verdict;
+    fn verdict(&self, outcome: &R) -> Classification;
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
 }
@@ -115,12 +115,14 @@ where
     HookOk: OnRetry<R::Ok>,
 {
     #[inline]
-    fn verdict(&self, outcome: &R) -> Verdict {
+    fn verdict(&self, outcome: &R) -> Classification {
         match outcome.as_result() {
-            Ok(value) if (self.on_ok)(value) => Verdict::Transient((self.retry_after_ok)(value)),
-            Ok(_) => Verdict::Success,
-            Err(error) if (self.on)(error) => Verdict::Transient((self.retry_after)(error)),
-            Err(_) => Verdict::Permanent,
+            Ok(value) if (self.on_ok)(value) => {
+                Classification::Transient((self.retry_after_ok)(value))
+            }
+            Ok(_) => Classification::Done,
+            Err(error) if (self.on)(error) => Classification::Transient((self.retry_after)(error)),
+            Err(_) => Classification::Permanent,
         }
     }
 
@@ -211,7 +213,7 @@ impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
         outcome: R,
     ) -> ControlFlow<R, Duration> {
         let verdict = self.rules.verdict(&outcome);
-        if verdict == Verdict::Success {
+        if verdict == Classification::Done {
             attempts.succeeded();
             return ControlFlow::Break(outcome);
         }
