@@ -114,6 +114,17 @@ fn retried_futures_stay_send() {
     send(&hangs(&calls));
 }
 
+/// `Retry-After` at the current time reads the host's wall clock
+/// (`SystemTime::now` panics on this target).
+#[wasm_bindgen_test]
+fn retry_after_reads_the_hosts_wall_clock() {
+    use retry_runtime::retry_after::parse;
+    assert_eq!(parse("120"), Some(Duration::from_secs(120)));
+    assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
+    let far = parse("Fri, 01 Jan 2100 00:00:00 GMT").expect("a date");
+    assert!(far > Duration::from_secs(86_400 * 365 * 50));
+}
+
 static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);
 
 #[retry(max = 10, base = "1ms", budget = &BUDGET)]

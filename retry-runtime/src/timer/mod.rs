@@ -53,6 +53,15 @@ pub(crate) fn real_now() -> Instant {
     return host::Instant::now();
 }
 
+/// The wall clock, for HTTP dates: `SystemTime::now()`, or on a JS host
+/// (where that panics) `Date.now()`.
+pub(crate) fn system_now() -> std::time::SystemTime {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    return std::time::SystemTime::now();
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    return host::system_now();
+}
+
 /// `start + wait`, or the farthest instant the clock can count short of
 /// it: a wait of centuries ends when the clock can count no further, never
 /// with an overflow.
