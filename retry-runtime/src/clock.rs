@@ -13,12 +13,7 @@
 
 use core::time::Duration;
 
-/// A point on a call's clock.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-pub(crate) type Instant = tokio::time::Instant;
-/// A point on a call's clock.
-#[cfg(all(target_family = "wasm", target_os = "unknown"))]
-pub(crate) type Instant = crate::timer::host::Instant;
+pub(crate) use crate::timer::Instant;
 
 /// Which clock a call reads and waits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]

@@ -17,7 +17,16 @@ pub(crate) mod thread;
 
 use core::time::Duration;
 
-use crate::clock::Instant;
+/// A point on a call's clock: tokio's `Instant` natively (a
+/// `std::time::Instant` that tokio's clock may also produce), the host's
+/// `performance.now()` on `wasm32-unknown-unknown`.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pub(crate) type Instant = tokio::time::Instant;
+/// A point on a call's clock: tokio's `Instant` natively (a
+/// `std::time::Instant` that tokio's clock may also produce), the host's
+/// `performance.now()` on `wasm32-unknown-unknown`.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub(crate) type Instant = host::Instant;
 
 /// Whether this thread runs inside a tokio runtime, whose timer and clock
 /// a wait then uses.

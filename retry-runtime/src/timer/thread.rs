@@ -20,8 +20,7 @@ use core::task::{Context, Poll, Waker};
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
-use super::real_now;
-use crate::clock::Instant;
+use super::{real_now, Instant};
 
 /// The tasks waiting, by the instant each wait ends (and a ticket, to tell
 /// apart waits that end at the same instant).
