@@ -1,5 +1,5 @@
 //! `cargo run --release --example herd [-- --json] [--svg PATH]
-//! [--outage-svg PATH] [--runs N] [--only SCENARIO]`
+//! [--outage-svg PATH] [--tail-svg PATH] [--runs N] [--only SCENARIO]`
 //!
 //! Thousands of tokio tasks under a paused clock, calling `#[retry]`
 //! functions against an in-process simulated service, so every figure comes
@@ -29,20 +29,28 @@
 //!   outage, and the time from the service's recovery until every request
 //!   succeeds again; `--outage-svg PATH` draws calls per second for the
 //!   three guards. One run per guard (the runs are deterministic).
+//! - `tail`: the tail at scale. 10,000 requests each fan out to 100 leaves
+//!   (a uniform 5 to 15 ms, 1% of leaf requests 1,000 ms), without hedging
+//!   and with `hedge = "p95"`, `max = 3`; latency percentiles, the share of
+//!   requests that waited for a slow leaf, and the extra leaf load;
+//!   `--tail-svg PATH` draws both latency distributions.
 //!
 //! `--only SCENARIO` runs one scenario (`burst`, `waves`, `contention`,
-//! `outage`, `recovery`).
+//! `outage`, `recovery`, `tail`).
 //!
 //! The files: `simulation.rs` (the simulated service, the clients, a paused
 //! runtime), `scenarios.rs` (burst, waves, contention, outage),
 //! `recovery.rs` (the outage as a service sees it), `plot.rs` (the two
-//! pictures, drawn by `svg.rs`); this file reads the arguments and prints the figures.
+//! pictures, drawn by `svg.rs`), `tail.rs` and `tail_plot.rs` (the tail at
+//! scale and its picture); this file reads the arguments and prints the figures.
 
 mod plot;
 mod recovery;
 mod scenarios;
 mod simulation;
 mod svg;
+mod tail;
+mod tail_plot;
 
 use std::fmt::Write as _;
 use std::time::Duration;
@@ -51,6 +59,8 @@ use plot::{draw, draw_recovery};
 use recovery::{recovery, REQUESTS_PER_SECOND};
 use scenarios::{burst, contention, outage, waves};
 use simulation::{busiest, Guard, STRATEGIES};
+use tail::tail;
+use tail_plot::draw_tail;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
@@ -69,6 +79,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let outage_svg = args
         .iter()
         .position(|a| a == "--outage-svg")
+        .and_then(|i| args.get(i + 1))
+        .cloned();
+    let tail_svg = args
+        .iter()
+        .position(|a| a == "--tail-svg")
         .and_then(|i| args.get(i + 1))
         .cloned();
     let runs = args
@@ -156,6 +171,14 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             recoveries.push((guard, run));
         }
     }
+    let mut tails = Vec::new();
+    if runs_scenario("tail") {
+        for hedged in [false, true] {
+            let run = tail(hedged, 19);
+            line(run.json(), run.text());
+            tails.push(run);
+        }
+    }
     if !json {
         let mut header = String::new();
         writeln!(
@@ -167,6 +190,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = outage_svg {
         draw_recovery(&path, &recoveries)?;
+        if !json {
+            println!("\nwrote {path}");
+        }
+    }
+    if let Some(path) = tail_svg {
+        draw_tail(&path, &tails)?;
         if !json {
             println!("\nwrote {path}");
         }

@@ -75,7 +75,7 @@ impl Network {
     }
 
     /// Uniform in [0, 1): the top 53 bits, scaled.
-    fn unit(&mut self) -> f64 {
+    pub fn unit(&mut self) -> f64 {
         #[allow(clippy::cast_precision_loss)]
         let top = (self.next() >> 11) as f64;
         top / (1u64 << 53) as f64

@@ -12,6 +12,7 @@
 
 mod check;
 mod expand;
+mod hedge;
 mod parse;
 mod rustdoc;
 mod signatures;
@@ -34,6 +35,17 @@ fn retry_impl(
 ) -> proc_macro2::TokenStream {
     let function: parse::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
+        // A function that does not parse: the compiler reports the syntax
+        // error when it reads the item back, as it would without `#[retry]`;
+        // the attribute's own mistakes are still reported.
+        Err(_) if is_function(&item) => {
+            let mut output = item;
+            let config = parse::parse_args(args).and_then(check::config);
+            if let Err(error) = config {
+                output.extend(error.to_compile_error());
+            }
+            return output;
+        }
         Err(_) => {
             let keyword = item_keyword(&item);
             let message = match keyword.to_string().as_str() {
@@ -53,7 +65,14 @@ fn retry_impl(
     let config = parse::parse_args(args)
         .and_then(check::config)
         .and_then(runtime_in_reach);
-    let checked = signatures::function(&function);
+    let checked = signatures::function(&function).and_then(|shape| {
+        let is_async =
+            function.sig.asyncness.is_some() || matches!(shape, signatures::Shape::AsyncTrait(_));
+        match &config {
+            Ok(config) => hedge::check(config, &function, is_async).map(|()| shape),
+            Err(_) => Ok(shape),
+        }
+    });
     match (config, checked) {
         (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
         (config, checked) => {
@@ -68,6 +87,31 @@ fn retry_impl(
             output
         }
     }
+}
+
+/// Whether the item is a function, whatever follows its `fn`: past its
+/// attributes and visibility, only qualifiers (`const`, `async`, `unsafe`,
+/// `extern "C"`) come before `fn`.
+fn is_function(item: &proc_macro2::TokenStream) -> bool {
+    let mut tokens = item.clone().into_iter();
+    while let Some(token) = tokens.next() {
+        match &token {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next();
+            }
+            TokenTree::Ident(ident) if ident == "fn" => return true,
+            TokenTree::Ident(ident)
+                if ["pub", "const", "async", "unsafe", "extern", "default"]
+                    .iter()
+                    .any(|qualifier| ident == qualifier) => {}
+            // `pub(crate)`, and the ABI of `extern "C"`.
+            TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Parenthesis => {
+            }
+            TokenTree::Literal(_) => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The token that says what the item is (`struct`, `impl`, ...), past its

@@ -775,16 +775,3 @@ impl Drop for Guarded<'_> {
         }
     }
 }
-
-/// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
-/// The one place the expansion requires that conversion, so that a missing
-/// `From` impl is one error, on the `breaker` key.
-#[doc(hidden)]
-#[inline]
-pub fn circuit_open<R>() -> R
-where
-    R: crate::rules::Outcome,
-    R::Error: From<CircuitOpen>,
-{
-    R::from_error(CircuitOpen.into())
-}

@@ -109,10 +109,6 @@ impl Deadline {
         };
         epoch().checked_add(since)
     }
-
-    pub(crate) fn is_some(self) -> bool {
-        self != Self::NONE
-    }
 }
 
 /// The process's time zero for deadlines: a year before it first needed
@@ -156,6 +152,6 @@ mod tests {
         let (near, far) = (Deadline::new(Some(near)), Deadline::new(Some(far)));
         assert_eq!(near.min(far), near);
         assert_eq!(far.min(Deadline::NONE), far);
-        assert!(!Deadline::NONE.is_some() && far.is_some());
+        assert_ne!(far, Deadline::NONE);
     }
 }

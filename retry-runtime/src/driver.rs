@@ -7,12 +7,11 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::__private::Limit;
 use crate::attempts::Attempts;
 use crate::breaker::Guarded;
 use crate::clock::sleep_blocking;
-use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
-use crate::timeout::TimedOut;
+use crate::rules::{every_error, no_hint, no_hook, no_value, Rules, RulesFor};
+use crate::timeout::{Limit, TimedOut};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget, UntimedPolicy};
 
 /// A retry loop over a closure, for policies built at run time.
@@ -79,7 +78,7 @@ impl Policy {
     /// error type must express the policy's timeout; for one that cannot
     /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
     pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::timed())
+        retrying(self, Limit::new(|timed_out| Err(E::from(timed_out))))
     }
 
     /// A retry loop that retries only the errors `on` accepts.
@@ -97,11 +96,6 @@ impl Policy {
     /// # Errors
     ///
     /// The last attempt's error, when attempts or the deadline run out.
-    ///
-    /// # Panics
-    ///
-    /// Never for want of a runtime: it waits on any executor (see
-    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
     pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -149,11 +143,6 @@ impl UntimedPolicy {
     /// # Errors
     ///
     /// The last attempt's error, when attempts or the deadline run out.
-    ///
-    /// # Panics
-    ///
-    /// Never for want of a runtime: it waits on any executor (see
-    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
     pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Fut,
@@ -290,39 +279,51 @@ where
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
     /// the policy runs out of attempts, budget or time. Each wait is a
-    /// [`Sleep`](crate::Sleep), on any executor; dropping the future stops the loop.
+    /// `tokio::time::sleep`; dropping the future stops the loop.
     ///
     /// # Errors
     ///
     /// The last attempt's error, unchanged.
-    ///
-    /// # Panics
-    ///
-    /// Never for want of a runtime: it waits on any executor (see
-    /// [`Sleep`](crate::Sleep)). A panic in `attempt` propagates.
-    pub async fn run<F, Fut>(self, mut attempt: F) -> Result<T, E>
+    // Not an `async fn`: its arguments would stay in the future beside the
+    // state made from them (the rules twice); the block below keeps only
+    // what the loop uses (`benches --bench footprint`). The call's state is
+    // still made on the first poll, where the deadline starts.
+    #[allow(clippy::manual_async_fn)]
+    pub fn run<F, Fut>(
+        self,
+        mut attempt: F,
+    ) -> impl Future<Output = Result<T, E>> + use<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, F, Fut>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let (mut attempts, refused) = self.attempts(false);
-        let limit = self.limit;
-        let classifier = self.classifier();
-        loop {
-            let outcome = if let Some(error) = refusal(&mut attempts, refused) {
-                Err(error)
-            } else {
-                // The closure runs with the attempt's context set, as the
-                // body of a retried function does.
-                let future = attempts.call(&mut attempt);
-                let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
-                attempts.scoped(limited).await
-            };
-            let wait = match classifier.next(&mut attempts, outcome) {
-                ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(wait) => wait,
-            };
-            crate::sleep::sleep(wait).await;
+        let Retry {
+            policy,
+            budget,
+            breaker,
+            rules,
+            limit,
+            types: _,
+        } = self;
+        async move {
+            let (mut attempts, refused) = start(policy, budget, breaker, false);
+            loop {
+                let outcome = if let Some(error) = refusal(&mut attempts, refused) {
+                    Err(error)
+                } else {
+                    // The closure runs with the attempt's context set, as the
+                    // body of a retried function does.
+                    let future = attempts.call(&mut attempt);
+                    let limited =
+                        core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
+                    attempts.scoped(limited).await
+                };
+                let wait = match attempts.next(&rules, outcome) {
+                    ControlFlow::Break(outcome) => return outcome,
+                    ControlFlow::Continue(wait) => wait,
+                };
+                crate::sleep::sleep(wait).await;
+            }
         }
     }
 
@@ -335,54 +336,44 @@ where
     /// # Errors
     ///
     /// The last attempt's error, unchanged.
-    ///
-    /// # Panics
-    ///
-    /// Never; on `wasm32-unknown-unknown`, where a thread cannot block, its
-    /// waits spin on the host's clock. A panic in `attempt` propagates.
     pub fn run_blocking<F>(self, mut attempt: F) -> Result<T, E>
     where
         F: FnMut() -> Result<T, E>,
     {
-        let (mut attempts, refused) = self.attempts(true);
-        let limit = self.limit;
-        let classifier = self.classifier();
+        let (mut attempts, refused) = start(self.policy, self.budget, self.breaker, true);
+        let (limit, rules) = (self.limit, self.rules);
         loop {
             let outcome = match refusal(&mut attempts, refused) {
                 Some(error) => Err(error),
-                None => limit.call(&mut attempts, &mut attempt),
+                None => attempts.call_limited(limit, &mut attempt),
             };
-            match classifier.next(&mut attempts, outcome) {
+            match attempts.next(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
             }
         }
     }
+}
 
-    /// The loop's state, with the breaker if there is one, and what a refused
-    /// attempt fails with.
-    #[allow(clippy::type_complexity)]
-    fn attempts(
-        &self,
-        blocking: bool,
-    ) -> (
-        Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
-        Option<Refusal<E>>,
-    ) {
-        let attempts = if blocking {
-            Attempts::start_blocking(self.policy, self.budget, "closure")
-        } else {
-            Attempts::start(self.policy, self.budget, "closure")
-        };
-        let (breaker, refused) = self.breaker.unzip();
-        (attempts.with_breaker_if(breaker), refused)
-    }
-
-    /// The rules, tied to the closure's outcome type.
-    #[allow(clippy::type_complexity)]
-    fn classifier(self) -> Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
-        Classifier::new(self.rules)
-    }
+/// The loop's state, with the breaker if there is one, and what a refused
+/// attempt fails with.
+#[allow(clippy::type_complexity)]
+fn start<'p, E>(
+    policy: &'p Policy,
+    budget: Option<&'p RetryBudget>,
+    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
+    blocking: bool,
+) -> (
+    Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    Option<Refusal<E>>,
+) {
+    let attempts = if blocking {
+        Attempts::start_blocking(policy, budget, "closure")
+    } else {
+        Attempts::start(policy, budget, "closure")
+    };
+    let (breaker, refused) = breaker.unzip();
+    (attempts.with_breaker_if(breaker), refused)
 }
 
 /// The error of an attempt the breaker refuses, or `None` to make it.
@@ -391,7 +382,7 @@ fn refusal<'p, E>(
     attempts: &mut Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
     refused: Option<Refusal<E>>,
 ) -> Option<E> {
-    if attempts.admit() {
+    if attempts.acquire() {
         None
     } else {
         refused.map(|refused| refused(CircuitOpen))

@@ -35,7 +35,7 @@ impl<'p> Call<'p> {
     /// made. When it does not, [`judge`](Call::judge) then stops with
     /// [`Stop::Open`] whatever it is given.
     pub(crate) fn acquire(&mut self) -> bool {
-        self.attempts.admit()
+        self.attempts.acquire()
     }
 
     /// Judges the attempt that just ended: the wait before the next, or why

@@ -263,6 +263,12 @@ impl Policy {
 pub struct UntimedPolicy(Policy);
 
 impl UntimedPolicy {
+    /// `policy`, with its timeout removed if it has one.
+    #[cfg_attr(not(all(feature = "serde", feature = "grpc")), allow(dead_code))]
+    pub(crate) const fn without_timeout(policy: Policy) -> Self {
+        UntimedPolicy(policy.without_timeout())
+    }
+
     /// The policy, whose `timeout()` is `None`.
     #[must_use]
     pub const fn policy(&self) -> &Policy {

@@ -129,6 +129,9 @@ impl core::fmt::Debug for Sleep {
 /// sooner, short of waits of hundreds of millions of years, which the
 /// clocks cannot count: those end at the farthest instant the clock can.
 /// Cancelling it (dropping the future) cancels the wait.
+// Inlined: its `Sleep` is returned by value, and a call copies it once more
+// per wait (benches/instructions.sh).
+#[inline]
 pub fn sleep(wait: Duration) -> Sleep {
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
     if crate::timer::in_tokio() {

@@ -8,12 +8,11 @@ use core::time::Duration;
 use ::tower::{Layer, Service};
 
 use super::slots::Boxed;
-use super::{Hedge, Hedged, Judge, Setup};
-use crate::__private::Limit;
+use super::{Hedge, Hedged, Judge, Setup, Unbounded};
 use crate::tower::{Classify, HttpClassifier};
 use crate::{Classification, Policy, RetryBudget};
 
-/// A [`Layer`] that hedges requests: while no attempt has answered, another
+/// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
 /// copy of the request is sent each time the newest has been outstanding
 /// for the [`Hedge`] delay, up to the policy's `max` in all, and the first
 /// answer wins; see the [module docs](crate::hedge).
@@ -133,13 +132,8 @@ pub type ResponseFuture<S, C, Req> = Hedged<
     Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
     Copies<S, Req>,
     Judged<C, Req>,
-    Boxed<
-        super::Running<
-            'static,
-            RequestCopy<S, Req>,
-            Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
-        >,
-    >,
+    Boxed<super::Running<'static, RequestCopy<S, Req>>>,
+    Unbounded,
 >;
 
 impl<S, C, Req> Service<Req> for HedgeService<S, C>
@@ -175,7 +169,7 @@ where
                 hedge,
                 budget: layer.budget,
                 breaker: None,
-                limit: Limit::untimed(),
+                limit: Unbounded,
                 name: layer.name,
             },
             Boxed::new(layer.policy.max_attempts()),

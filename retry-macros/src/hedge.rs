@@ -1,0 +1,166 @@
+//! `hedge = "50ms"` | `hedge = "p95"`: checked against the function, and
+//! expanded into one hedged call; its value is read in `parse/hedge.rs`.
+//! Attempts start while none has answered, up to `max`; the runtime side is
+//! `retry_runtime::hedge`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::{FnArg, Pat, Type};
+
+use crate::parse::{Config, Function, Hedge};
+
+/// Attempts of a hedged call run at the same time and share the arguments:
+/// one error, naming `hedge`, for an argument they cannot share or a
+/// function that cannot run them side by side.
+pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Result<()> {
+    if config.hedge.is_none() {
+        return Ok(());
+    }
+    if !is_async {
+        return Err(syn::Error::new(
+            function.sig.fn_token.span,
+            "`hedge` runs attempts at the same time, and a plain `fn` blocks its thread for each \
+             one: make the function `async fn`, or remove `hedge`",
+        ));
+    }
+    for input in &function.sig.inputs {
+        let why = match input {
+            FnArg::Receiver(receiver) if receiver.mutability.is_some() => {
+                if receiver.reference.is_some() {
+                    "`&mut self`"
+                } else {
+                    "`mut self`"
+                }
+            }
+            FnArg::Receiver(_) => continue,
+            FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
+                (_, Type::Reference(reference)) if reference.mutability.is_some() => {
+                    "a `&mut` argument"
+                }
+                (Pat::Ident(pat), _) if pat.mutability.is_some() => "a `mut` argument",
+                _ => continue,
+            },
+        };
+        return Err(syn::Error::new_spanned(
+            input,
+            format!(
+                "`hedge` runs attempts at the same time, sharing the arguments, and {why} cannot \
+                 be shared: take it by `&` (or by value without `mut`), or remove `hedge`"
+            ),
+        ));
+    }
+    Ok(())
+}
+
+/// What the expansion of a hedged call is made of.
+pub struct Parts<'a> {
+    pub hedge: Hedge,
+    pub private: &'a TokenStream,
+    pub krate: &'a TokenStream,
+    /// `&Policy`.
+    pub policy: TokenStream,
+    /// Set when the policy comes from `policy = ...`, known at run time.
+    pub max: Option<u32>,
+    /// `Option<&RetryBudget>`.
+    pub budget: TokenStream,
+    /// The breaker and its conversion, or none.
+    pub breaker: TokenStream,
+    /// `Limit<Ret>`.
+    pub limit: TokenStream,
+    /// `&'static str`.
+    pub name: TokenStream,
+    /// The rules: `hedge::rules::<Ret, ..>(on, ..)`.
+    pub rules: TokenStream,
+    /// The body, as an `async` block borrowing the arguments.
+    pub attempt: TokenStream,
+}
+
+/// The statements of a hedged call: the attempts, made by a closure that
+/// borrows the arguments, polled in place by one future.
+pub fn expand(parts: Parts<'_>) -> TokenStream {
+    let Parts {
+        hedge,
+        private,
+        krate,
+        policy,
+        max,
+        budget,
+        breaker,
+        limit,
+        name,
+        rules,
+        attempt,
+    } = parts;
+    let span = Span::mixed_site();
+    let latencies = syn::Ident::new("LATENCIES", span);
+    let (statics, hedge) = match hedge {
+        Hedge::After(delay) => {
+            let (secs, nanos) = (delay.as_secs(), delay.subsec_nanos());
+            (
+                TokenStream::new(),
+                quote!(#private::hedge::Hedge::after(::core::time::Duration::new(#secs, #nanos))),
+            )
+        }
+        Hedge::Percentile(per_mille) => (
+            // One histogram per function, shared by every call of it.
+            quote! {
+                static #latencies: #private::hedge::Latencies = #private::hedge::Latencies::new();
+            },
+            quote!(#private::hedge::Hedge::per_mille(#per_mille, &#latencies)),
+        ),
+    };
+    // One slot per attempt that may run at once, inside the caller's
+    // future; a policy known only at run time gets them on the heap.
+    let slots = match max {
+        Some(max) => {
+            let count = usize::try_from(max).unwrap_or(usize::MAX).min(16);
+            let slots = (0..count).map(|_| quote!(_));
+            quote!(#krate::__hedge_slots!(#(#slots)*))
+        }
+        None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
+    };
+    quote_spanned! {span=>
+        #statics
+        return #private::hedge::run(
+            #policy,
+            #hedge,
+            #budget,
+            #breaker,
+            #limit,
+            #name,
+            #slots,
+            #rules,
+            || #attempt,
+        )
+        .await;
+    }
+}
+
+/// The line of the `# Retries` section that says the call hedges.
+pub fn doc(config: &Config) -> Option<String> {
+    let attempts = if config.policy.is_some() {
+        "up to the policy's `max` attempts in all".to_owned()
+    } else {
+        format!("up to {} attempts in all", config.max)
+    };
+    Some(match config.hedge? {
+        Hedge::After(delay) => format!(
+            "Hedged: while no attempt has answered, another starts each time the newest has run for {delay:?}, {attempts}; the first answer wins and the others are dropped."
+        ),
+        Hedge::Percentile(per_mille) => {
+            let percentile = if per_mille % 10 == 0 {
+                format!("{}", per_mille / 10)
+            } else {
+                format!("{}.{}", per_mille / 10, per_mille % 10)
+            };
+            let base = if config.policy.is_some() {
+                "the policy's `base`".to_owned()
+            } else {
+                format!("{:?}", config.base)
+            };
+            format!(
+                "Hedged: while no attempt has answered, another starts each time the newest has run for the {percentile}th percentile of this function's recent successful latencies ({base} until it has seen 100 successes), {attempts}; the first answer wins and the others are dropped."
+            )
+        }
+    })
+}
