@@ -8,7 +8,7 @@ use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 use std::sync::OnceLock;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 /// The error a call refused by an open [`CircuitBreaker`] fails with,
 /// converted into the function's error type by `From`. The body was not run.
@@ -200,7 +200,7 @@ const CALLS_MASK: u64 = 0xf_ffff;
 ///
 /// The state is one atomic word, and the window ten more, updated with
 /// compare-and-swap: no lock, no allocation, nothing spawned. The clock is
-/// `tokio::time::Instant`, so a paused test clock drives it; plain
+/// tokio's in a tokio runtime, so a paused test clock drives it; plain
 /// functions read the real clock, as their waits do. Time is counted in
 /// milliseconds from the breaker's first use, and every sum saturates.
 pub struct CircuitBreaker {
@@ -452,11 +452,7 @@ impl CircuitBreaker {
     /// Milliseconds since the breaker's first use, on the clock the caller's
     /// waits use.
     fn now_ms(&self, blocking: bool) -> u64 {
-        let now = if blocking {
-            Instant::from_std(std::time::Instant::now())
-        } else {
-            Instant::now()
-        };
+        let now = crate::clock::Clock::of(blocking).now();
         let epoch = *self.epoch.get_or_init(|| now);
         u64::try_from(now.saturating_duration_since(epoch).as_millis())
             .unwrap_or(u64::MAX)

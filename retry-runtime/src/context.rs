@@ -23,7 +23,7 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::cell::Cell;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
@@ -102,7 +102,7 @@ impl AttemptContext {
         let clock = if self.blocking {
             Clock::Blocking
         } else {
-            Clock::Tokio
+            Clock::Async
         };
         Some(clock.until(self.deadline?))
     }
@@ -163,7 +163,7 @@ impl Frame {
         if self.blocking {
             Clock::Blocking
         } else {
-            Clock::Tokio
+            Clock::Async
         }
     }
 

@@ -31,9 +31,9 @@ impl<R, F: Fn(&R, &Stopped)> OnGiveUp<R> for F {}
 pub enum Started {
     /// An `async` loop: tokio's clock, so a paused test clock measures the
     /// waits it skipped.
-    Tokio(tokio::time::Instant),
+    Tokio(crate::clock::Instant),
     /// A blocking loop: the real clock.
-    Blocking(std::time::Instant),
+    Blocking(crate::clock::Instant),
 }
 
 impl Started {
@@ -42,7 +42,7 @@ impl Started {
     #[must_use]
     pub fn tokio() -> Self {
         stopped::forget();
-        Started::Tokio(tokio::time::Instant::now())
+        Started::Tokio(crate::clock::Clock::Async.now())
     }
 
     /// Now, for a blocking loop.
@@ -50,13 +50,13 @@ impl Started {
     #[must_use]
     pub fn blocking() -> Self {
         stopped::forget();
-        Started::Blocking(std::time::Instant::now())
+        Started::Blocking(crate::clock::Clock::Blocking.now())
     }
 
     fn elapsed(self) -> Duration {
         match self {
-            Started::Tokio(started) => started.elapsed(),
-            Started::Blocking(started) => started.elapsed(),
+            Started::Tokio(started) => crate::clock::Clock::Async.since(started),
+            Started::Blocking(started) => crate::clock::Clock::Blocking.since(started),
         }
     }
 }

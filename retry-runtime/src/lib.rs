@@ -219,6 +219,7 @@ mod sleep;
 mod slots;
 mod stopped;
 mod timeout;
+mod timer;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
@@ -237,6 +238,7 @@ pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPoli
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
+pub use sleep::Sleep;
 pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 

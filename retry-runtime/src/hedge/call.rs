@@ -15,7 +15,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use super::parts::{Bound, Ended, Judge, MakeAttempt, Running, Setup};
 use super::slots::Slots;
@@ -28,7 +28,7 @@ use crate::timeout::Limit;
 use crate::{observe, CircuitOpen, Nested, RetryBudget};
 
 /// The one timer of a hedged call: the next start.
-type Timer = tokio::time::Sleep;
+type Timer = crate::sleep::Sleep;
 
 pin_project_lite::pin_project! {
     /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
@@ -158,7 +158,7 @@ where
                     return Poll::Ready(answer);
                 }
             }
-            let now = Clock::Tokio.now();
+            let now = Clock::Async.now();
             if core::mem::take(this.unscheduled) {
                 schedule_hedge(&mut this, now);
             }
@@ -222,7 +222,7 @@ where
     };
     // A call answered at its first poll reads the clock only for a
     // percentile hedge, whose latencies need the start.
-    let now = this.setup.hedge.is_adaptive().then(|| Clock::Tokio.now());
+    let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now) {
         *this.unscheduled = true;
     }
@@ -360,7 +360,7 @@ where
                 budget.record_success();
             }
             if let Some(started) = started {
-                let now = Clock::Tokio.now();
+                let now = Clock::Async.now();
                 this.setup
                     .hedge
                     .record(now.saturating_duration_since(started));
@@ -438,7 +438,7 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
             }
         }
     };
-    let now = Clock::Tokio.now();
+    let now = Clock::Async.now();
     let Some(at) = now.checked_add(wait) else {
         return no_more(this, Stop::Deadline);
     };

@@ -101,7 +101,7 @@
 //! - The call's `deadline` runs from the first attempt. A hint above `cap`,
 //!   the deadline, the budget, an open breaker and `max` stop the retries
 //!   and return the last response or error, unchanged.
-//! - Waits are `tokio::time::sleep`; the per-attempt `timeout` of the policy
+//! - Waits are [`Sleep`](crate::Sleep)s; the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that.
 //! - [`RetryLayer::with_breaker`] asks a shared [`CircuitBreaker`] before
 //!   every attempt: while it is open, requests fail at once with

@@ -109,7 +109,7 @@ where
     Req: Clone,
 {
     /// The wait before the next attempt.
-    type Future = tokio::time::Sleep;
+    type Future = crate::sleep::Sleep;
 
     /// Judges the outcome as `#[retry]` would: the wait before the next
     /// attempt, or `None` to return this one.
@@ -127,7 +127,7 @@ where
         let call = self
             .call
             .get_or_insert_with(|| Call::start(policy, budget, None, name));
-        call.judge(outcome).ok().map(tokio::time::sleep)
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.
