@@ -5,7 +5,7 @@
 use core::future::Future;
 use core::time::Duration;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use super::Hedge;
 use crate::decision::Classification;
