@@ -2,8 +2,7 @@
 //! release.
 
 pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
-pub use crate::breaker::circuit_open;
-pub use crate::breaker::Guarded;
+pub use crate::breaker::AttemptPermit;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Verdict;
 pub use crate::rules::{
@@ -19,7 +18,7 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::{Policy, RetryBudget, TimedOut, UntimedPolicy};
+use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
 
 /// `budget = ...` as the loop takes it; a function argument, so that `&LAZY`
 /// and other references that deref to a `RetryBudget` coerce.
@@ -298,4 +297,16 @@ where
     R::Error: TimeoutKey,
 {
     outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
+}
+
+/// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
+/// The one place the expansion requires that conversion, so that a missing
+/// `From` impl is one error, on the `breaker` key.
+#[inline]
+pub fn circuit_open<R>() -> R
+where
+    R: Outcome,
+    R::Error: From<CircuitOpen>,
+{
+    R::from_error(CircuitOpen.into())
 }

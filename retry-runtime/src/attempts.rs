@@ -11,7 +11,7 @@ use core::time::Duration;
 
 use retry_core::backoff;
 
-use crate::breaker::Guarded;
+use crate::breaker::{AttemptPermit, Holding, Mark};
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, scoped_call, Scoped};
 use crate::decision::{self, Failure, Stop, Verdict};
@@ -92,6 +92,10 @@ pub trait Guard {
     fn record(&mut self, success: bool) -> bool;
     /// The breaker, if there is one.
     fn breaker(&self) -> Option<&CircuitBreaker>;
+    /// What the attempt running marks its thread with while it holds a
+    /// permit, so that a retried function it calls with the same breaker
+    /// runs under that permit.
+    fn mark(&mut self) -> Option<Mark<'_>>;
 }
 
 /// The breaker of a call that names none: every attempt is made.
@@ -114,22 +118,32 @@ impl Guard for NoBreaker {
     fn breaker(&self) -> Option<&CircuitBreaker> {
         None
     }
+
+    #[inline]
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        None
+    }
 }
 
-impl Guard for Guarded<'_> {
+impl Guard for AttemptPermit<'_> {
     #[inline]
     fn admit(&mut self, blocking: bool) -> bool {
-        Guarded::admit(self, blocking)
+        AttemptPermit::acquire(self, blocking)
     }
 
     #[inline]
     fn record(&mut self, success: bool) -> bool {
-        Guarded::record(self, success)
+        AttemptPermit::record(self, success)
     }
 
     #[inline]
     fn breaker(&self) -> Option<&CircuitBreaker> {
-        Some(Guarded::breaker(self))
+        Some(AttemptPermit::breaker(self))
+    }
+
+    #[inline]
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        AttemptPermit::mark(self)
     }
 }
 
@@ -148,6 +162,11 @@ impl<G: Guard> Guard for Option<G> {
     #[inline]
     fn breaker(&self) -> Option<&CircuitBreaker> {
         self.as_ref().and_then(Guard::breaker)
+    }
+
+    #[inline]
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        self.as_mut().and_then(Guard::mark)
     }
 }
 
@@ -179,10 +198,10 @@ impl<'p, U: Spend<'p>> Attempts<'p, NoBreaker, U> {
     /// Asks `breaker` before every attempt and tells it every outcome.
     #[inline]
     #[must_use]
-    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, Guarded<'p>, U> {
+    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, AttemptPermit<'p>, U> {
         Attempts {
             state: self.state,
-            breaker: Guarded::new(breaker),
+            breaker: AttemptPermit::new(breaker),
             budget: self.budget,
         }
     }
@@ -193,10 +212,10 @@ impl<'p, U: Spend<'p>> Attempts<'p, NoBreaker, U> {
     pub(crate) fn with_breaker_if(
         self,
         breaker: Option<&'p CircuitBreaker>,
-    ) -> Attempts<'p, Option<Guarded<'p>>, U> {
+    ) -> Attempts<'p, Option<AttemptPermit<'p>>, U> {
         Attempts {
             state: self.state,
-            breaker: breaker.map(Guarded::new),
+            breaker: breaker.map(AttemptPermit::new),
             budget: self.budget,
         }
     }
@@ -227,13 +246,18 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
     /// Polls an attempt's future with its context set, so the body can read
     /// it and retried functions it calls know what they are part of.
     #[inline]
-    pub fn scoped<'a, F: Future>(&'a mut self, attempt: Pin<&'a mut F>) -> Scoped<'a, 'p, F> {
-        Scoped::new(&mut self.state, attempt)
+    pub fn scoped<'a, F: Future>(
+        &'a mut self,
+        attempt: Pin<&'a mut F>,
+    ) -> Holding<'a, Scoped<'a, 'p, F>> {
+        Holding::new(self.breaker.mark(), Scoped::new(&mut self.state, attempt))
     }
 
     /// Runs a plain function's attempt with its context set.
     #[inline]
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
+        let mut mark = self.breaker.mark();
+        let _hold = mark.as_mut().map(Mark::hold);
         scoped_call(&mut self.state, attempt)
     }
 

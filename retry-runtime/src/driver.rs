@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use crate::__private::Limit;
 use crate::attempts::Attempts;
-use crate::breaker::Guarded;
+use crate::breaker::AttemptPermit;
 use crate::clock::sleep_blocking;
 use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
 use crate::timeout::TimedOut;
@@ -330,7 +330,7 @@ where
         &self,
         blocking: bool,
     ) -> (
-        Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+        Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
         Option<Refusal<E>>,
     ) {
         let attempts = if blocking {
@@ -352,7 +352,7 @@ where
 /// The error of an attempt the breaker refuses, or `None` to make it.
 /// Without a breaker every attempt is made.
 fn refusal<'p, E>(
-    attempts: &mut Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    attempts: &mut Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
     refused: Option<Refusal<E>>,
 ) -> Option<E> {
     if attempts.admit() {

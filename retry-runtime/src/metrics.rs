@@ -106,10 +106,6 @@ fn count(index: usize) {
     }
 }
 
-static CIRCUIT_OPENED: AtomicU64 = AtomicU64::new(0);
-static CIRCUIT_HALF_OPENED: AtomicU64 = AtomicU64::new(0);
-static CIRCUIT_CLOSED: AtomicU64 = AtomicU64::new(0);
-
 /// Totals since the process started, over every retried function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -152,6 +148,7 @@ pub fn snapshot() -> Counters {
         }
     }
     drop(threads);
+    let (circuit_opened, circuit_half_opened, circuit_closed) = crate::circuit::counts();
     Counters {
         retries: total[RETRIES],
         exhausted: total[EXHAUSTED],
@@ -161,9 +158,9 @@ pub fn snapshot() -> Counters {
         hint_too_long: total[HINT_TOO_LONG],
         nested: total[NESTED],
         open: total[OPEN],
-        circuit_opened: CIRCUIT_OPENED.load(Ordering::Relaxed),
-        circuit_half_opened: CIRCUIT_HALF_OPENED.load(Ordering::Relaxed),
-        circuit_closed: CIRCUIT_CLOSED.load(Ordering::Relaxed),
+        circuit_opened,
+        circuit_half_opened,
+        circuit_closed,
     }
 }
 
@@ -176,6 +173,10 @@ pub const RETRIES_TOTAL: &str = "retry_retries_total";
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub const CALLS_TOTAL: &str = "retry_calls_total";
+
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 
 /// Describes the facade counters to the installed recorder.
 #[cfg(feature = "metrics")]
@@ -215,16 +216,6 @@ pub(crate) fn record_stop(stop: Stop, function: &'static str) {
         Stop::Nested => NESTED,
         Stop::Open => OPEN,
     });
-}
-
-pub(crate) fn record_circuit(transition: crate::breaker::Transition) {
-    use crate::breaker::Transition;
-    let counter = match transition {
-        Transition::Opened => &CIRCUIT_OPENED,
-        Transition::HalfOpened => &CIRCUIT_HALF_OPENED,
-        Transition::Closed => &CIRCUIT_CLOSED,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
 }
 
 #[cfg(test)]

@@ -457,7 +457,7 @@ where
 {
     type Response = S::Response;
     type Error = BreakerError<S::Error>;
-    type Future = Guarded<S::Future, C, Req>;
+    type Future = CircuitBreakerFuture<S::Future, C, Req>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(BreakerError::Service)
@@ -465,13 +465,13 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         match self.breaker.acquire() {
-            Ok(permit) => Guarded {
+            Ok(permit) => CircuitBreakerFuture {
                 future: Some(self.inner.call(request.clone())),
                 permit: Some(permit),
                 request: Some(request),
                 classifier: self.classifier.clone(),
             },
-            Err(CircuitOpen) => Guarded {
+            Err(CircuitOpen) => CircuitBreakerFuture {
                 future: None,
                 permit: None,
                 request: None,
@@ -486,7 +486,7 @@ pin_project_lite::pin_project! {
     /// recorded when it ends; dropped before, it frees its probe slot), or
     /// one it refused.
     #[must_use = "futures do nothing unless polled"]
-    pub struct Guarded<F, C, Req> {
+    pub struct CircuitBreakerFuture<F, C, Req> {
         #[pin]
         future: Option<F>,
         permit: Option<CircuitPermit<'static>>,
@@ -495,7 +495,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F, C, Req, Res, E> Future for Guarded<F, C, Req>
+impl<F, C, Req, Res, E> Future for CircuitBreakerFuture<F, C, Req>
 where
     F: Future<Output = Result<Res, E>>,
     C: Classify<Req, Res, E>,
