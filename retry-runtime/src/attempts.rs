@@ -302,6 +302,13 @@ impl<'p, B: Guard, U: Spend<'p>> Attempts<'p, B, U> {
         }
     }
 
+    /// Stops the call for `stop`, an outcome decided outside the rules (a
+    /// breaker's layer refused the attempt or opened on it).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn stop(&mut self, stop: Stop) {
+        self.state.stopped(stop, false);
+    }
+
     /// A success: the budget gets its share back. The only work on the
     /// success path.
     #[inline]

@@ -53,6 +53,13 @@ impl<'p> Call<'p> {
         })
     }
 
+    /// Stops the call for `stop` without judging an outcome: the breaker
+    /// refused the attempt, or opened on its failure.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn stop(&mut self, stop: Stop) {
+        self.attempts.stop(stop);
+    }
+
     /// The attempt about to run or just judged, from 1.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn attempt(&self) -> u32 {

@@ -290,19 +290,23 @@ where
     type Future = tokio::time::Sleep;
 
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
+        // The breaker's layer, just under this one, refused the attempt:
+        // the call stops there, for the reason `open`.
+        let refused = self.breaker.is_some() && take_refused();
         let outcome = self.classifier.classify(request, result);
-        // The attempt's outcome is recorded by the breaker's own layer,
-        // under this one; an open circuit would refuse the retry, so do not
-        // wait for it.
-        if matches!(outcome, Classification::Transient(_))
-            && self.breaker.is_some_and(|breaker| breaker.is_open(false))
-        {
-            return None;
-        }
         let (policy, budget, name) = (self.policy, self.budget, self.name);
         let call = self
             .call
             .get_or_insert_with(|| Call::start(policy, budget, name));
+        // The attempt's outcome is recorded by the breaker's own layer; an
+        // open circuit would refuse the retry, so do not wait for it.
+        let open = refused
+            || (matches!(outcome, Classification::Transient(_))
+                && self.breaker.is_some_and(|breaker| breaker.is_open(false)));
+        if open {
+            call.stop(crate::Stop::Open);
+            return None;
+        }
         call.judge(outcome).ok().map(tokio::time::sleep)
     }
 
@@ -505,11 +509,13 @@ where
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
         let this = self.project();
         let Some(future) = this.future.as_pin_mut() else {
+            REFUSED.with(|refused| refused.set(true));
             return Poll::Ready(Err(BreakerError::Open(CircuitOpen)));
         };
         let Poll::Ready(result) = future.poll(cx) else {
             return Poll::Pending;
         };
+        REFUSED.with(|refused| refused.set(false));
         if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
             let failed = matches!(
                 this.classifier.classify(request, &result),
@@ -521,8 +527,23 @@ where
     }
 }
 
+// A breaker's refusal, from its future to the retry policy just above it:
+// tower's retry future calls the policy in the same poll that saw the
+// inner future finish, on the same thread. Cleared by every call the
+// breaker let through, so a refusal nobody read is not taken for a later
+// call's.
+thread_local! {
+    static REFUSED: core::cell::Cell<bool> = const { core::cell::Cell::new(false) };
+}
+
+/// Whether the breaker's layer just refused the attempt being judged.
+fn take_refused() -> bool {
+    REFUSED.with(|refused| refused.replace(false))
+}
+
 /// The error of a service behind a [`CircuitBreakerLayer`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BreakerError<E> {
     /// The breaker refused the call: the circuit is open.
     Open(CircuitOpen),
@@ -530,11 +551,15 @@ pub enum BreakerError<E> {
     Service(E),
 }
 
-impl<E: core::fmt::Display> core::fmt::Display for BreakerError<E> {
+impl<E> core::fmt::Display for BreakerError<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             BreakerError::Open(open) => open.fmt(f),
-            BreakerError::Service(error) => error.fmt(f),
+            // The service's error is the source: saying it here too would
+            // print it twice in a report that walks the chain (`{:#}`).
+            BreakerError::Service(_) => {
+                f.write_str("the service behind the circuit breaker failed")
+            }
         }
     }
 }
