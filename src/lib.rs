@@ -1,9 +1,33 @@
-//! `retry-suite` holds the integration tests (`tests/`) and examples
-//! (`examples/`) of the workspace. It has no code of its own: the tests and
-//! examples use `retry-runtime` exactly as a user's service would.
+//! `retry-suite` holds the integration tests (`tests/`) of the workspace. It
+//! has no code of its own: the tests use `retry-runtime` exactly as a user's
+//! service would. The examples (`examples/`) are the package
+//! `retry-examples`.
 
-/// Every Rust block of the README, compiled and run as a doctest, so that
-/// an example there can never stop compiling unnoticed.
-#[doc = include_str!("../README.md")]
+/// Every Rust block of the README and of each page under `docs/`, compiled
+/// and run as a doctest, so that an example there can never stop compiling
+/// unnoticed. One item per page, so that a failure names the page.
 #[cfg(doctest)]
-pub struct ReadmeDoctests;
+mod pages {
+    #[doc = include_str!("../README.md")]
+    pub struct Readme;
+    #[doc = include_str!("../docs/keys.md")]
+    pub struct Keys;
+    #[doc = include_str!("../docs/semantics.md")]
+    pub struct Semantics;
+    #[doc = include_str!("../docs/breaker.md")]
+    pub struct Breaker;
+    #[doc = include_str!("../docs/hedging.md")]
+    pub struct Hedging;
+    #[doc = include_str!("../docs/integrations.md")]
+    pub struct Integrations;
+    #[doc = include_str!("../docs/runtimes.md")]
+    pub struct Runtimes;
+    #[doc = include_str!("../docs/observability.md")]
+    pub struct Observability;
+    #[doc = include_str!("../docs/hostile-input.md")]
+    pub struct HostileInput;
+    #[doc = include_str!("../docs/cost.md")]
+    pub struct Cost;
+    #[doc = include_str!("../docs/why.md")]
+    pub struct Why;
+}

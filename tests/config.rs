@@ -156,3 +156,31 @@ fn plain_functions_run_a_configured_policy() {
     assert_eq!(configured_blocking(&calls), Err(Error::Busy));
     assert_eq!(calls.get(), 4);
 }
+
+/// A service logs the policy it runs with: what it writes reads back as the
+/// same policy.
+#[test]
+fn a_policy_serializes_to_the_keys_it_reads() {
+    let policy = Policy::new()
+        .with_max_attempts(6)
+        .with_base(Duration::from_millis(250))
+        .with_cap(Duration::from_secs(90))
+        .with_multiplier(1.5)
+        .with_jitter(Jitter::Decorrelated)
+        .with_deadline(Duration::from_secs(120))
+        .with_timeout(Duration::from_nanos(1_500_000_001))
+        .with_nested(Nested::Retry);
+    let json = serde_json::to_string(&policy).unwrap();
+    assert_eq!(
+        json,
+        r#"{"max":6,"base":"250ms","cap":"90s","multiplier":1.5,"jitter":"decorrelated","deadline":"2m","timeout":"1500000001ns","nested":"retry"}"#
+    );
+    assert_eq!(serde_json::from_str::<Policy>(&json).unwrap(), policy);
+    let toml = toml::to_string(&policy).unwrap();
+    assert_eq!(toml::from_str::<Policy>(&toml).unwrap(), policy);
+    // The defaults: no deadline, no timeout.
+    assert_eq!(
+        serde_json::to_string(&Policy::new()).unwrap(),
+        r#"{"max":3,"base":"100ms","cap":"10s","multiplier":2.0,"jitter":"full","nested":"once"}"#
+    );
+}

@@ -1,4 +1,5 @@
-//! Errors that travel as chains (anyhow, eyre, `Box<dyn Error>`) are judged
+//! Errors that travel as chains (anyhow, eyre, `Box<dyn Error>`, tower's
+//! `Box<dyn Error + Send + Sync>`) are judged
 //! by the first error of a known type inside them.
 
 use std::error::Error;
@@ -144,4 +145,44 @@ fn eyre_like() -> anyhow::Error {
 async fn the_combinator_works_as_on() {
     let mut calls = 0;
     assert_eq!(flaky(&mut calls).await.unwrap(), 3);
+}
+
+/// tower's `BoxError`: what a `tower::timeout` or a `Buffer` fails with.
+type BoxError = Box<dyn Error + Send + Sync>;
+
+#[retry(max = 3, on = chain::is_transient, retry_after = chain::retry_after)]
+async fn through_a_tower_stack(calls: &mut u32) -> Result<u32, BoxError> {
+    *calls += 1;
+    if *calls < 3 {
+        return Err(Box::new(Wrapped(Box::new(io(ErrorKind::TimedOut)))));
+    }
+    Ok(*calls)
+}
+
+/// `Box<dyn Error + Send + Sync>` is taken by the chain classifiers as
+/// anyhow, eyre and `Box<dyn Error>` are (issue 20: it was refused).
+#[tokio::test(start_paused = true)]
+async fn tower_box_errors_are_seen_through() {
+    let reset: BoxError = Box::new(io(ErrorKind::ConnectionReset));
+    assert!(chain::is_transient(&reset));
+    assert!(chain::is_transient_repeatable(&reset));
+    assert_eq!(chain::retry_after(&reset), None);
+    let missing: BoxError = Box::new(io(ErrorKind::NotFound));
+    assert!(!chain::is_transient(&missing));
+
+    let plain: Box<dyn Error> = Box::new(io(ErrorKind::ConnectionReset));
+    let sent: Box<dyn Error + Send> = Box::new(io(ErrorKind::ConnectionReset));
+    let shared: std::sync::Arc<dyn Error + Send + Sync> =
+        std::sync::Arc::new(io(ErrorKind::ConnectionReset));
+    assert!(chain::is_transient(&plain) && chain::is_transient(&sent));
+    assert!(chain::is_transient(&shared));
+    assert!(chain::is_transient(&anyhow::Error::new(io(
+        ErrorKind::ConnectionReset
+    ))));
+    assert!(chain::is_transient(&eyre::Report::new(io(
+        ErrorKind::ConnectionReset
+    ))));
+
+    let mut calls = 0;
+    assert_eq!(through_a_tower_stack(&mut calls).await.unwrap(), 3);
 }

@@ -1,6 +1,8 @@
-//! Counters through the `metrics` facade, labelled by function and stop
-//! reason, read back with metrics-util's debugging recorder; the
-//! process-wide `snapshot()` keeps counting alongside.
+//! The metrics through the `metrics` facade (`retry_runtime_*`), with exact
+//! values, read back with metrics-util's debugging recorder: calls by
+//! function, outcome and reason (every reason of the documented list),
+//! retries, waits in seconds, and circuit breaker transitions and state.
+//! The process-wide `snapshot()` keeps counting alongside.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -12,28 +14,41 @@ use axum::routing::get;
 use axum::Router;
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
-use retry_runtime::{retry, Policy};
+use retry_runtime::{retry, CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
-#[derive(Debug)]
-struct Failure {
-    transient: bool,
+#[derive(Debug, PartialEq)]
+enum Failure {
+    Transient,
+    Permanent,
+    Busy(Duration),
+    Open,
 }
 
-#[retry(max = 3, base = "1ms", on = |failure: &Failure| failure.transient)]
+impl From<CircuitOpen> for Failure {
+    fn from(_: CircuitOpen) -> Self {
+        Failure::Open
+    }
+}
+
+fn transient(failure: &Failure) -> bool {
+    !matches!(failure, Failure::Permanent)
+}
+
+#[retry(max = 3, base = "1ms", jitter = "none", on = transient)]
 async fn always_down() -> Result<(), Failure> {
-    Err(Failure { transient: true })
+    Err(Failure::Transient)
 }
 
-#[retry(max = 3, base = "1ms", on = |failure: &Failure| failure.transient)]
+#[retry(max = 3, base = "1ms", jitter = "none", on = transient)]
 async fn rejected() -> Result<(), Failure> {
-    Err(Failure { transient: false })
+    Err(Failure::Permanent)
 }
 
-#[retry(max = 3, base = "1ms", on = |failure: &Failure| failure.transient)]
+#[retry(max = 3, base = "1ms", jitter = "none", on = transient)]
 async fn second_time_lucky(calls: &mut u32) -> Result<(), Failure> {
     *calls += 1;
     if *calls == 1 {
-        Err(Failure { transient: true })
+        Err(Failure::Transient)
     } else {
         Ok(())
     }
@@ -51,8 +66,14 @@ fn recorded(snapshotter: &Snapshotter) -> Recorded {
     snapshotter.snapshot().into_vec()
 }
 
-/// The counter named `name` with exactly these labels, if it was recorded.
-fn counter(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<u64> {
+/// The metric of `kind` named `name` with exactly these labels, if it was
+/// recorded.
+fn metric<'r>(
+    recorded: &'r Recorded,
+    kind: MetricKind,
+    name: &str,
+    labels: &[(&str, &str)],
+) -> Option<&'r DebugValue> {
     let mut wanted: Vec<(&str, &str)> = labels.to_vec();
     wanted.sort_unstable();
     recorded.iter().find_map(|(key, _, _, value)| {
@@ -62,17 +83,40 @@ fn counter(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<u
             .map(|label| (label.key(), label.value()))
             .collect();
         found.sort_unstable();
-        match value {
-            DebugValue::Counter(count)
-                if key.kind() == MetricKind::Counter
-                    && key.key().name() == name
-                    && found == wanted =>
-            {
-                Some(*count)
-            }
-            _ => None,
-        }
+        (key.kind() == kind && key.key().name() == name && found == wanted).then_some(value)
     })
+}
+
+fn counter(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<u64> {
+    match metric(recorded, MetricKind::Counter, name, labels)? {
+        DebugValue::Counter(count) => Some(*count),
+        other => panic!("{name} is not a counter: {other:?}"),
+    }
+}
+
+fn gauge(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<f64> {
+    match metric(recorded, MetricKind::Gauge, name, labels)? {
+        DebugValue::Gauge(value) => Some(value.0),
+        other => panic!("{name} is not a gauge: {other:?}"),
+    }
+}
+
+fn histogram(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> Option<Vec<f64>> {
+    match metric(recorded, MetricKind::Histogram, name, labels)? {
+        DebugValue::Histogram(values) => Some(values.iter().map(|value| value.0).collect()),
+        other => panic!("{name} is not a histogram: {other:?}"),
+    }
+}
+
+/// Every metric name recorded, once each.
+fn names(recorded: &Recorded) -> Vec<String> {
+    let mut names: Vec<String> = recorded
+        .iter()
+        .map(|(key, _, _, _)| key.key().name().to_owned())
+        .collect();
+    names.sort_unstable();
+    names.dedup();
+    names
 }
 
 fn run(recorder: &DebuggingRecorder, test: impl std::future::Future<Output = ()>) {
@@ -84,8 +128,12 @@ fn run(recorder: &DebuggingRecorder, test: impl std::future::Future<Output = ()>
     metrics::with_local_recorder(recorder, || runtime.block_on(test));
 }
 
+const CALLS: &str = "retry_runtime_calls_total";
+const RETRIES: &str = "retry_runtime_retries_total";
+const WAITS: &str = "retry_runtime_wait_seconds";
+
 #[test]
-fn calls_and_retries_are_counted_by_function_and_reason() {
+fn calls_retries_and_waits_are_counted_by_function_outcome_and_reason() {
     let recorder = DebuggingRecorder::new();
     let snapshotter = recorder.snapshotter();
     let before = retry_runtime::metrics::snapshot();
@@ -100,43 +148,69 @@ fn calls_and_retries_are_counted_by_function_and_reason() {
 
     let recorded = recorded(&snapshotter);
     let down = "labelled_metrics::always_down";
-    assert_eq!(
-        counter(&recorded, "retry_retries_total", &[("function", down)]),
-        Some(4)
-    );
+    assert_eq!(counter(&recorded, RETRIES, &[("function", down)]), Some(4));
     assert_eq!(
         counter(
             &recorded,
-            "retry_calls_total",
-            &[("function", down), ("reason", "exhausted")]
+            CALLS,
+            &[
+                ("function", down),
+                ("outcome", "failure"),
+                ("reason", "exhausted")
+            ]
         ),
         Some(2)
+    );
+    // Waits in seconds: 1ms then 2ms, twice.
+    assert_eq!(
+        histogram(&recorded, WAITS, &[("function", down)]),
+        Some(vec![0.001, 0.002, 0.001, 0.002])
     );
     let rejected = "labelled_metrics::rejected";
     assert_eq!(
         counter(
             &recorded,
-            "retry_calls_total",
-            &[("function", rejected), ("reason", "not_retryable")]
+            CALLS,
+            &[
+                ("function", rejected),
+                ("outcome", "failure"),
+                ("reason", "not_retryable")
+            ]
         ),
         Some(1)
     );
-    assert_eq!(
-        counter(&recorded, "retry_retries_total", &[("function", rejected)]),
-        None
-    );
+    assert_eq!(counter(&recorded, RETRIES, &[("function", rejected)]), None);
+    assert_eq!(histogram(&recorded, WAITS, &[("function", rejected)]), None);
     let lucky = "labelled_metrics::second_time_lucky";
-    assert_eq!(
-        counter(&recorded, "retry_retries_total", &[("function", lucky)]),
-        Some(1)
-    );
+    assert_eq!(counter(&recorded, RETRIES, &[("function", lucky)]), Some(1));
     assert_eq!(
         counter(
             &recorded,
-            "retry_calls_total",
-            &[("function", lucky), ("reason", "done")]
+            CALLS,
+            &[
+                ("function", lucky),
+                ("outcome", "success"),
+                ("reason", "none")
+            ]
         ),
         Some(1)
+    );
+
+    // The name before 0.2 is emitted alongside for one release, with the
+    // same counts; `retry_calls_total` (the name that collided with
+    // tower-resilience's) is not.
+    assert_eq!(
+        counter(&recorded, "retry_retries_total", &[("function", down)]),
+        Some(4)
+    );
+    assert_eq!(
+        names(&recorded),
+        [
+            "retry_retries_total",
+            "retry_runtime_calls_total",
+            "retry_runtime_retries_total",
+            "retry_runtime_wait_seconds"
+        ]
     );
 
     // The unlabelled process-wide counters still count (other tests in this
@@ -145,6 +219,151 @@ fn calls_and_retries_are_counted_by_function_and_reason() {
     assert!(after.retries - before.retries >= 5);
     assert!(after.exhausted - before.exhausted >= 2);
     assert!(after.not_retryable - before.not_retryable >= 1);
+}
+
+static SPENT: RetryBudget = RetryBudget::new(2, 0.1);
+
+#[retry(max = 3, base = "1ms", budget = &SPENT)]
+async fn over_budget() -> Result<(), Failure> {
+    Err(Failure::Transient)
+}
+
+#[retry(
+    max = 3,
+    base = "1ms",
+    deadline = "1ms",
+    jitter = "none",
+    multiplier = 10
+)]
+async fn too_late() -> Result<(), Failure> {
+    Err(Failure::Transient)
+}
+
+#[retry(max = 3, cap = "1s", retry_after = |failure: &Failure| match failure {
+    Failure::Busy(hint) => Some(*hint),
+    _ => None,
+})]
+async fn told_to_wait_too_long() -> Result<(), Failure> {
+    Err(Failure::Busy(Duration::from_secs(60)))
+}
+
+#[retry(max = 3, base = "1ms")]
+async fn outer() -> Result<(), Failure> {
+    always_down().await
+}
+
+static REFUSING: CircuitBreaker = CircuitBreaker::new()
+    .with_consecutive_failures(1)
+    .with_open_for(Duration::from_secs(60))
+    .with_jitter(0.0)
+    .with_name("refusing");
+
+#[retry(max = 3, base = "1ms", breaker = &REFUSING)]
+async fn behind_an_open_breaker() -> Result<(), Failure> {
+    Err(Failure::Transient)
+}
+
+#[test]
+fn every_documented_reason_is_a_label() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+
+    run(&recorder, async {
+        // Two tokens: the first failure leaves 1, not above 2 / 2.
+        assert_eq!(over_budget().await, Err(Failure::Transient));
+        assert_eq!(too_late().await, Err(Failure::Transient));
+        assert_eq!(
+            told_to_wait_too_long().await,
+            Err(Failure::Busy(Duration::from_secs(60)))
+        );
+        assert_eq!(outer().await, Err(Failure::Transient));
+        // The first attempt's failure opens the breaker: no retry is let
+        // through, so the call stops at once; the next call is refused.
+        assert_eq!(behind_an_open_breaker().await, Err(Failure::Transient));
+        assert_eq!(behind_an_open_breaker().await, Err(Failure::Open));
+    });
+
+    let recorded = recorded(&snapshotter);
+    let failed = |function: &str, reason: &str| {
+        counter(
+            &recorded,
+            CALLS,
+            &[
+                ("function", &format!("labelled_metrics::{function}")),
+                ("outcome", "failure"),
+                ("reason", reason),
+            ],
+        )
+    };
+    assert_eq!(failed("over_budget", "budget"), Some(1));
+    assert_eq!(failed("too_late", "deadline"), Some(1));
+    assert_eq!(failed("told_to_wait_too_long", "hint"), Some(1));
+    assert_eq!(failed("always_down", "exhausted"), Some(1));
+    assert_eq!(failed("outer", "nested"), Some(1));
+    assert_eq!(failed("behind_an_open_breaker", "open"), Some(2));
+}
+
+static PAYMENTS: CircuitBreaker = CircuitBreaker::new()
+    .with_consecutive_failures(2)
+    .with_open_for(Duration::from_secs(1))
+    .with_probes(1)
+    .with_close_after(1)
+    .with_jitter(0.0)
+    .with_name("payments");
+
+#[retry(max = 1, breaker = &PAYMENTS)]
+async fn pay(up: bool) -> Result<(), Failure> {
+    if up {
+        Ok(())
+    } else {
+        Err(Failure::Transient)
+    }
+}
+
+#[test]
+fn breaker_transitions_and_state_go_through_the_facade() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let transitions = "retry_runtime_circuit_transitions_total";
+    let state = "retry_runtime_circuit_state";
+    let breaker = ("breaker", "payments");
+
+    run(&recorder, async {
+        assert_eq!(pay(false).await, Err(Failure::Transient));
+        assert_eq!(pay(false).await, Err(Failure::Transient)); // opens
+    });
+    let opened = recorded(&snapshotter);
+    assert_eq!(gauge(&opened, state, &[breaker]), Some(2.0));
+
+    run(&recorder, async {
+        assert_eq!(pay(true).await, Err(Failure::Open));
+        tokio::time::advance(Duration::from_secs(1)).await;
+        assert_eq!(pay(false).await, Err(Failure::Transient)); // probe fails: open again
+        tokio::time::advance(Duration::from_secs(2)).await;
+        assert_eq!(pay(true).await, Ok(())); // probe succeeds: closed
+    });
+    let recorded = recorded(&snapshotter);
+    let moved = |from: &str, to: &str| {
+        counter(
+            &recorded,
+            transitions,
+            &[breaker, ("from", from), ("to", to)],
+        )
+    };
+    // Counts are handed out once: these are the second run's.
+    assert_eq!(moved("closed", "open"), Some(0));
+    assert_eq!(moved("open", "half_open"), Some(2));
+    assert_eq!(moved("half_open", "open"), Some(1));
+    assert_eq!(moved("half_open", "closed"), Some(1));
+    assert_eq!(gauge(&recorded, state, &[breaker]), Some(0.0));
+    assert_eq!(
+        counter(
+            &opened,
+            transitions,
+            &[breaker, ("from", "closed"), ("to", "open")]
+        ),
+        Some(1)
+    );
 }
 
 #[test]
@@ -182,14 +401,19 @@ fn the_tower_layer_and_the_middleware_count_under_their_names() {
     let recorded = recorded(&snapshotter);
     for function in ["billing", "users"] {
         assert_eq!(
-            counter(&recorded, "retry_retries_total", &[("function", function)]),
+            counter(&recorded, RETRIES, &[("function", function)]),
             Some(1)
         );
+        // The 503 returned when no retry is left is a failure.
         assert_eq!(
             counter(
                 &recorded,
-                "retry_calls_total",
-                &[("function", function), ("reason", "exhausted")]
+                CALLS,
+                &[
+                    ("function", function),
+                    ("outcome", "failure"),
+                    ("reason", "exhausted")
+                ]
             ),
             Some(1)
         );

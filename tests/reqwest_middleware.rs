@@ -169,3 +169,53 @@ async fn the_deadline_and_the_budget_stop_retries() {
     budgeted.get(server.url("/down")).send().await.unwrap();
     assert_eq!(hits.load(Ordering::SeqCst), 5);
 }
+
+/// A classifier of the caller's own: this service's POSTs are idempotent by
+/// design, so a 503 is retried whatever the method.
+#[tokio::test(start_paused = true)]
+async fn a_custom_classifier_decides() {
+    use retry_runtime::reqwest_middleware::Outcome;
+    use retry_runtime::Classification;
+
+    let (server, hits) = server(0).await;
+    let every_503 = |_: &reqwest::Request, outcome: &Outcome| match outcome {
+        Ok(response) if response.status() == 503 => Classification::Transient(None),
+        Ok(_) => Classification::Done,
+        Err(_) => Classification::Permanent,
+    };
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(QUICK).with_classifier(every_503))
+        .build();
+
+    let response = client.post(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(hits.load(Ordering::SeqCst), 4);
+}
+
+/// With a breaker, the middleware stops sending to a server that is down:
+/// the failure that opens the circuit is returned as it came, and later
+/// requests fail at once with `CircuitOpen` in `Error::Middleware`.
+#[tokio::test(start_paused = true)]
+async fn a_breaker_refuses_requests_while_open() {
+    use retry_runtime::{CircuitBreaker, CircuitOpen, CircuitState};
+
+    static BREAKER: CircuitBreaker = CircuitBreaker::new()
+        .with_consecutive_failures(2)
+        .with_min_calls(1000)
+        .with_open_for(Duration::from_secs(60))
+        .with_jitter(0.0);
+    let (server, hits) = server(0).await;
+    let client = client(RetryMiddleware::new(QUICK).with_breaker(&BREAKER));
+
+    let response = client.get(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503, "the real answer, not CircuitOpen");
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+    assert_eq!(BREAKER.state(), CircuitState::Open);
+
+    let refused = client.get(server.url("/down")).send().await.unwrap_err();
+    assert!(
+        matches!(&refused, reqwest_middleware::Error::Middleware(error) if error.is::<CircuitOpen>()),
+        "{refused:?}"
+    );
+    assert_eq!(hits.load(Ordering::SeqCst), 2);
+}

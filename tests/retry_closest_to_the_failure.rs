@@ -1,4 +1,4 @@
-//! Retry at one layer, the one closest to the failure (DESIGN 4.11): a
+//! Retry at one layer, the one closest to the failure (the `Nested` docs): a
 //! retried function called inside another's attempt retries under its own
 //! policy, within the outer deadline; once it gives up after retrying, the
 //! outer call returns that error at once, unless the outer says

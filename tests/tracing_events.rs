@@ -42,15 +42,15 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
     assert_eq!(
         events,
         [
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=2 wait_ms=200.0"),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=3 reason=\"exhausted\""),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" attempt=2 reason=\"not_retryable\""),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" attempt=2 wait_ms=200.0"),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" attempt=3 reason=\"exhausted\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" attempt=1 reason=\"nested\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0"),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
+            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 reason=\"not_retryable\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0"),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 reason=\"nested\""),
         ]
     );
 }

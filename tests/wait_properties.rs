@@ -157,6 +157,8 @@ proptest! {
                 let high = (nanos(previous) * 3).max(base).min(u128::from(u64::MAX));
                 prop_assert!(wait >= base.min(cap) && wait <= high.min(cap), "{wait}");
             }
+            // `Jitter` is `#[non_exhaustive]`: a new jitter needs its rule here.
+            other => prop_assert!(false, "no property for jitter {other}"),
         }
         prop_assert!(wait <= cap);
         // The ends of the range are reached at the ends of the sample.
@@ -166,6 +168,7 @@ proptest! {
                 Jitter::Full => 0,
                 Jitter::Equal => ceiling / 2,
                 Jitter::Decorrelated => base.min(cap),
+                other => unreachable!("no lowest wait for jitter {other}"),
             };
             prop_assert_eq!(wait, low);
         }

@@ -11,7 +11,7 @@
 //!             let attempt = pin!(async { let _ = &mut x; let _ = &mut batch; /* the original body */ });
 //!             attempts.scoped(attempt).await
 //!         };
-//!         let wait = match Next::next(&rules, &mut attempts, outcome) {
+//!         let wait = match attempts.next(&rules, outcome) {
 //!             Break(outcome) => return outcome,
 //!             Continue(wait) => wait,
 //!         };
@@ -89,7 +89,12 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let statements = match shape {
         Shape::Plain => {
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            // Hedged attempts share the arguments by `&`: none is rebound.
+            let arguments = if config.hedge.is_some() {
+                Arguments::default()
+            } else {
+                arguments(&mut sig, &private, is_async)
+            };
             expansion.run(&arguments, is_async, body, body_span)
         }
         Shape::AsyncTrait(parts) => {
@@ -112,7 +117,11 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
             // The arguments are moved into tracing's `async move` block (or
             // `move` closure) once; the loop inside it borrows them.
             let is_async = sig.asyncness.is_some();
-            let arguments = arguments(&mut sig, &private, is_async);
+            let arguments = if config.hedge.is_some() {
+                Arguments::default()
+            } else {
+                arguments(&mut sig, &private, is_async)
+            };
             let run = expansion.run(&arguments, is_async, block.stream(), block.span());
             let mut replaced = Group::new(Delimiter::Brace, run);
             replaced.set_span(block.span());
@@ -409,8 +418,8 @@ impl Expansion<'_> {
         // type, the error here is the one already reported there, and is not
         // repeated.
         let next = call_spanned(
-            quote!(#private::Next::next),
-            quote!(&#rules, &mut #attempts, #outcome),
+            quote!(#private::Attempts::next),
+            quote!(&mut #attempts, &#rules, #outcome),
             rules_span,
         );
         // With `breaker`, every attempt asks it first; the conversion of
@@ -447,6 +456,16 @@ impl Expansion<'_> {
             fresh,
             capture,
         } = arguments;
+        if let (Some(hedge), true) = (config.hedge, is_async) {
+            let body = quote_spanned! {body_span=>
+                async {
+                    #fake_return
+                    #statements
+                }
+            };
+            let parts = self.hedged(hedge, &rule_args, rules_span, body);
+            return quote!(#copy_policy #parts);
+        }
 
         let run_attempt = if is_async {
             // The attempt: the original body in a block of its own, spanned on
@@ -471,18 +490,19 @@ impl Expansion<'_> {
                     }
                 },
                 (None, Some(span)) => {
-                    // The outcome is named at the key, so that an error type
+                    // The limit is made at the key, so that an error type
                     // without `From<TimedOut>` is reported on the key.
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let or_timed_out =
-                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
+                    let timeout_key = call_spanned(
+                        quote!(#private::timeout_key::<#output>),
+                        TokenStream::new(),
+                        span,
+                    );
                     quote! {
                         {
                             #fresh
-                            let #attempt = #private::limited(#attempts.attempt_timeout(), #body);
+                            let #attempt = #timeout_key.attempt(#attempts.attempt_timeout(), #body);
                             let #attempt = ::core::pin::pin!(#attempt);
-                            let #limited = #attempts.scoped(#attempt).await;
-                            #or_timed_out
+                            #attempts.scoped(#attempt).await
                         }
                     }
                 }
@@ -501,17 +521,14 @@ impl Expansion<'_> {
             // A blocking attempt cannot be cut off: one that returns after its
             // limit counts as timed out.
             let call = match (&config.policy, timeout_span(config)) {
-                (Some(_), _) => quote!(#limit.call(&mut #attempts, #body)),
+                (Some(_), _) => quote!(#attempts.call_limited(#limit, #body)),
                 (None, Some(span)) => {
-                    let limited = Ident::new("limited", Span::mixed_site().located_at(span));
-                    let or_timed_out =
-                        call_spanned(quote!(#private::timeout_key), quote!(#limited), span);
-                    quote! {
-                        {
-                            let #limited = #attempts.call_limited(#body);
-                            #or_timed_out
-                        }
-                    }
+                    let timeout_key = call_spanned(
+                        quote!(#private::timeout_key::<#output>),
+                        TokenStream::new(),
+                        span,
+                    );
+                    quote!(#attempts.call_limited(#timeout_key, #body))
                 }
                 (None, None) => quote!(#attempts.call(#body)),
             };
@@ -527,7 +544,7 @@ impl Expansion<'_> {
                 let refused =
                     call_spanned(quote!(#private::circuit_open), TokenStream::new(), span);
                 quote! {
-                    if #attempts.admit() { #run_attempt } else { #refused }
+                    if #attempts.acquire() { #run_attempt } else { #refused }
                 }
             }
             None => run_attempt,
@@ -552,6 +569,81 @@ impl Expansion<'_> {
                 #sleep
             }
         }
+    }
+}
+
+impl Expansion<'_> {
+    /// A hedged call (`hedge = ...`): the attempts run side by side and
+    /// share the arguments; see `crate::hedge`.
+    fn hedged(
+        &self,
+        hedge: crate::hedge::Hedge,
+        rule_args: &[TokenStream],
+        rules_span: Span,
+        attempt: TokenStream,
+    ) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            krate,
+            output,
+            ..
+        } = self;
+        let span = Span::mixed_site();
+        let limit = Ident::new("limit", span);
+        let policy_copy = Ident::new("policy", span);
+        let (policy, max, limit) = match (&config.policy, timeout_span(config)) {
+            (Some(_), _) => (quote!(&#policy_copy), None, quote!(#limit)),
+            (None, Some(span)) => (
+                policy_const(krate, config),
+                Some(config.max),
+                call_spanned(
+                    quote!(#private::hedge::timed::<#output>),
+                    TokenStream::new(),
+                    span,
+                ),
+            ),
+            (None, None) => (
+                policy_const(krate, config),
+                Some(config.max),
+                quote!(#private::Limit::untimed()),
+            ),
+        };
+        let breaker = match &config.breaker {
+            Some(breaker) => {
+                let span = match breaker {
+                    Expr::Reference(reference) => reference.expr.span(),
+                    other => other.span(),
+                };
+                call_spanned(
+                    quote!(#private::hedge::breaker::<#output>),
+                    quote!(#breaker),
+                    span,
+                )
+            }
+            None => quote!(#private::hedge::no_breaker::<#output>()),
+        };
+        let name = &self.name;
+        crate::hedge::expand(crate::hedge::Parts {
+            hedge,
+            private,
+            krate,
+            policy,
+            max,
+            budget: config.budget.as_ref().map_or_else(
+                || quote!(#private::None),
+                |budget| quote!(#private::budget(#budget)),
+            ),
+            breaker,
+            limit,
+            name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
+            rules: call_spanned(
+                quote!(#private::hedge::rules::<#output, _, _, _, _, _, _>),
+                quote!(#(#rule_args),*),
+                rules_span,
+            ),
+            attempt,
+        })
     }
 }
 

@@ -12,6 +12,7 @@
 
 mod check;
 mod expand;
+mod hedge;
 mod parse;
 mod rustdoc;
 mod signatures;
@@ -21,8 +22,8 @@ use proc_macro::TokenStream;
 use proc_macro2::{Span, TokenTree};
 use quote::ToTokens;
 
-/// Retries an `async fn` that returns a `Result`. Documented in
-/// `retry_runtime::retry`.
+// No doc comment: rustdoc appends it to the docs of the re-export
+// `retry_runtime::retry`, which documents the attribute in full.
 #[proc_macro_attribute]
 pub fn retry(args: TokenStream, item: TokenStream) -> TokenStream {
     retry_impl(args.into(), item.into()).into()
@@ -53,7 +54,14 @@ fn retry_impl(
     let config = parse::parse_args(args)
         .and_then(check::config)
         .and_then(runtime_in_reach);
-    let checked = signatures::function(&function);
+    let checked = signatures::function(&function).and_then(|shape| {
+        let is_async =
+            function.sig.asyncness.is_some() || matches!(shape, signatures::Shape::AsyncTrait(_));
+        match &config {
+            Ok(config) => hedge::check(config, &function, is_async).map(|()| shape),
+            Err(_) => Ok(shape),
+        }
+    });
     match (config, checked) {
         (Ok(config), Ok(shape)) => expand::expand(function, config, shape),
         (config, checked) => {

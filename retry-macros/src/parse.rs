@@ -192,7 +192,7 @@ pub struct Key {
 }
 
 /// The keys, in the order the documentation lists them.
-pub const KEYS: [Key; 18] = [
+pub const KEYS: [Key; 19] = [
     Key {
         name: "max",
         in_policy: true,
@@ -259,6 +259,11 @@ pub const KEYS: [Key; 18] = [
         set: Config::set_breaker,
     },
     Key {
+        name: "hedge",
+        in_policy: false,
+        set: Config::set_hedge,
+    },
+    Key {
         name: "on_retry",
         in_policy: false,
         set: Config::set_on_retry,
@@ -305,6 +310,7 @@ pub struct Config {
     pub budget: Option<Expr>,
     pub timeout: Option<Duration>,
     pub breaker: Option<Expr>,
+    pub hedge: Option<crate::hedge::Hedge>,
     pub on_retry: Option<Expr>,
     pub on_retry_ok: Option<Expr>,
     pub nested: Nested,
@@ -333,6 +339,7 @@ impl Default for Config {
             budget: None,
             timeout: None,
             breaker: None,
+            hedge: None,
             on_retry: None,
             on_retry_ok: None,
             nested: Nested::Once,
@@ -541,6 +548,11 @@ impl Config {
         Ok(())
     }
 
+    fn set_hedge(&mut self, value: &Expr) -> syn::Result<()> {
+        self.hedge = Some(crate::hedge::parse(value)?);
+        Ok(())
+    }
+
     fn set_crate(&mut self, value: &Expr) -> syn::Result<()> {
         let path = match literal(value) {
             Some(Lit::Str(s)) => s.parse::<Path>().map_err(|_| {
@@ -571,7 +583,7 @@ fn is_negative(value: &Expr) -> bool {
     matches!(value, Expr::Unary(unary) if matches!(unary.op, syn::UnOp::Neg(_)))
 }
 
-fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
+pub(crate) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let text = match literal(value) {
         Some(Lit::Str(s)) => s,
         // A whole number most likely means milliseconds, a decimal seconds.

@@ -53,6 +53,7 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
             "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
         ));
     }
+    notes.extend(crate::hedge::doc(config));
     // DESIGN 4.11: retry at the layer closest to the failure.
     notes.push(match config.nested {
         Nested::Once => "A failure that a retried function it calls already retried is returned at once, not retried again here.".to_owned(),

@@ -1,22 +1,18 @@
 //! What `#[retry]` expansions call. Not public API: it may change in any
 //! release.
 
-pub use crate::attempts::{Attempts, Guard, NoBreaker, NoBudget, Spend};
+pub use crate::attempts::Attempts;
 pub use crate::breaker::AttemptPermit;
 pub use crate::clock::sleep_blocking;
-pub use crate::decision::Verdict;
-pub use crate::rules::{
-    classifier, every_error, no_hint, no_hook, no_value, Classifier, Next, Outcome,
-};
+pub use crate::decision::Classification;
+pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
+pub use crate::hedge::private as hedge;
+pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Outcome};
 pub use crate::sleep::sleep;
-pub use crate::timeout::{limited, or_timed_out};
+pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
+pub use crate::timeout::{Limit, Limited};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
-
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
-use core::time::Duration;
 
 use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
 
@@ -87,7 +83,7 @@ impl<E: From<TimedOut>> Expresses<Policy> for E {
     }
     #[inline]
     fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
-        Limit::timed()
+        timed()
     }
 }
 
@@ -165,115 +161,14 @@ where
     )
 }
 
-/// How an attempt that runs past its timeout fails: with
-/// `E::from(TimedOut)`, or never, under a policy known to have no timeout.
-pub struct Limit<R> {
-    timed_out: Option<fn(TimedOut) -> R>,
-}
-
-impl<R> Clone for Limit<R> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<R> Copy for Limit<R> {}
-
-impl<R> Limit<R> {
-    /// Attempts fail with `E::from(TimedOut)` when cut off.
-    #[inline]
-    #[must_use]
-    pub fn timed() -> Self
-    where
-        R: Outcome,
-        R::Error: From<TimedOut>,
-    {
-        Limit {
-            timed_out: Some(|timed_out| R::from_error(timed_out.into())),
-        }
-    }
-
-    /// Attempts are never cut off: the policy has no timeout, and the error
-    /// type need not express one.
-    #[inline]
-    #[must_use]
-    pub const fn untimed() -> Self {
-        Limit { timed_out: None }
-    }
-
-    /// `attempt`, cut off after `timeout` if this limit can report it.
-    #[inline]
-    pub fn attempt<F: Future<Output = R>>(
-        self,
-        timeout: Option<Duration>,
-        attempt: F,
-    ) -> Bounded<F, R> {
-        Bounded {
-            attempt,
-            cutoff: match (timeout, self.timed_out) {
-                (Some(timeout), Some(timed_out)) => Some(Cutoff {
-                    sleep: tokio::time::sleep(timeout),
-                    timed_out,
-                }),
-                _ => None,
-            },
-        }
-    }
-
-    /// A blocking attempt: one that returns after its timeout counts as
-    /// timed out, since it cannot be interrupted.
-    #[inline]
-    pub fn call<'p, B: Guard, U: Spend<'p>>(
-        self,
-        attempts: &mut Attempts<'p, B, U>,
-        attempt: impl FnOnce() -> R,
-    ) -> R {
-        match self.timed_out {
-            Some(timed_out) => attempts
-                .call_limited(attempt)
-                .unwrap_or_else(|| timed_out(TimedOut)),
-            None => attempts.call(attempt),
-        }
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt with its time limit, if it has one.
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Bounded<F, R> {
-        #[pin]
-        attempt: F,
-        #[pin]
-        cutoff: Option<Cutoff<R>>,
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The end of an attempt's time, and the outcome it then has.
-    pub struct Cutoff<R> {
-        #[pin]
-        sleep: tokio::time::Sleep,
-        timed_out: fn(TimedOut) -> R,
-    }
-}
-
-impl<F: Future<Output = R>, R> Future for Bounded<F, R> {
-    type Output = R;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
-        let this = self.project();
-        if let Poll::Ready(outcome) = this.attempt.poll(cx) {
-            return Poll::Ready(outcome);
-        }
-        match this.cutoff.as_pin_mut() {
-            Some(cutoff) => {
-                let cutoff = cutoff.project();
-                let timed_out = *cutoff.timed_out;
-                cutoff.sleep.poll(cx).map(|()| timed_out(TimedOut))
-            }
-            None => Poll::Pending,
-        }
-    }
+/// Attempts cut off fail with `E::from(TimedOut)`.
+#[must_use]
+pub fn timed<R>() -> Limit<R>
+where
+    R: Outcome,
+    R::Error: From<TimedOut>,
+{
+    Limit::new(|timed_out| R::from_error(timed_out.into()))
 }
 
 /// An error type that can express a timed-out attempt, as `timeout = ...`
@@ -287,16 +182,16 @@ pub trait TimeoutKey: From<TimedOut> {}
 
 impl<E: From<TimedOut>> TimeoutKey for E {}
 
-/// The outcome of an attempt under `timeout = ...`: a cut-off attempt fails
-/// with `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error
-/// type without the conversion is one error, on the key, saying what to do.
-#[inline]
-pub fn timeout_key<R>(outcome: Option<R>) -> R
+/// The time limit of `timeout = ...`: a cut-off attempt fails with
+/// `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error type
+/// without the conversion is one error, on the key, saying what to do.
+#[must_use]
+pub fn timeout_key<R>() -> Limit<R>
 where
     R: Outcome,
     R::Error: TimeoutKey,
 {
-    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
+    Limit::new(|timed_out| R::from_error(timed_out.into()))
 }
 
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.

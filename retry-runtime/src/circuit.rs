@@ -71,12 +71,12 @@ impl Transition {
     }
 }
 
-/// The name of the facade counter of transitions, labelled `breaker`,
-/// `from` and `to`.
+/// The facade counter of circuit breaker transitions, labelled `breaker`,
+/// `from` and `to` (`closed`, `half_open`, `open`).
 #[cfg(feature = "metrics")]
 pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "retry_runtime_circuit_transitions_total";
 
-/// The name of the facade gauge of each breaker's state (label `breaker`):
+/// The facade gauge of each circuit breaker's state, labelled `breaker`:
 /// 0 closed, 1 half-open, 2 open.
 #[cfg(feature = "metrics")]
 pub const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";

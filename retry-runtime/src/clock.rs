@@ -81,10 +81,6 @@ impl Deadline {
         };
         epoch().checked_add(since).map(Instant::from_std)
     }
-
-    pub(crate) fn is_some(self) -> bool {
-        self != Self::NONE
-    }
 }
 
 /// The process's time zero for deadlines: a year before it first needed
@@ -128,6 +124,6 @@ mod tests {
         let (near, far) = (Deadline::new(Some(near)), Deadline::new(Some(far)));
         assert_eq!(near.min(far), near);
         assert_eq!(far.min(Deadline::NONE), far);
-        assert!(!Deadline::NONE.is_some() && far.is_some());
+        assert_ne!(far, Deadline::NONE);
     }
 }

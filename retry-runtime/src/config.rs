@@ -1,9 +1,14 @@
-//! Policies read from configuration (feature `serde`).
+//! Policies read from configuration, and written back (feature `serde`).
 //!
 //! A `Policy` deserializes from a map with the attribute's own keys and
 //! duration strings, checked by the same rules the attribute checks while
 //! compiling. A mistake is an error value that says what is wrong; nothing
-//! panics.
+//! panics. It serializes to the same keys, so that a service can log the
+//! policy it runs with; what it writes reads back as the same policy.
+//!
+//! A gRPC service config (its `retryPolicy`, `hedgingPolicy` and
+//! `retryThrottling`) loads too: see [`grpc`] (features `serde` and
+//! `tonic`).
 //!
 //! ```
 //! use std::time::Duration;
@@ -34,11 +39,33 @@
 //! Unknown keys are errors, so a typo does not silently fall back to a
 //! default. The functions, hooks and budgets of the attribute are code and
 //! stay in the attribute: `#[retry(policy = &CONFIG.retry, on = is_transient)]`.
+//!
+//! Written back, each duration is one number in the largest unit that holds
+//! it exactly (`"1500ms"`, `"90s"`), and `deadline` and `timeout` appear only
+//! when set:
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_runtime::Policy;
+//!
+//! let policy = Policy::new().with_base(Duration::from_millis(1500)).with_cap(Duration::from_secs(90));
+//! let written = serde_json::to_string(&policy).unwrap();
+//! assert_eq!(
+//!     written,
+//!     r#"{"max":3,"base":"1500ms","cap":"90s","multiplier":2.0,"jitter":"full","nested":"once"}"#
+//! );
+//! assert_eq!(serde_json::from_str::<Policy>(&written).unwrap(), policy);
+//! ```
+
+#[cfg(feature = "grpc")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
+pub mod grpc;
 
 use core::fmt;
 use core::time::Duration;
 
 use serde::de::{Deserialize, Deserializer, Error as _};
+use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, UnknownJitter};
 
@@ -74,6 +101,14 @@ pub enum ConfigError {
     Nested(String),
     /// Values that parse but break a rule (`cap` below `base`, `max = 0`, ...).
     Policy(PolicyError),
+    /// A field of a gRPC service config that breaks a rule of gRFC A6, or
+    /// that this library cannot honour.
+    Grpc {
+        /// The field, as the service config names it (`retryPolicy.maxAttempts`).
+        field: &'static str,
+        /// What is wrong with it.
+        problem: String,
+    },
 }
 
 impl fmt::Display for ConfigError {
@@ -88,6 +123,7 @@ impl fmt::Display for ConfigError {
                 write!(f, "`nested`: unknown value {value:?}: expected \"once\" or \"retry\"")
             }
             Self::Policy(error) => error.fmt(f),
+            Self::Grpc { field, problem } => write!(f, "`{field}`: {problem}"),
         }
     }
 }
@@ -128,12 +164,8 @@ impl TryFrom<PolicyConfig> for Policy {
         if let Some(timeout) = duration("timeout", config.timeout)? {
             policy = policy.with_timeout(timeout);
         }
-        if let Some(nested) = config.nested {
-            let nested = match nested.as_str() {
-                "once" => Nested::Once,
-                "retry" => Nested::Retry,
-                _ => return Err(ConfigError::Nested(nested)),
-            };
+        if let Some(name) = config.nested {
+            let nested = nested(&name).ok_or(ConfigError::Nested(name))?;
             policy = policy.with_nested(nested);
         }
         policy.validate().map_err(ConfigError::Policy)?;
@@ -153,4 +185,72 @@ impl<'de> Deserialize<'de> for Jitter {
             .parse()
             .map_err(D::Error::custom)
     }
+}
+
+impl<'de> Deserialize<'de> for Nested {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        nested(&name).ok_or_else(|| D::Error::custom(ConfigError::Nested(name)))
+    }
+}
+
+fn nested(name: &str) -> Option<Nested> {
+    [Nested::Once, Nested::Retry]
+        .into_iter()
+        .find(|nested| nested.name() == name)
+}
+
+impl Serialize for Jitter {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl Serialize for Nested {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+impl Serialize for Policy {
+    fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let optional =
+            usize::from(self.deadline().is_some()) + usize::from(self.timeout().is_some());
+        let mut map = serializer.serialize_struct("Policy", 6 + optional)?;
+        map.serialize_field("max", &self.max_attempts())?;
+        map.serialize_field("base", &write_duration(self.base()))?;
+        map.serialize_field("cap", &write_duration(self.cap()))?;
+        map.serialize_field("multiplier", &self.multiplier())?;
+        map.serialize_field("jitter", &self.jitter())?;
+        if let Some(deadline) = self.deadline() {
+            map.serialize_field("deadline", &write_duration(deadline))?;
+        }
+        if let Some(timeout) = self.timeout() {
+            map.serialize_field("timeout", &write_duration(timeout))?;
+        }
+        map.serialize_field("nested", &self.nested())?;
+        map.end()
+    }
+}
+
+/// `duration` as one number in the largest unit that holds it exactly, which
+/// [`parse_duration`] reads back as the same duration.
+fn write_duration(duration: Duration) -> String {
+    const UNITS: [(&str, u128); 6] = [
+        ("h", 3_600_000_000_000),
+        ("m", 60_000_000_000),
+        ("s", 1_000_000_000),
+        ("ms", 1_000_000),
+        ("us", 1_000),
+        ("ns", 1),
+    ];
+    let nanos = duration.as_nanos();
+    if nanos == 0 {
+        return "0s".to_owned();
+    }
+    let (unit, per) = UNITS
+        .into_iter()
+        .find(|&(_, per)| nanos.is_multiple_of(per))
+        .unwrap_or(("ns", 1));
+    format!("{}{unit}", nanos / per)
 }

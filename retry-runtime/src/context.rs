@@ -25,8 +25,8 @@ use std::cell::Cell;
 
 use tokio::time::Instant;
 
-use crate::attempts::State;
 use crate::clock::{Clock, Deadline};
+use crate::idempotency::IdempotencyKey;
 
 /// The attempt a retried function is running.
 ///
@@ -55,7 +55,7 @@ pub struct AttemptContext {
     pub(crate) max_attempts: u32,
     pub(crate) deadline: Option<Instant>,
     pub(crate) blocking: bool,
-    pub(crate) key: crate::idempotency::IdempotencyKey,
+    pub(crate) key: IdempotencyKey,
 }
 
 impl AttemptContext {
@@ -90,7 +90,7 @@ impl AttemptContext {
     /// `Idempotency-Key` header) so the server can tell a retry from a new
     /// request; see [`IdempotencyKey`](crate::idempotency::IdempotencyKey).
     #[must_use]
-    pub const fn idempotency_key(&self) -> crate::idempotency::IdempotencyKey {
+    pub const fn idempotency_key(&self) -> IdempotencyKey {
         self.key
     }
 
@@ -107,163 +107,223 @@ impl AttemptContext {
     }
 }
 
-// The context of the attempt running on this thread, kept small so that
-// setting and restoring it around every poll costs next to nothing: the
-// attempt number (0 outside any attempt), the most attempts, and flags; the
-// deadline in a slot of its own, written only by attempts that have one.
-thread_local! {
-    static CURRENT: Cell<(u32, u32, u8)> = const { Cell::new((0, 0, 0)) };
-    static DEADLINE: Cell<Deadline> = const { Cell::new(Deadline::NONE) };
-    static KEY: Cell<crate::idempotency::IdempotencyKey> =
-        const { Cell::new(crate::idempotency::IdempotencyKey::NIL) };
+/// The context of one call's attempts. The call keeps it between polls;
+/// while one of its attempts runs, a copy is the thread's [`CURRENT`], where
+/// retried functions called inside read it and leave their marks.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Frame {
+    /// The attempt running or just judged, from 1; 0 for no attempt.
+    pub(crate) attempt: u32,
+    pub(crate) max_attempts: u32,
+    /// In the call's state, the call's own deadline; as the thread's
+    /// context, the nearest of its own and the enclosing attempts'.
+    pub(crate) deadline: Deadline,
+    /// The call's idempotency key, drawn the first time an attempt asks for
+    /// it and kept for the later ones.
+    key: IdempotencyKey,
+    /// A plain function's call, on the real clock.
+    blocking: bool,
+    /// A retried function called by the running attempt gave up after
+    /// retrying, and the attempt has not moved on since (see
+    /// [`Scoped`]'s `poll`).
+    pub(crate) inner_gave_up: bool,
+    /// Retried functions called by the running attempt that have started
+    /// and not yet returned.
+    pub(crate) in_flight: u32,
 }
 
-const BLOCKING: u8 = 1;
-const HAS_DEADLINE: u8 = 2;
-/// A retried function called by this attempt gave up after retrying.
-const INNER_GAVE_UP: u8 = 4;
+impl Frame {
+    /// Outside any attempt.
+    const NONE: Frame = Frame {
+        attempt: 0,
+        max_attempts: 0,
+        deadline: Deadline::NONE,
+        key: IdempotencyKey::NIL,
+        blocking: false,
+        inner_gave_up: false,
+        in_flight: 0,
+    };
+
+    /// The context of a call's first attempt.
+    pub(crate) const fn first(max_attempts: u32, deadline: Deadline, clock: Clock) -> Frame {
+        Frame {
+            attempt: 1,
+            max_attempts,
+            deadline,
+            key: IdempotencyKey::NIL,
+            blocking: matches!(clock, Clock::Blocking),
+            inner_gave_up: false,
+            in_flight: 0,
+        }
+    }
+
+    /// The clock the call reads and waits on.
+    pub(crate) const fn clock(&self) -> Clock {
+        if self.blocking {
+            Clock::Blocking
+        } else {
+            Clock::Tokio
+        }
+    }
+
+    /// What the body can know of the attempt.
+    pub(crate) fn context(&self) -> AttemptContext {
+        AttemptContext {
+            attempt: self.attempt,
+            max_attempts: self.max_attempts,
+            deadline: self.deadline.get(),
+            blocking: self.blocking,
+            key: self.key,
+        }
+    }
+}
+
+// The context of the attempt running on this thread: `Frame::NONE` outside
+// any. One copy in and one out around every poll, so that setting and
+// restoring it costs next to nothing.
+thread_local! {
+    static CURRENT: Cell<Frame> = const { Cell::new(Frame::NONE) };
+}
 
 /// The attempt the calling code runs inside, if it runs inside a retried
 /// function's attempt (on the same task, or the same thread for a plain
 /// function). `None` elsewhere, including in work spawned from an attempt.
 #[must_use]
 pub fn current_attempt() -> Option<AttemptContext> {
-    let (attempt, max_attempts, flags) = CURRENT.with(Cell::get);
-    (attempt != 0).then(|| AttemptContext {
-        attempt,
-        max_attempts,
-        deadline: if flags & HAS_DEADLINE == 0 {
-            None
-        } else {
-            DEADLINE.with(Cell::get).get()
-        },
-        blocking: flags & BLOCKING != 0,
-        key: KEY.with(|slot| {
-            // Drawn on first request, so a call that never asks pays nothing;
-            // the attempt keeps it for the call's later attempts.
-            let mut key = slot.get();
-            if !key.is_drawn() {
-                key = crate::idempotency::IdempotencyKey::random();
-                slot.set(key);
-            }
-            key
-        }),
+    CURRENT.with(|current| {
+        let mut frame = current.get();
+        if frame.attempt == 0 {
+            return None;
+        }
+        // Drawn on first request, so a call that never asks pays nothing;
+        // the attempt hands it back to the call for its later attempts.
+        if !frame.key.is_drawn() {
+            frame.key = IdempotencyKey::random();
+            current.set(frame);
+        }
+        Some(frame.context())
     })
 }
 
 /// The deadline of the attempt the calling code runs inside, if any.
 pub(crate) fn enclosing_deadline() -> Deadline {
-    let (attempt, _, flags) = CURRENT.with(Cell::get);
-    if attempt == 0 || flags & HAS_DEADLINE == 0 {
-        return Deadline::NONE;
-    }
-    DEADLINE.with(Cell::get)
+    CURRENT.with(Cell::get).deadline
 }
 
 /// Marks the attempt the calling code runs inside, if any: a retried
 /// function it called gave up after retrying.
 pub(crate) fn report_gave_up() {
     CURRENT.with(|current| {
-        let (attempt, max_attempts, flags) = current.get();
-        if attempt != 0 {
-            current.set((attempt, max_attempts, flags | INNER_GAVE_UP));
+        let mut frame = current.get();
+        if frame.attempt != 0 {
+            frame.inner_gave_up = true;
+            current.set(frame);
         }
     });
 }
 
+/// Counts a retried function starting as in flight in the attempt the
+/// calling code runs inside, if any; `true` when it was counted, and must
+/// then [`finished`] once it returns.
+pub(crate) fn started() -> bool {
+    CURRENT.with(|current| {
+        let mut frame = current.get();
+        if frame.attempt == 0 {
+            return false;
+        }
+        frame.in_flight = frame.in_flight.saturating_add(1);
+        current.set(frame);
+        true
+    })
+}
+
+/// A retried function counted by [`started`] returns. Called in the same
+/// attempt's context as `started`, since a future is polled by the attempt
+/// that owns it. One dropped before it returns stays counted: the attempt
+/// then never takes a give-up in it for handled, which errs toward not
+/// retrying.
+pub(crate) fn finished() {
+    CURRENT.with(|current| {
+        let mut frame = current.get();
+        frame.in_flight = frame.in_flight.saturating_sub(1);
+        current.set(frame);
+    });
+}
+
 /// Sets an attempt's context until dropped, then restores the one before
-/// (also when the attempt panics) and hands the attempt whether a retried
-/// function it called gave up.
+/// (also when the attempt panics) and hands back to the call what the
+/// attempt left in it: the key, if the body drew one, and the mark of an
+/// inner give-up.
 struct Enter<'a> {
-    outer: (u32, u32, u8),
-    /// The deadline before, when this attempt replaced it.
-    outer_deadline: Option<Deadline>,
-    outer_key: crate::idempotency::IdempotencyKey,
-    inner_gave_up: &'a mut bool,
-    key: &'a mut crate::idempotency::IdempotencyKey,
+    outer: Frame,
+    frame: &'a mut Frame,
 }
 
 impl<'a> Enter<'a> {
-    fn new(attempts: &'a mut State<'_>) -> Self {
-        let outer = CURRENT.with(Cell::get);
-        let mut flags = match attempts.clock() {
-            Clock::Blocking => BLOCKING,
-            Clock::Tokio => 0,
-        };
-        let mut outer_deadline = None;
-        let own = attempts.deadline();
-        if own.is_some() {
-            flags |= HAS_DEADLINE;
-            let previous = DEADLINE.with(Cell::get);
-            // Nobody inside this attempt may run past the nearest deadline.
-            let nearest = if outer.2 & HAS_DEADLINE != 0 && outer.0 != 0 {
-                own.min(previous)
-            } else {
-                own
-            };
-            DEADLINE.with(|slot| slot.set(nearest));
-            outer_deadline = Some(previous);
-        } else if outer.0 != 0 {
-            flags |= outer.2 & HAS_DEADLINE;
-        }
-        CURRENT.with(|current| {
-            current.set((attempts.attempt(), attempts.policy().max_attempts(), flags));
+    fn new(frame: &'a mut Frame) -> Self {
+        let outer = CURRENT.with(|current| {
+            let outer = current.get();
+            // Nobody inside this attempt may run past the nearest deadline;
+            // outside any attempt the deadline is `NONE`, the largest.
+            current.set(Frame {
+                deadline: frame.deadline.min(outer.deadline),
+                ..*frame
+            });
+            outer
         });
-        let (inner_gave_up, key) = attempts.scope_slots();
-        // The call's key, drawn only once somebody asks for it, then kept
-        // for its later attempts.
-        let outer_key = KEY.with(|slot| slot.replace(*key));
-        Enter {
-            outer,
-            outer_deadline,
-            outer_key,
-            inner_gave_up,
-            key,
-        }
+        Enter { outer, frame }
     }
 }
 
 impl Drop for Enter<'_> {
     fn drop(&mut self) {
         let mine = CURRENT.with(|current| current.replace(self.outer));
-        if mine.2 & INNER_GAVE_UP != 0 {
-            *self.inner_gave_up = true;
-        }
-        *self.key = KEY.with(|slot| slot.replace(self.outer_key));
-        if let Some(deadline) = self.outer_deadline {
-            DEADLINE.with(|slot| slot.set(deadline));
-        }
+        self.frame.key = mine.key;
+        self.frame.inner_gave_up = mine.inner_gave_up;
+        self.frame.in_flight = mine.in_flight;
     }
 }
 
 /// An attempt's future, polled with its context set.
 #[doc(hidden)]
 #[must_use = "futures do nothing unless polled"]
-pub struct Scoped<'a, 'p, F> {
+pub struct Scoped<'a, F> {
     attempt: Pin<&'a mut F>,
-    attempts: &'a mut State<'p>,
+    frame: &'a mut Frame,
 }
 
-impl<'a, 'p, F> Scoped<'a, 'p, F> {
-    pub(crate) fn new(attempts: &'a mut State<'p>, attempt: Pin<&'a mut F>) -> Self {
-        Scoped { attempt, attempts }
+impl<'a, F> Scoped<'a, F> {
+    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>) -> Self {
+        Scoped { attempt, frame }
     }
 }
 
-impl<F: Future> Future for Scoped<'_, '_, F> {
+impl<F: Future> Future for Scoped<'_, F> {
     type Output = F::Output;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
-        let _enter = Enter::new(this.attempts);
-        this.attempt.as_mut().poll(cx)
+        let poll = {
+            let _enter = Enter::new(this.frame);
+            this.attempt.as_mut().poll(cx)
+        };
+        // The attempt waits on something while no retried function it
+        // called is still running: its body has moved on past any give-up
+        // (it handled it: a fallback, `unwrap_or_default`), which is then
+        // no reason not to retry the attempt. A give-up propagated with `?`
+        // or by `try_join_all` fails the attempt in the poll it happens in;
+        // one inside `join_all` or `FuturesUnordered` has other retried
+        // calls still running beside it. See `Nested` for the shapes this
+        // cannot tell apart.
+        if poll.is_pending() && this.frame.in_flight == 0 {
+            this.frame.inner_gave_up = false;
+        }
+        poll
     }
 }
 
 /// Runs a plain function's attempt with its context set.
-#[inline]
-pub(crate) fn scoped_call<R>(attempts: &mut State<'_>, attempt: impl FnOnce() -> R) -> R {
-    let _enter = Enter::new(attempts);
+pub(crate) fn scoped_call<R>(frame: &mut Frame, attempt: impl FnOnce() -> R) -> R {
+    let _enter = Enter::new(frame);
     attempt()
 }

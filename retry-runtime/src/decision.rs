@@ -66,17 +66,37 @@ impl fmt::Display for Stop {
     }
 }
 
-/// What the rules make of an attempt's outcome.
-#[doc(hidden)]
+/// What the rules (or the classifier of a layer or middleware) made of an
+/// attempt's outcome.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Verdict {
-    /// A value to return.
-    Success,
-    /// An error `on` rejects: return it.
+#[non_exhaustive]
+pub enum Classification {
+    /// Return it: a success, or an answer a repeat would not change.
+    Done,
+    /// Return it: a failure a repeat would not fix.
     Permanent,
-    /// An error `on` accepts, or an `Ok` value `on_ok` accepts, with the
-    /// server's hint if there is one.
+    /// A failure that may succeed on a repeat, with the wait the server
+    /// asked for, if any (`Retry-After`, `grpc-retry-pushback-ms`).
     Transient(Option<Duration>),
+    /// A failure that may succeed on a repeat, of a request that must not
+    /// be repeated (a POST without an idempotency key that got a 503):
+    /// returned, and counted against the retry budget and the breaker as a
+    /// [`Transient`](Classification::Transient) failure is (gRFC A6).
+    Unrepeatable,
+}
+
+impl Classification {
+    /// Whether the outcome is a failure a repeat may fix
+    /// ([`Transient`](Classification::Transient) or
+    /// [`Unrepeatable`](Classification::Unrepeatable)): it takes a token
+    /// from the budget and counts against the breaker.
+    #[must_use]
+    pub const fn is_transient(&self) -> bool {
+        matches!(
+            self,
+            Classification::Transient(_) | Classification::Unrepeatable
+        )
+    }
 }
 
 /// What is known of a call when one of its attempts failed in a way the

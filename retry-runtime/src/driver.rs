@@ -7,12 +7,11 @@ use core::marker::PhantomData;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::__private::Limit;
 use crate::attempts::Attempts;
 use crate::breaker::AttemptPermit;
 use crate::clock::sleep_blocking;
-use crate::rules::{every_error, no_hint, no_hook, no_value, Classifier, Next, Rules, RulesFor};
-use crate::timeout::TimedOut;
+use crate::rules::{every_error, no_hint, no_hook, no_value, Rules, RulesFor};
+use crate::timeout::{Limit, TimedOut};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget, UntimedPolicy};
 
 /// A retry loop over a closure, for policies built at run time.
@@ -79,7 +78,7 @@ impl Policy {
     /// error type must express the policy's timeout; for one that cannot
     /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
     pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::timed())
+        retrying(self, Limit::new(|timed_out| Err(E::from(timed_out))))
     }
 
     /// A retry loop that retries only the errors `on` accepts.
@@ -255,6 +254,22 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self.breaker = Some((breaker, E::from));
         self
     }
+
+    /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
+    #[allow(clippy::type_complexity)]
+    pub fn hedge(
+        self,
+        hedge: crate::hedge::Hedge,
+    ) -> crate::hedge::HedgedRetry<'p, T, E, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
+        crate::hedge::HedgedRetry::new(
+            self.policy,
+            hedge,
+            self.budget,
+            self.breaker,
+            self.rules,
+            self.limit,
+        )
+    }
 }
 
 /// Running the loop, once the rules are set.
@@ -275,8 +290,7 @@ where
         Fut: Future<Output = Result<T, E>>,
     {
         let (mut attempts, refused) = self.attempts(false);
-        let limit = self.limit;
-        let classifier = self.classifier();
+        let (limit, rules) = (self.limit, self.rules);
         loop {
             let outcome = if let Some(error) = refusal(&mut attempts, refused) {
                 Err(error)
@@ -287,7 +301,7 @@ where
                 let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
                 attempts.scoped(limited).await
             };
-            let wait = match classifier.next(&mut attempts, outcome) {
+            let wait = match attempts.next(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => wait,
             };
@@ -309,14 +323,13 @@ where
         F: FnMut() -> Result<T, E>,
     {
         let (mut attempts, refused) = self.attempts(true);
-        let limit = self.limit;
-        let classifier = self.classifier();
+        let (limit, rules) = (self.limit, self.rules);
         loop {
             let outcome = match refusal(&mut attempts, refused) {
                 Some(error) => Err(error),
-                None => limit.call(&mut attempts, &mut attempt),
+                None => attempts.call_limited(limit, &mut attempt),
             };
-            match classifier.next(&mut attempts, outcome) {
+            match attempts.next(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue(wait) => sleep_blocking(wait),
             }
@@ -341,12 +354,6 @@ where
         let (breaker, refused) = self.breaker.unzip();
         (attempts.with_breaker_if(breaker), refused)
     }
-
-    /// The rules, tied to the closure's outcome type.
-    #[allow(clippy::type_complexity)]
-    fn classifier(self) -> Classifier<Result<T, E>, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
-        Classifier::new(self.rules)
-    }
 }
 
 /// The error of an attempt the breaker refuses, or `None` to make it.
@@ -355,7 +362,7 @@ fn refusal<'p, E>(
     attempts: &mut Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
     refused: Option<Refusal<E>>,
 ) -> Option<E> {
-    if attempts.admit() {
+    if attempts.acquire() {
         None
     } else {
         refused.map(|refused| refused(CircuitOpen))

@@ -202,11 +202,7 @@ impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
 #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
 #[must_use]
 pub fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
-    use ::http::Method;
-    matches!(
-        *method,
-        Method::GET | Method::HEAD | Method::OPTIONS | Method::TRACE | Method::PUT | Method::DELETE
-    ) || headers.contains_key(HEADER)
+    method.is_idempotent() || headers.contains_key(HEADER)
 }
 
 #[cfg(test)]

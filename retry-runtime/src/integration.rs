@@ -1,34 +1,21 @@
 //! The one place where the tower layer and the reqwest middleware reach the
-//! runtime's decision: the same backoff, jitter, deadline, budget and
-//! server-hint handling as `#[retry]`, through the same state.
+//! runtime's decision: the same backoff, jitter, deadline, budget, breaker
+//! and server-hint handling as `#[retry]`, through the same state; and the
+//! one reading of an HTTP exchange both of them share.
 
 use core::time::Duration;
+use std::error::Error;
 
-use crate::attempts::{Attempts, NoBreaker};
-use crate::decision::Verdict;
-use crate::{Policy, RetryBudget, Stop};
-
-/// What a classifier of a layer or middleware made of an attempt's outcome.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[cfg_attr(
-    docsrs,
-    doc(cfg(any(feature = "tower", feature = "reqwest-middleware")))
-)]
-pub enum Classification {
-    /// Return it: a success, or an answer a repeat would not change.
-    Done,
-    /// Return it: a failure a repeat would not fix (or that must not be
-    /// repeated, such as a POST without an idempotency key).
-    Permanent,
-    /// A failure that may succeed on a repeat, with the wait the server
-    /// asked for, if any (`Retry-After`, `grpc-retry-pushback-ms`).
-    Transient(Option<Duration>),
-}
+use crate::attempts::Attempts;
+use crate::breaker::AttemptPermit;
+use crate::classify::chain::Chain;
+use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
+use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Stop};
 
 /// One call's retry state under a policy.
 #[derive(Debug)]
 pub(crate) struct Call<'p> {
-    attempts: Attempts<'p, NoBreaker, Option<&'p RetryBudget>>,
+    attempts: Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
 }
 
 impl<'p> Call<'p> {
@@ -36,33 +23,90 @@ impl<'p> Call<'p> {
     pub(crate) fn start(
         policy: &'p Policy,
         budget: Option<&'p RetryBudget>,
+        breaker: Option<&'p CircuitBreaker>,
         name: &'static str,
     ) -> Self {
         Call {
-            attempts: Attempts::start(policy, budget, name),
+            attempts: Attempts::start(policy, budget, name).with_breaker_if(breaker),
         }
+    }
+
+    /// Call before each attempt: whether the breaker, if any, lets it be
+    /// made. When it does not, [`judge`](Call::judge) then stops with
+    /// [`Stop::Open`] whatever it is given.
+    pub(crate) fn acquire(&mut self) -> bool {
+        self.attempts.acquire()
     }
 
     /// Judges the attempt that just ended: the wait before the next, or why
     /// the call stops.
     pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {
-        self.attempts.judge(match outcome {
-            Classification::Done => Verdict::Success,
-            Classification::Permanent => Verdict::Permanent,
-            Classification::Transient(hint) => Verdict::Transient(hint),
-        })
-    }
-
-    /// Stops the call for `stop` without judging an outcome: the breaker
-    /// refused the attempt, or opened on its failure.
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn stop(&mut self, stop: Stop) {
-        self.attempts.stop(stop);
+        self.attempts.judge(outcome)
     }
 
     /// The attempt about to run or just judged, from 1.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn attempt(&self) -> u32 {
         self.attempts.attempt()
+    }
+}
+
+/// What an HTTP exchange means for a retry, for the tower layer's
+/// [`HttpClassifier`](crate::tower::HttpClassifier) and the reqwest
+/// middleware alike:
+///
+/// - a response with `grpc-status` in its headers (a trailers-only gRPC
+///   error) is transient when its code is in `grpc_codes` and its pushback
+///   allows it, the pushback being the hint (gRFC A6);
+/// - any other response with status 408, 429 or 5xx except 501 is
+///   transient, with its `Retry-After` as the hint; for a request that is
+///   not `repeatable` it is [`Classification::Unrepeatable`];
+/// - an error is transient when [`Chain`] finds it so: for a request that
+///   is not repeatable, only one that shows the request was not sent (a
+///   refused connection); a connection closed before the response is then
+///   [`Classification::Unrepeatable`].
+pub(crate) fn classify_http(
+    repeatable: bool,
+    grpc_codes: RetryableCodes,
+    outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
+) -> Classification {
+    match outcome {
+        Ok((status, headers)) => {
+            if let Some(code) = headers.get("grpc-status") {
+                let code = code
+                    .to_str()
+                    .ok()
+                    .and_then(|code| code.parse::<i32>().ok())
+                    .unwrap_or(2); // UNKNOWN, as gRPC reads a malformed status
+                if code == 0 {
+                    return Classification::Done;
+                }
+                let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
+                return if grpc_codes.allows(code, pushback) {
+                    Classification::Transient(pushback.wait())
+                } else {
+                    Classification::Permanent
+                };
+            }
+            if !crate::classify::http::is_transient_status(status) {
+                Classification::Done
+            } else if repeatable {
+                Classification::Transient(crate::classify::http::retry_after(headers))
+            } else {
+                Classification::Unrepeatable
+            }
+        }
+        Err(error) => {
+            if repeatable {
+                if Chain::repeatable().is_transient(error) {
+                    return Classification::Transient(None);
+                }
+            } else if Chain::new().is_transient(error) {
+                return Classification::Transient(None);
+            } else if Chain::repeatable().is_transient(error) {
+                return Classification::Unrepeatable;
+            }
+            Classification::Permanent
+        }
     }
 }

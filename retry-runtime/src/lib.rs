@@ -1,4 +1,5 @@
-//! Retries done right, as an attribute.
+//! Retries done right: capped exponential backoff with jitter, deadlines,
+//! retry budgets, server hints and circuit breakers, as an attribute.
 //!
 //! ```
 //! use retry_runtime::retry;
@@ -10,7 +11,8 @@
 //!     matches!(error, ApiError::Timeout)
 //! }
 //!
-//! #[retry(max = 4, base = "200ms", cap = "10s", on = is_transient)]
+//! /// Fetches a user's name.
+//! #[retry(max = 4, base = "200ms", cap = "10s", deadline = "10s", on = is_transient)]
 //! async fn fetch_user(id: u64) -> Result<String, ApiError> {
 //!     if id == 0 { Err(ApiError::BadRequest) } else { Ok(format!("user {id}")) }
 //! }
@@ -22,25 +24,161 @@
 //! original body afresh; an error that `on` accepts is retried after a wait of
 //! capped exponential backoff with jitter, until `max` attempts or the
 //! `deadline` are used up; the caller always gets the last attempt's result,
-//! unchanged. The keys are checked while compiling.
+//! unchanged. The keys are checked while compiling: a typo in a key or a
+//! duration is a compile error on that token.
 //!
-//! The attribute also honours a server's `Retry-After` (`retry_after`),
-//! retries `Ok` values such as an HTTP 503 (`on_ok`), draws from a shared
-//! [`RetryBudget`] (`budget`) and cuts off hung attempts (`timeout`); see
-//! [`retry`] for every key, and [`classify`] for ready-made classifiers.
+//! # Which entry point
 //!
-//! Without the attribute, the same loop runs over a closure with a
-//! [`Policy`] built at run time: see [`Policy::on`] and [`Policy::retry`].
+//! Four entry points run the same loop, and decide through the same code: the
+//! same [`Policy`] (backoff, jitter, `max`, `deadline`), the same
+//! [`RetryBudget`] and [`CircuitBreaker`], the same handling of a server's
+//! hint.
+//!
+//! | you have | use | |
+//! |---|---|---|
+//! | a function whose policy is known while compiling | [`#[retry(..)]`](retry) | every key checked by the compiler; no allocation; adds a `# Retries` section to the function's docs |
+//! | a policy read at run time, or a closure to retry | [`policy.on(..).run(..)`](Policy::on), [`policy.retry(..)`](Policy::retry) | the same loop over a closure; `run_blocking` for blocking code; [`Policy::untimed`] for an error type that cannot express a timeout |
+//! | a tower stack: hyper, axum, tonic channels | [`RetryLayer`] (feature `tower`) | each request cloned per attempt; `Retry-After` and gRPC pushback read from responses |
+//! | a `reqwest-middleware` client | [`RetryMiddleware`] (feature `reqwest-middleware`) | only requests that are safe to repeat are retried |
+//!
+//! The closure API, with a policy built at run time (from configuration, say):
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_runtime::{Jitter, Policy};
+//! # #[derive(Debug)] struct ApiError;
+//! # impl From<retry_runtime::TimedOut> for ApiError { fn from(_: retry_runtime::TimedOut) -> Self { ApiError } }
+//! # fn is_transient(_: &ApiError) -> bool { true }
+//! # async fn get_user(id: u64) -> Result<u64, ApiError> { Ok(id) }
+//! # #[tokio::main(flavor = "current_thread")]
+//! # async fn main() -> Result<(), Box<dyn std::error::Error>> {
+//!
+//! let policy = Policy::new()
+//!     .with_max_attempts(5)
+//!     .with_base(Duration::from_millis(50))
+//!     .with_jitter(Jitter::Equal);
+//! policy.validate()?; // the rules the attribute checks while compiling
+//! let user = policy.on(is_transient).run(|| get_user(7)).await;
+//! # assert_eq!(user.unwrap(), 7);
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! # Keeping a failing dependency from being overwhelmed
+//!
+//! Per-call limits do not stop a fleet-wide storm: when every call fails,
+//! `max = 4` makes every call four. Shared guards do:
+//!
+//! - [`RetryBudget`] (`budget = &BUDGET`): gRPC's retry throttling, shared by
+//!   every call that names it, lock-free. During a total outage,
+//!   `RetryBudget::new(100, 0.1)` allows about 50 retries in all, however many
+//!   calls fail.
+//! - [`CircuitBreaker`] (`breaker = &BREAKER`): when most calls fail, callers
+//!   get an error at once, and a few probe calls test whether the dependency
+//!   is back. [`CircuitBreaker::acquire`] gives a [`CircuitPermit`] outside
+//!   the loop.
+//! - Hedging (`hedge = "50ms"` or `hedge = "p95"`): a second attempt for a
+//!   slow first one, within the same budget and breaker; see
+//!   [docs/hedging.md](https://github.com/retry-suite/retry/blob/main/docs/hedging.md).
+//! - Nesting: a retried function called inside another's attempt retries as
+//!   it would alone; when it gives up, the outer attempt is not retried
+//!   ([`Nested`], [`Stop::Nested`]), so three layers of three attempts cost
+//!   three calls at the bottom, not 27.
+//! - `deadline` bounds the whole call and `timeout` each attempt
+//!   ([`TimedOut`]); inside the body, [`current_attempt`] gives the attempt
+//!   number, the time left and the call's [`IdempotencyKey`].
+//!
+//! # Watching it
+//!
+//! - `on_retry` calls a function of yours before each wait.
+//! - The `tracing` feature emits one event per retry and one when a call
+//!   gives up, with the reason ([`Stop`]).
+//! - The [`metrics`] module counts retries and give-ups in process; with the
+//!   `metrics` feature, `retry_runtime_calls_total`,
+//!   `retry_runtime_retries_total`, `retry_runtime_wait_seconds` and the
+//!   breaker's transitions go through the `metrics` facade.
+//!
+//! # What `cargo doc` shows for a retried function
+//!
+//! The attribute adds a `# Retries` section to the documentation of a
+//! documented function, so a reader of your crate's docs sees the policy.
+//! For `fetch_user` above, the section reads:
+//!
+//! > **Retries**
+//! >
+//! > Retried with `#[retry]`: up to 4 attempts (the call and 3 retries) on
+//! > errors `is_transient` accepts.
+//! >
+//! > | retry | ceiling |
+//! > |---|---|
+//! > | 1 | 200ms |
+//! > | 2 | 400ms |
+//! > | 3 | 800ms |
+//! >
+//! > Each wait is drawn by full jitter: uniform between zero and the ceiling.
+//! >
+//! > Worst-case total wait: 1.4s; the whole call is bounded by a deadline of 10s.
+//! >
+//! > - A failure that a retried function it calls already retried is returned
+//! >   at once, not retried again here.
+//! > - The caller gets the last attempt's result, unchanged.
+//!
+//! # Cargo features
+//!
+//! | feature | default | what it adds |
+//! |---|---|---|
+//! | `macros` | yes | the [`#[retry]`](retry) attribute |
+//! | `classify-io` | | [`classify::io`]: `std::io::Error` kinds that are worth a retry |
+//! | `http` | | `classify::http`: HTTP status codes and the `Retry-After` header (`http` crate) |
+//! | `reqwest` | | `classify::reqwest`: reqwest errors and responses; `.idempotency_key()` on request builders |
+//! | `hyper` | | `hyper::Error` in error chains ([`classify::chain`]) |
+//! | `tower` | | [`RetryLayer`], a `tower::retry::Policy`, and a circuit breaker layer |
+//! | `reqwest-middleware` | | [`RetryMiddleware`] |
+//! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
+//! | `tracing` | | events per retry and per give-up |
+//! | `metrics` | | metrics through the `metrics` facade, labelled by function and stop reason |
+//! | `serde` | | [`Policy`] from and to configuration (TOML, JSON, ...), gRPC service configs |
+//!
+//! `io` and `grpc` are the names `classify-io` and `tonic` had before 0.2,
+//! kept for this release.
 //!
 //! # Guarantees
 //!
 //! - Nothing is spawned and nothing allocates; dropping the future cancels
-//!   the call. Waits are `tokio::time::sleep`, so a paused test clock runs a
-//!   whole schedule instantly; each wait ends on tokio's next 1 ms tick.
+//!   the call. Inside a tokio runtime waits are `tokio::time::sleep`, so a
+//!   paused test clock runs a whole schedule instantly; each wait ends on
+//!   tokio's next 1 ms tick.
 //! - The generated future is `Send` whenever the body's is; the error of a
 //!   failed attempt is dropped before the wait.
 //! - A panic in the body propagates and is not retried.
-//! - No input makes the runtime panic or overflow.
+//! - No input makes the runtime panic or overflow: no header, no policy, no
+//!   attempt count.
+//!
+//! The whole contract, rule by rule, is in
+//! [docs/semantics.md](https://github.com/retry-suite/retry/blob/main/docs/semantics.md);
+//! where each kind of executor gets its timer, clock and randomness, in
+//! [docs/runtimes.md](https://github.com/retry-suite/retry/blob/main/docs/runtimes.md).
+//!
+// Links to items behind features: to this crate's own page when the feature
+// is on, to docs.rs otherwise, so that no build shows an unresolved link.
+#![cfg_attr(feature = "tower", doc = "[`RetryLayer`]: tower::RetryLayer")]
+#![cfg_attr(
+    not(feature = "tower"),
+    doc = "[`RetryLayer`]: https://docs.rs/retry-runtime/latest/retry_runtime/tower/struct.RetryLayer.html"
+)]
+#![cfg_attr(
+    feature = "reqwest-middleware",
+    doc = "[`RetryMiddleware`]: reqwest_middleware::RetryMiddleware"
+)]
+#![cfg_attr(
+    not(feature = "reqwest-middleware"),
+    doc = "[`RetryMiddleware`]: https://docs.rs/retry-runtime/latest/retry_runtime/reqwest_middleware/struct.RetryMiddleware.html"
+)]
+#![cfg_attr(feature = "io", doc = "[`classify::io`]: classify::io")]
+#![cfg_attr(
+    not(feature = "io"),
+    doc = "[`classify::io`]: https://docs.rs/retry-runtime/latest/retry_runtime/classify/io/index.html"
+)]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]
@@ -48,6 +186,7 @@
 mod attempts;
 mod breaker;
 mod budget;
+mod call_state;
 mod circuit;
 pub mod classify;
 mod clock;
@@ -57,19 +196,25 @@ pub mod config;
 mod context;
 mod decision;
 mod driver;
+mod give_up;
+pub mod hedge;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod integration;
 pub mod metrics;
 mod observe;
 mod policy;
+pub mod registry;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub mod reqwest_middleware;
 pub mod retry_after;
 mod rng;
 mod rules;
+mod shared;
 mod sleep;
+mod slots;
+mod stopped;
 mod timeout;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
@@ -82,17 +227,18 @@ pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit};
 pub use budget::RetryBudget;
 pub use circuit::{CircuitState, Transition};
 pub use context::{current_attempt, AttemptContext};
-pub use decision::Stop;
+pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};
+pub use give_up::WithGiveUp;
 pub use idempotency::IdempotencyKey;
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-pub use integration::Classification;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
+pub use shared::Shared;
+pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 
-/// Retries an `async fn` that returns a `Result`.
+/// Retries a function, `async` or not, that returns a `Result`.
 ///
 /// ```
 /// use retry_runtime::retry;
@@ -128,6 +274,7 @@ pub use timeout::TimedOut;
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; for an error type without that `From` (`reqwest::Error`), bound the attempt in the client instead |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
+/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |

@@ -1,19 +1,40 @@
 //! Process-wide counters of retries and of calls that gave up, for a metrics
-//! exporter to read. Updated only on the retry and give-up paths: a call that
-//! succeeds at once touches none of them.
+//! exporter to read, and (feature `metrics`) the same events through the
+//! [`metrics`](https://docs.rs/metrics) facade. The process-wide counters
+//! move only on the retry and give-up paths: a call that succeeds at once
+//! touches none of them.
 //!
-//! With the `metrics` feature, the same events also go to the
-//! [`metrics`](https://docs.rs/metrics) facade, labelled by function (the
-//! retried function's name, or the name given to a tower layer or
-//! middleware) and by stop reason ([`Stop::as_str`](crate::Stop::as_str)):
+//! # Through the facade
 //!
-//! | counter | labels | counts |
-//! |---|---|---|
-//! | `retry_retries_total` | `function` | retries started (waits begun) |
-//! | `retry_calls_total` | `function`, `reason` | calls that ended, by why: `done` (a success), `exhausted`, `not_retryable`, `deadline`, `budget`, `hint_too_long`, `nested` |
+//! Named in Prometheus style with the prefix `retry_runtime_`, so that
+//! nothing collides with other retry crates' metrics (tower-resilience's
+//! `retry_calls_total`). `function` is the retried function's path
+//! (`my_crate::fetch_user`), or the name given to a tower layer
+//! (`RetryLayer::named`) or middleware; `breaker` is the name given with
+//! `CircuitBreaker::with_name`.
 //!
-//! With the `metrics` feature, call `describe` once after installing a recorder to give exporters the
-//! counters' descriptions.
+//! | metric | kind | labels | counts |
+//! |---|---|---|---|
+//! | `retry_runtime_calls_total` | counter | `function`, `outcome`, `reason` | calls that ended: `outcome` is `success` or `failure`; `reason` is why the call stopped, one of `none` (a success), `not_retryable`, `exhausted`, `deadline`, `budget`, `hint` (the server asked for a wait above `cap`), `open` (the circuit breaker is open) or `nested` (an inner retried function already gave up) |
+//! | `retry_runtime_retries_total` | counter | `function` | retries made: attempts after the first |
+//! | `retry_runtime_wait_seconds` | histogram | `function` | each wait before a retry, in seconds |
+//! | `retry_runtime_circuit_transitions_total` | counter | `breaker`, `from`, `to` | circuit breaker state changes; states `closed`, `half_open`, `open` |
+//! | `retry_runtime_circuit_state` | gauge | `breaker` | the breaker's state: 0 closed, 1 half-open, 2 open |
+//!
+//! A retried `Ok` value returned when no retry is left (an HTTP 503 after
+//! `max` attempts) counts as `outcome="failure"`, with its reason.
+//!
+//! Renamed in 0.2: `retry_retries_total` is still emitted alongside
+//! `retry_runtime_retries_total` for this release
+//! ([`RETRIES_TOTAL_BEFORE_0_2`]), and will be removed in the next.
+//! `retry_calls_total{reason="done"}` is gone without an alias: its name is
+//! the one that collided, and emitting both would double the facade's work
+//! on the success path. Count `retry_runtime_calls_total` instead.
+//!
+//! Call [`describe`] once after installing a recorder to give exporters
+//! the metrics' descriptions and units.
+//!
+//! # In process
 //!
 //! ```
 //! let before = retry_runtime::metrics::snapshot();
@@ -24,6 +45,7 @@
 //! ```
 
 use core::sync::atomic::{AtomicU64, Ordering};
+use core::time::Duration;
 use std::sync::{Arc, Mutex, PoisonError};
 
 use crate::Stop;
@@ -148,6 +170,7 @@ pub fn snapshot() -> Counters {
         }
     }
     drop(threads);
+    // Counted where a breaker reports its transitions, below this module.
     let (circuit_opened, circuit_half_opened, circuit_closed) = crate::circuit::counts();
     Counters {
         retries: total[RETRIES],
@@ -164,48 +187,119 @@ pub fn snapshot() -> Counters {
     }
 }
 
-/// The name of the facade counter of retries started.
+/// The facade counter of calls that ended, labelled `function`, `outcome`
+/// (`success` or `failure`) and `reason` (see [the module](self)).
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const RETRIES_TOTAL: &str = "retry_retries_total";
+pub const CALLS_TOTAL: &str = "retry_runtime_calls_total";
 
-/// The name of the facade counter of calls that ended, by reason.
+/// The facade counter of retries made (attempts after the first),
+/// labelled `function`.
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const CALLS_TOTAL: &str = "retry_calls_total";
+pub const RETRIES_TOTAL: &str = "retry_runtime_retries_total";
 
+/// The facade histogram of the waits before retries, in seconds, labelled
+/// `function`.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
+
+// The breaker's names live with the one place its transitions are
+// reported (below the breaker and this module, so neither imports the
+// other).
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 
-/// Describes the facade counters to the installed recorder.
+/// The name [`RETRIES_TOTAL`] had before 0.2, still emitted alongside it
+/// (same label, same counts) for this release only, so that dashboards can
+/// move over. Costs one more counter on the retry path only.
+#[cfg(feature = "metrics")]
+#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
+pub const RETRIES_TOTAL_BEFORE_0_2: &str = "retry_retries_total";
+
+/// Describes the facade's metrics to the installed recorder.
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub fn describe() {
     ::metrics::describe_counter!(
-        RETRIES_TOTAL,
-        ::metrics::Unit::Count,
-        "Retries started (waits begun), by function."
-    );
-    ::metrics::describe_counter!(
         CALLS_TOTAL,
         ::metrics::Unit::Count,
-        "Retried calls that ended, by function and reason."
+        "Retried calls that ended, by function, outcome and stop reason."
+    );
+    ::metrics::describe_counter!(
+        RETRIES_TOTAL,
+        ::metrics::Unit::Count,
+        "Retries made (attempts after the first), by function."
+    );
+    ::metrics::describe_histogram!(
+        WAIT_SECONDS,
+        ::metrics::Unit::Seconds,
+        "Waits before retries, by function."
+    );
+    ::metrics::describe_counter!(
+        CIRCUIT_TRANSITIONS_TOTAL,
+        ::metrics::Unit::Count,
+        "Circuit breaker state changes, by breaker, from and to."
+    );
+    ::metrics::describe_gauge!(
+        CIRCUIT_STATE,
+        "Circuit breaker state, by breaker: 0 closed, 1 half-open, 2 open."
+    );
+    ::metrics::describe_counter!(
+        RETRIES_TOTAL_BEFORE_0_2,
+        ::metrics::Unit::Count,
+        "Deprecated: retry_runtime_retries_total. Removed in the next release."
     );
 }
 
-#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn record_retry(function: &'static str) {
-    count(RETRIES);
-    #[cfg(feature = "metrics")]
-    ::metrics::counter!(RETRIES_TOTAL, "function" => function).increment(1);
+/// The `reason` label of a call that stopped for `stop`: `none` for a
+/// success, `hint` for a server hint above `cap`, otherwise
+/// [`Stop::as_str`].
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) const fn reason_label(stop: Stop) -> &'static str {
+    match stop {
+        Stop::Done => "none",
+        Stop::HintTooLong => "hint",
+        other => other.as_str(),
+    }
 }
 
+/// The `outcome` label of a call that stopped for `stop`: `success` only
+/// for [`Stop::Done`]. A retried `Ok` value returned when no retry is left
+/// (an HTTP 503 after `max` attempts) is a `failure`.
+#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
+pub(crate) const fn outcome_label(stop: Stop) -> &'static str {
+    match stop {
+        Stop::Done => "success",
+        _ => "failure",
+    }
+}
+
+/// A retry is made after `wait`.
+#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
+pub(crate) fn record_retry(function: &'static str, wait: Duration) {
+    count(RETRIES);
+    #[cfg(feature = "metrics")]
+    {
+        ::metrics::counter!(RETRIES_TOTAL, "function" => function).increment(1);
+        ::metrics::counter!(RETRIES_TOTAL_BEFORE_0_2, "function" => function).increment(1);
+        ::metrics::histogram!(WAIT_SECONDS, "function" => function).record(wait.as_secs_f64());
+    }
+}
+
+/// A call ended for `stop` ([`Stop::Done`]: a success).
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn record_stop(stop: Stop, function: &'static str) {
     #[cfg(feature = "metrics")]
-    ::metrics::counter!(CALLS_TOTAL, "function" => function, "reason" => stop.as_str())
-        .increment(1);
+    ::metrics::counter!(
+        CALLS_TOTAL,
+        "function" => function,
+        "outcome" => outcome_label(stop),
+        "reason" => reason_label(stop),
+    )
+    .increment(1);
     count(match stop {
         Stop::Done => return,
         Stop::Exhausted => EXHAUSTED,

@@ -1,7 +1,28 @@
 //! What a call tells the outside world: one `tracing` event (feature
 //! `tracing`) and one metrics count per retry and per call that stops on a
-//! failure. Off the success path: a call that succeeds at once reaches none
-//! of it.
+//! failure, and (feature `attempt-spans`) one span per attempt. Off the
+//! success path, but for a store to a thread-local ([`crate::last_call`])
+//! and the attempt's span when that feature is on.
+//!
+//! Fields follow OpenTelemetry's attribute names where one exists:
+//! `code.function.name` for the retried function (or the name given to a
+//! layer or middleware), `error.type` for the class of error an attempt
+//! failed with, and on the spans of HTTP attempts `http.request.resend_count`
+//! (the attempt number less one, on resends only). The fields before 0.2,
+//! `function` and `attempt`, are kept alongside for this release.
+//!
+//! | event | level | fields |
+//! |---|---|---|
+//! | `attempt failed; retrying` | INFO | `code.function.name`, `function`, `attempt`, `wait_ms`, `error.type` |
+//! | `attempt failed; not retrying` | DEBUG | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
+//! | `attempt failed; giving up` | WARN | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
+//!
+//! The span (feature `attempt-spans`, INFO, named `retry.attempt`) wraps
+//! each attempt of a retried function or closure loop, and each HTTP attempt
+//! of the tower layer and the middleware: `code.function.name`, `attempt`,
+//! and `http.request.resend_count` for HTTP. It costs a span on every
+//! attempt, the successful first one included, which is why it is a feature
+//! of its own.
 
 use core::time::Duration;
 
@@ -11,42 +32,153 @@ use crate::Stop;
 #[cold]
 #[inline(never)]
 pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
-    crate::metrics::record_retry(function);
+    crate::metrics::record_retry(function, wait);
     #[cfg(feature = "tracing")]
     tracing::info!(
         target: "retry_runtime",
         function,
+        "code.function.name" = function,
         attempt,
         wait_ms = wait.as_secs_f64() * 1000.0,
+        "error.type" = error_type::take(),
         "attempt failed; retrying"
     );
     #[cfg(not(feature = "tracing"))]
     let _ = (function, attempt, wait);
 }
 
+/// A call succeeded at `attempt`: recorded for [`crate::last_call`], a
+/// store to a thread-local, the only work here on the success path.
+#[inline]
+pub(crate) fn succeeded(attempt: u32) {
+    crate::stopped::record(attempt, Stop::Done);
+}
+
 /// A failed attempt is returned to the caller, for `reason`.
 #[cold]
 #[inline(never)]
 pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
+    crate::stopped::record(attempt, reason);
     crate::metrics::record_stop(reason, function);
     #[cfg(feature = "tracing")]
     if reason == Stop::NotRetryable {
         tracing::debug!(
             target: "retry_runtime",
             function,
+            "code.function.name" = function,
             attempt,
             reason = reason.as_str(),
+            "error.type" = error_type::take(),
             "attempt failed; not retrying"
         );
     } else {
         tracing::warn!(
             target: "retry_runtime",
             function,
+            "code.function.name" = function,
             attempt,
             reason = reason.as_str(),
+            "error.type" = error_type::take(),
             "attempt failed; giving up"
         );
     }
     #[cfg(not(feature = "tracing"))]
     let _ = (function, attempt);
+}
+
+/// The class of error the attempt being judged failed with, for the
+/// `error.type` field: set by the generic step that holds the outcome, just
+/// before it is judged, and taken by the event that follows.
+#[cfg(feature = "tracing")]
+pub(crate) mod error_type {
+    use core::cell::Cell;
+
+    thread_local! {
+        static FAILED_WITH: Cell<Option<&'static str>> = const { Cell::new(None) };
+    }
+
+    /// The attempt being judged failed with an error of this class.
+    #[inline]
+    #[allow(dead_code)]
+    pub(crate) fn set(class: &'static str) {
+        let _ = FAILED_WITH.try_with(|failed| failed.set(Some(class)));
+    }
+
+    pub(super) fn take() -> Option<&'static str> {
+        FAILED_WITH.try_with(Cell::take).ok().flatten()
+    }
+}
+
+/// One attempt's span, entered each time the attempt is polled (feature
+/// `attempt-spans`); nothing without the feature.
+#[cfg(feature = "attempt-spans")]
+pub(crate) type AttemptSpan = tracing::Span;
+
+/// One attempt's span: nothing, without the feature `attempt-spans`.
+#[cfg(not(feature = "attempt-spans"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct AttemptSpan;
+
+#[cfg(not(feature = "attempt-spans"))]
+#[allow(dead_code)]
+impl AttemptSpan {
+    #[inline]
+    pub(crate) fn enter(&self) {}
+}
+
+/// The span of attempt `attempt` of `function`.
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
+    #[cfg(feature = "attempt-spans")]
+    return tracing::info_span!(
+        target: "retry_runtime",
+        "retry.attempt",
+        "code.function.name" = function,
+        attempt,
+    );
+    #[cfg(not(feature = "attempt-spans"))]
+    {
+        let _ = (function, attempt);
+        AttemptSpan
+    }
+}
+
+/// The span of HTTP attempt `attempt` of the layer or middleware named
+/// `function`: `http.request.resend_count` is `attempt - 1`, on resends
+/// only, as OpenTelemetry's HTTP conventions ask.
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn http_attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
+    #[cfg(feature = "attempt-spans")]
+    return tracing::info_span!(
+        target: "retry_runtime",
+        "retry.attempt",
+        "code.function.name" = function,
+        attempt,
+        "http.request.resend_count" = (attempt > 1).then(|| attempt - 1),
+    );
+    #[cfg(not(feature = "attempt-spans"))]
+    {
+        let _ = (function, attempt);
+        AttemptSpan
+    }
+}
+
+/// `future`, run inside `span` (feature `attempt-spans`).
+#[cfg(feature = "attempt-spans")]
+#[allow(dead_code)]
+pub(crate) fn in_span<F: core::future::Future>(
+    span: AttemptSpan,
+    future: F,
+) -> impl core::future::Future<Output = F::Output> {
+    tracing::Instrument::instrument(future, span)
+}
+
+/// `future` itself: no spans without the feature `attempt-spans`.
+#[cfg(not(feature = "attempt-spans"))]
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn in_span<F: core::future::Future>(_: AttemptSpan, future: F) -> F {
+    future
 }

@@ -1,16 +1,21 @@
 //! A [`reqwest_middleware`] middleware that retries
 //! with the runtime's [`Policy`]: backoff and jitter, `deadline`, a shared
-//! [`RetryBudget`] and the server's `Retry-After`, decided exactly as
-//! `#[retry]` decides.
+//! [`RetryBudget`], a [`CircuitBreaker`] (one, or one per upstream host) and
+//! the server's `Retry-After`, decided exactly as `#[retry]` decides.
 //!
 //! ```no_run
+//! use std::sync::Arc;
 //! use std::time::Duration;
-//! use retry_runtime::{idempotency::WithIdempotencyKey, reqwest_middleware::RetryMiddleware, Policy};
+//! use retry_runtime::{idempotency::WithIdempotencyKey, reqwest_middleware::RetryMiddleware};
+//! use retry_runtime::{CircuitBreaker, Policy, RetryBudget};
 //!
 //! # async fn run() -> reqwest_middleware::Result<()> {
+//! // Built at start-up from configuration: no `'static` needed.
+//! let budget = Arc::new(RetryBudget::new(100, 0.1));
+//! let breaker = Arc::new(CircuitBreaker::new().with_consecutive_failures(5));
 //! let policy = Policy::new().with_max_attempts(4).with_deadline(Duration::from_secs(10));
 //! let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
-//!     .with(RetryMiddleware::new(policy).named("payments"))
+//!     .with(RetryMiddleware::new(policy).with_budget(budget).with_breaker(breaker).named("payments"))
 //!     .build();
 //!
 //! // A GET is retried on 503 (after its Retry-After), 429, timeouts, refused
@@ -23,47 +28,155 @@
 //!
 //! # What is retried
 //!
-//! Only requests that are safe to repeat: an idempotent method (GET, HEAD,
-//! OPTIONS, TRACE, PUT, DELETE) or one carrying an `Idempotency-Key` header.
-//! For those, a response with status 408, 429 or 5xx except 501 (its
-//! `Retry-After` as the hint), and an error that
+//! With the default [`HttpClassifier`], only requests that are safe to
+//! repeat: an idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE) or
+//! one carrying an `Idempotency-Key` header. For those, a response with
+//! status 408, 429 or 5xx except 501 (its `Retry-After` as the hint), and an
+//! error that
 //! [`classify::reqwest::is_transient_repeatable`](crate::classify::reqwest::is_transient_repeatable)
 //! accepts, including a connection closed before the response. A request
 //! whose body cannot be cloned (a stream) is sent once.
 //!
+//! Every request is a call for the budget, the breaker and the counters,
+//! those not retried too: a POST without a key that gets a 503 takes a
+//! token and counts against the breaker, and ends as `not_retryable`; one
+//! that gets a 200 gives `token_ratio` back (gRFC A6's rule, as in the tower
+//! layer and `#[retry]`).
+//!
+//! Any other rule is a closure given to
+//! [`with_classifier`](RetryMiddleware::with_classifier):
+//! `Fn(&reqwest::Request, &Outcome) -> Classification`.
+//!
+//! # Breakers
+//!
+//! [`with_breaker`](RetryMiddleware::with_breaker) asks one
+//! [`CircuitBreaker`] before every attempt;
+//! [`per_authority`](RetryMiddleware::per_authority) one per upstream
+//! `host:port`, from a [`Registry`]. A request refused by an open circuit
+//! fails with `reqwest_middleware::Error::Middleware` holding a
+//! [`CircuitOpen`] (`error.is::<CircuitOpen>()`); a failed attempt whose
+//! retry is refused returns its own answer.
+//!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
+
+use std::error::Error;
 
 use ::reqwest_middleware::{Middleware, Next};
 use http::Extensions;
 use reqwest::{Request, Response};
 
-use crate::integration::Call;
-use crate::{Classification, Policy, RetryBudget};
+use crate::classify::grpc::RetryableCodes;
+use crate::integration::{classify_http, Call};
+use crate::registry::{Registry, Upstream};
+use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
+
+/// What a request's attempt came to.
+pub type Outcome = ::reqwest_middleware::Result<Response>;
+
+/// Judges an attempt's outcome for the middleware: a closure
+/// `Fn(&Request, &Outcome) -> Classification`, or the [`HttpClassifier`].
+pub trait Classify: Send + Sync + 'static {
+    /// What the outcome of `request` means for a retry.
+    fn classify(&self, request: &Request, outcome: &Outcome) -> Classification;
+}
+
+impl<F> Classify for F
+where
+    F: Fn(&Request, &Outcome) -> Classification + Send + Sync + 'static,
+{
+    fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
+        self(request, outcome)
+    }
+}
+
+/// The default classifier; see the [module docs](self).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct HttpClassifier {
+    grpc_codes: RetryableCodes,
+}
+
+impl HttpClassifier {
+    /// Retries gRPC statuses (of a trailers-only response) with these codes
+    /// instead of `UNAVAILABLE` alone.
+    #[must_use]
+    pub const fn with_grpc_codes(mut self, codes: RetryableCodes) -> Self {
+        self.grpc_codes = codes;
+        self
+    }
+}
+
+impl Classify for HttpClassifier {
+    fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
+        let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
+        let outcome = match outcome {
+            Ok(response) => Ok((response.status(), response.headers())),
+            Err(::reqwest_middleware::Error::Reqwest(error)) => {
+                Err(error as &(dyn Error + 'static))
+            }
+            Err(::reqwest_middleware::Error::Middleware(error)) => {
+                Err(AsRef::<dyn Error + Send + Sync + 'static>::as_ref(error)
+                    as &(dyn Error + 'static))
+            }
+        };
+        classify_http(repeatable, self.grpc_codes, outcome)
+    }
+}
 
 /// The retrying middleware; see the [module docs](self).
-#[derive(Clone, Copy, Debug)]
-pub struct RetryMiddleware {
+#[derive(Clone, Debug)]
+pub struct RetryMiddleware<C = HttpClassifier> {
     policy: Policy,
-    budget: Option<&'static RetryBudget>,
+    budget: Option<Shared<RetryBudget>>,
+    breaker: Option<Shared<CircuitBreaker>>,
+    upstreams: Option<Shared<Registry<Upstream>>>,
     name: &'static str,
+    classifier: C,
 }
 
 impl RetryMiddleware {
-    /// Retries under `policy`.
+    /// Retries under `policy`, with the [`HttpClassifier`].
     #[must_use]
     pub const fn new(policy: Policy) -> Self {
         RetryMiddleware {
             policy,
             budget: None,
+            breaker: None,
+            upstreams: None,
             name: "reqwest",
+            classifier: HttpClassifier {
+                grpc_codes: RetryableCodes::UNAVAILABLE,
+            },
         }
     }
+}
 
-    /// Draws retries from a budget shared by every call that names it.
+impl<C> RetryMiddleware<C> {
+    /// Draws retries from a budget shared by every call that names it (a
+    /// `&'static RetryBudget` or an `Arc<RetryBudget>`).
     #[must_use]
-    pub const fn with_budget(mut self, budget: &'static RetryBudget) -> Self {
-        self.budget = Some(budget);
+    pub fn with_budget(mut self, budget: impl Into<Shared<RetryBudget>>) -> Self {
+        self.budget = Some(budget.into());
+        self
+    }
+
+    /// Asks `breaker` (a `&'static CircuitBreaker` or an `Arc`) before every
+    /// attempt and tells it every outcome as the classifier judged it. A
+    /// request it refuses fails with `Error::Middleware` holding a
+    /// [`CircuitOpen`]; a retry it refuses returns the failed attempt's
+    /// answer.
+    #[must_use]
+    pub fn with_breaker(mut self, breaker: impl Into<Shared<CircuitBreaker>>) -> Self {
+        self.breaker = Some(breaker.into());
+        self
+    }
+
+    /// One breaker and one budget per upstream: each request uses the
+    /// [`Upstream`] that `registry` holds for its URL's `host:port`, made on
+    /// first use, in place of the middleware's own breaker and budget.
+    #[must_use]
+    pub fn per_authority(mut self, registry: impl Into<Shared<Registry<Upstream>>>) -> Self {
+        self.upstreams = Some(registry.into());
         self
     }
 
@@ -74,56 +187,94 @@ impl RetryMiddleware {
         self.name = name;
         self
     }
-}
 
-/// What the middleware makes of an attempt of a request that is safe to
-/// repeat.
-fn classify(result: &::reqwest_middleware::Result<Response>) -> Classification {
-    match result {
-        Ok(response) if crate::classify::reqwest::is_transient_response(response) => {
-            Classification::Transient(crate::classify::reqwest::retry_after(response))
+    /// Classifies outcomes with `classifier`, such as a closure
+    /// `Fn(&Request, &Outcome) -> Classification`.
+    #[must_use]
+    pub fn with_classifier<C2: Classify>(self, classifier: C2) -> RetryMiddleware<C2> {
+        RetryMiddleware {
+            policy: self.policy,
+            budget: self.budget,
+            breaker: self.breaker,
+            upstreams: self.upstreams,
+            name: self.name,
+            classifier,
         }
-        Ok(_) => Classification::Done,
-        Err(::reqwest_middleware::Error::Reqwest(error))
-            if crate::classify::reqwest::is_transient_repeatable(error) =>
-        {
-            Classification::Transient(None)
-        }
-        Err(::reqwest_middleware::Error::Middleware(error))
-            if crate::classify::chain::is_transient_repeatable(error) =>
-        {
-            Classification::Transient(None)
-        }
-        Err(_) => Classification::Permanent,
+    }
+
+    /// The upstream of a request, when the middleware keys by authority.
+    fn upstream(&self, request: &Request) -> Option<std::sync::Arc<Upstream>> {
+        let registry = self.upstreams.as_ref()?;
+        let url = request.url();
+        let host = url.host_str()?;
+        Some(match url.port_or_known_default() {
+            Some(port) => registry.get(&format!("{host}:{port}")),
+            None => registry.get(host),
+        })
     }
 }
 
 #[async_trait::async_trait]
-impl Middleware for RetryMiddleware {
+impl<C: Classify> Middleware for RetryMiddleware<C> {
     async fn handle(
         &self,
         request: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
-    ) -> ::reqwest_middleware::Result<Response> {
-        if !crate::idempotency::is_repeatable(request.method(), request.headers()) {
-            return next.run(request, extensions).await;
-        }
-        let mut call = Call::start(&self.policy, self.budget, self.name);
+    ) -> Outcome {
+        let upstream = self.upstream(&request);
+        let (budget, breaker) = match &upstream {
+            Some(upstream) => (upstream.budget(), upstream.breaker()),
+            None => (self.budget.as_deref(), self.breaker.as_deref()),
+        };
+        let mut call = Call::start(&self.policy, budget, breaker, self.name);
+        // With a breaker, a failed attempt's answer is kept through the
+        // wait: a retry the breaker then refuses returns it.
+        let mut kept = None;
         loop {
-            let Some(attempt) = request.try_clone() else {
-                return next.run(request, extensions).await;
-            };
-            let result = next.clone().run(attempt, extensions).await;
-            match call.judge(classify(&result)) {
-                Ok(wait) => {
-                    // The failed attempt's response holds a connection: let
-                    // it go before waiting.
-                    drop(result);
-                    crate::sleep::sleep(wait).await;
-                }
-                Err(_) => return result,
+            if !call.acquire() {
+                // Refused: the call stops with reason `open`.
+                let _ = call.judge(Classification::Permanent);
+                return kept
+                    .unwrap_or_else(|| Err(::reqwest_middleware::Error::middleware(CircuitOpen)));
             }
+            // Let go of the answer kept through the wait before the next
+            // attempt.
+            drop(kept.take());
+            let Some(attempt) = request.try_clone() else {
+                // A streaming body: sent once, and counted as any attempt.
+                let head = head_of(&request);
+                let result = next.run(request, extensions).await;
+                let outcome = match self.classifier.classify(&head, &result) {
+                    Classification::Transient(_) => Classification::Unrepeatable,
+                    outcome => outcome,
+                };
+                let _ = call.judge(outcome);
+                return result;
+            };
+            let span = crate::observe::http_attempt_span(self.name, call.attempt());
+            let result = crate::observe::in_span(span, next.clone().run(attempt, extensions)).await;
+            let wait = match call.judge(self.classifier.classify(&request, &result)) {
+                Ok(wait) => wait,
+                Err(_) => return result,
+            };
+            // Without a breaker, the failed attempt's response (and the
+            // connection it holds) is let go before the wait.
+            kept = if breaker.is_some() {
+                Some(result)
+            } else {
+                drop(result);
+                None
+            };
+            crate::sleep::sleep(wait).await;
         }
     }
+}
+
+/// A request's method, URL and headers, without its body: what a classifier
+/// reads of a request whose body was sent.
+fn head_of(request: &Request) -> Request {
+    let mut head = Request::new(request.method().clone(), request.url().clone());
+    head.headers_mut().clone_from(request.headers());
+    head
 }

@@ -1,13 +1,11 @@
 //! The rules of one retried function (`on`, `on_ok`, `retry_after`,
-//! `retry_after_ok`, `on_retry`, `on_retry_ok`) tied to its return type, and
-//! the step that applies them to an attempt's outcome.
+//! `retry_after_ok`, `on_retry`, `on_retry_ok`) tied to its return type:
+//! they judge an attempt's outcome and return a verdict, which the attempt
+//! loop ([`crate::attempts`]) applies.
 
-use core::marker::PhantomData;
-use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::attempts::{Attempts, Guard, Spend};
-use crate::decision::Verdict;
+use crate::decision::Classification;
 
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
@@ -97,9 +95,9 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 /// Rules that fit the outcome type `R`. The one place the bounds tying each
 /// rule to `R` are written.
 #[doc(hidden)]
-pub trait RulesFor<R: Outcome> {
+pub trait RulesFor<R> {
     /// What the rules make of an outcome.
-    fn verdict(&self, outcome: &R) -> Verdict;
+    fn verdict(&self, outcome: &R) -> Classification;
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
 }
@@ -115,12 +113,14 @@ where
     HookOk: OnRetry<R::Ok>,
 {
     #[inline]
-    fn verdict(&self, outcome: &R) -> Verdict {
+    fn verdict(&self, outcome: &R) -> Classification {
         match outcome.as_result() {
-            Ok(value) if (self.on_ok)(value) => Verdict::Transient((self.retry_after_ok)(value)),
-            Ok(_) => Verdict::Success,
-            Err(error) if (self.on)(error) => Verdict::Transient((self.retry_after)(error)),
-            Err(_) => Verdict::Permanent,
+            Ok(value) if (self.on_ok)(value) => {
+                Classification::Transient((self.retry_after_ok)(value))
+            }
+            Ok(_) => Classification::Done,
+            Err(error) if (self.on)(error) => Classification::Transient((self.retry_after)(error)),
+            Err(_) => Classification::Permanent,
         }
     }
 
@@ -138,9 +138,9 @@ where
 /// closure's argument type only from a bound on the closure itself, so this
 /// entry repeats the bounds of [`RulesFor`] for the expansion's sake. When
 /// the return type is not a `Result`, or a rule does not fit it, the
-/// compiler reports it here, once.
+/// compiler reports it here, once: the result is an opaque
+/// `impl RulesFor<R>`, so the step that uses it still type-checks.
 #[doc(hidden)]
-#[inline]
 #[allow(clippy::type_complexity)]
 pub fn classifier<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
     on: On,
@@ -149,7 +149,7 @@ pub fn classifier<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
     retry_after_ok: RaOk,
     on_retry: Hook,
     on_retry_ok: HookOk,
-) -> impl Next<R>
+) -> impl RulesFor<R>
 where
     R: Outcome,
     On: Classify<R::Error>,
@@ -159,70 +159,13 @@ where
     Hook: OnRetry<R::Error>,
     HookOk: OnRetry<R::Ok>,
 {
-    Classifier::new(Rules {
+    Rules {
         on,
         on_ok,
         retry_after,
         retry_after_ok,
         on_retry,
         on_retry_ok,
-    })
-}
-
-/// The rules, tied to the outcome type `R`.
-#[doc(hidden)]
-pub struct Classifier<R, Rules> {
-    rules: Rules,
-    outcome: PhantomData<fn(R) -> R>,
-}
-
-impl<R, Rules> Classifier<R, Rules> {
-    pub(crate) const fn new(rules: Rules) -> Self {
-        Classifier {
-            rules,
-            outcome: PhantomData,
-        }
-    }
-}
-
-/// One step of the loop: judges an attempt's outcome. `Break` hands it back
-/// unchanged, `Continue` gives the wait before the next attempt; the outcome
-/// is dropped here, before the wait.
-///
-/// [`classifier`] returns an opaque `impl Next<R>`, so that when its bounds
-/// fail (a return type that is not a `Result`, a rule of the wrong type) the
-/// compiler reports that once, at the call, and the step itself still
-/// type-checks.
-#[doc(hidden)]
-pub trait Next<R> {
-    /// Judges `outcome`, the outcome of the attempt `attempts` is running.
-    fn next<'p, B: Guard, U: Spend<'p>>(
-        &self,
-        attempts: &mut Attempts<'p, B, U>,
-        outcome: R,
-    ) -> ControlFlow<R, Duration>;
-}
-
-impl<R: Outcome, Rules: RulesFor<R>> Next<R> for Classifier<R, Rules> {
-    #[inline]
-    fn next<'p, B: Guard, U: Spend<'p>>(
-        &self,
-        attempts: &mut Attempts<'p, B, U>,
-        outcome: R,
-    ) -> ControlFlow<R, Duration> {
-        let verdict = self.rules.verdict(&outcome);
-        if verdict == Verdict::Success {
-            attempts.succeeded();
-            return ControlFlow::Break(outcome);
-        }
-        let failed = attempts.attempt();
-        match attempts.judge(verdict) {
-            Ok(wait) => {
-                self.rules.before_wait(&outcome, failed, wait);
-                ControlFlow::Continue(wait)
-            }
-            Err(_) => ControlFlow::Break(outcome),
-        }
     }
 }
 

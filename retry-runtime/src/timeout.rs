@@ -1,12 +1,12 @@
-//! Per-attempt timeouts: the error a cut-off attempt fails with, and the
-//! future that cuts it off.
+//! The per-attempt time limit: the error a cut-off attempt fails with, the
+//! [`Limit`] that says how an attempt fails when cut off, and the
+//! [`Limited`] attempt that it cuts off.
 
 use core::fmt;
 use core::future::Future;
 use core::pin::Pin;
+use core::task::{Context, Poll};
 use core::time::Duration;
-
-use crate::rules::Outcome;
 
 /// The error an attempt cut off by `timeout` fails with, converted into the
 /// function's error type by `From`.
@@ -43,67 +43,111 @@ impl From<TimedOut> for std::io::Error {
     }
 }
 
+/// The time limit of a call's attempts: how an attempt that runs past its
+/// timeout fails (with `E::from(TimedOut)`, or a conversion the user gave),
+/// or never, under a policy known to have no timeout.
+#[doc(hidden)]
+pub struct Limit<R> {
+    timed_out: Option<fn(TimedOut) -> R>,
+}
+
+impl<R> Clone for Limit<R> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<R> Copy for Limit<R> {}
+
+impl<R> Limit<R> {
+    /// Attempts cut off fail with `timed_out(TimedOut)`.
+    #[must_use]
+    pub const fn new(timed_out: fn(TimedOut) -> R) -> Self {
+        Limit {
+            timed_out: Some(timed_out),
+        }
+    }
+
+    /// Attempts are never cut off: the policy has no timeout, and the error
+    /// type need not express one.
+    #[must_use]
+    pub const fn untimed() -> Self {
+        Limit { timed_out: None }
+    }
+
+    /// `attempt`, cut off after `timeout` if there is one and this limit can
+    /// report it.
+    pub fn attempt<F: Future<Output = R>>(
+        self,
+        timeout: Option<Duration>,
+        attempt: F,
+    ) -> Limited<F, R> {
+        Limited {
+            attempt,
+            cutoff: match (timeout, self.timed_out) {
+                (Some(timeout), Some(timed_out)) => Some(Cutoff {
+                    sleep: crate::sleep::sleep(timeout),
+                    timed_out,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// Runs a blocking `attempt`, which cannot be interrupted: with a
+    /// `timeout`, one that returns after it fails as if cut off, its late
+    /// outcome dropped.
+    pub(crate) fn call_blocking(self, timeout: Option<Duration>, attempt: impl FnOnce() -> R) -> R {
+        let (Some(timeout), Some(timed_out)) = (timeout, self.timed_out) else {
+            return attempt();
+        };
+        let started = std::time::Instant::now();
+        let outcome = attempt();
+        if started.elapsed() <= timeout {
+            outcome
+        } else {
+            timed_out(TimedOut)
+        }
+    }
+}
+
 pin_project_lite::pin_project! {
-    /// An attempt cut off after a time limit, if it has one: `None` when
-    /// it was cut off.
+    /// An attempt under its time limit, if it has one.
     #[doc(hidden)]
     #[must_use = "futures do nothing unless polled"]
-    pub struct Limited<F> {
+    pub struct Limited<F, R> {
         #[pin]
         attempt: F,
         #[pin]
-        limit: Option<tokio::time::Sleep>,
+        cutoff: Option<Cutoff<R>>,
     }
 }
 
-impl<F: Future> Future for Limited<F> {
-    type Output = Option<F::Output>;
+pin_project_lite::pin_project! {
+    /// The end of an attempt's time, and the outcome it then has.
+    #[doc(hidden)]
+    pub struct Cutoff<R> {
+        #[pin]
+        sleep: tokio::time::Sleep,
+        timed_out: fn(TimedOut) -> R,
+    }
+}
 
-    fn poll(
-        self: Pin<&mut Self>,
-        cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<Self::Output> {
+impl<F: Future<Output = R>, R> Future for Limited<F, R> {
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let this = self.project();
-        if let core::task::Poll::Ready(outcome) = this.attempt.poll(cx) {
-            return core::task::Poll::Ready(Some(outcome));
+        if let Poll::Ready(outcome) = this.attempt.poll(cx) {
+            return Poll::Ready(outcome);
         }
-        match this.limit.as_pin_mut() {
-            Some(limit) => limit.poll(cx).map(|()| None),
-            None => core::task::Poll::Pending,
+        match this.cutoff.as_pin_mut() {
+            Some(cutoff) => {
+                let cutoff = cutoff.project();
+                let timed_out = *cutoff.timed_out;
+                cutoff.sleep.poll(cx).map(|()| timed_out(TimedOut))
+            }
+            None => Poll::Pending,
         }
     }
-}
-
-/// Runs `attempt`, cut off after `limit` if there is one.
-#[doc(hidden)]
-pub fn limited<F: Future>(limit: Option<Duration>, attempt: F) -> Limited<F> {
-    Limited {
-        attempt,
-        limit: limit.map(tokio::time::sleep),
-    }
-}
-
-/// The outcome of a [`Limited`] attempt: a cut-off attempt fails with
-/// `E::from(TimedOut)`. The one place the expansion requires that
-/// conversion, so that a missing `From` impl is one error.
-#[doc(hidden)]
-#[inline]
-pub fn or_timed_out<R>(outcome: Option<R>) -> R
-where
-    R: Outcome,
-    R::Error: From<TimedOut>,
-{
-    outcome.unwrap_or_else(|| R::from_error(TimedOut.into()))
-}
-
-/// Runs a blocking `attempt` that cannot be cut off: with a `limit`, one that
-/// returns after it is `None`, timed out, its late outcome dropped.
-#[inline]
-pub(crate) fn call_limited<R>(limit: Option<Duration>, attempt: impl FnOnce() -> R) -> Option<R> {
-    let Some(limit) = limit else {
-        return Some(attempt());
-    };
-    let started = std::time::Instant::now();
-    let outcome = attempt();
-    (started.elapsed() <= limit).then_some(outcome)
 }

@@ -1,5 +1,5 @@
 //! Errors that travel as chains (`anyhow::Error`, `eyre::Report`,
-//! `Box<dyn Error>`): walk `source()` to the first error of a known type and
+//! `Box<dyn Error>`, `Box<dyn Error + Send + Sync>`): walk `source()` to the first error of a known type and
 //! apply its classifier.
 //!
 //! | found in the chain | classifier | feature |
@@ -38,21 +38,11 @@
 //! idempotency key), [`Chain::repeatable`] also retries a connection closed
 //! before the response.
 
+use core::ops::Deref;
 use core::time::Duration;
 use std::error::Error;
 
-/// The errors of a chain, the outermost first.
-pub fn sources<'a>(
-    error: &'a (dyn Error + 'static),
-) -> impl Iterator<Item = &'a (dyn Error + 'static)> + 'a {
-    core::iter::successors(Some(error), |&error| error.source())
-}
-
-/// The first error of type `T` in a chain.
-#[must_use]
-pub fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
-    sources(error).find_map(|error| error.downcast_ref::<T>())
-}
+pub use super::source::{find, sources, DynError};
 
 /// A classifier per known error type, applied to the first known error of a
 /// chain.
@@ -83,7 +73,7 @@ impl Chain {
             #[cfg(feature = "reqwest")]
             reqwest: crate::classify::reqwest::is_transient,
             #[cfg(feature = "hyper")]
-            hyper: hyper_is_transient,
+            hyper: super::hyper::is_transient,
             #[cfg(feature = "grpc")]
             grpc: crate::classify::grpc::is_retryable,
         }
@@ -102,7 +92,7 @@ impl Chain {
         }
         #[cfg(feature = "hyper")]
         {
-            chain.hyper = hyper_is_transient_repeatable;
+            chain.hyper = super::hyper::is_transient_repeatable;
         }
         chain
     }
@@ -169,25 +159,38 @@ impl Chain {
     }
 }
 
-/// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report` or
-/// `Box<dyn Error>`. For `on`.
+/// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report`,
+/// `Box<dyn Error>` or `Box<dyn Error + Send + Sync>` (tower's `BoxError`).
+/// For `on`.
 #[must_use]
-pub fn is_transient<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
-    Chain::new().is_transient(error.as_ref())
+pub fn is_transient<E>(error: &E) -> bool
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    Chain::new().is_transient(error.deref().as_dyn_error())
 }
 
 /// [`Chain::repeatable`]'s verdict, for a request that is safe to repeat.
 /// For `on`.
 #[must_use]
-pub fn is_transient_repeatable<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> bool {
-    Chain::repeatable().is_transient(error.as_ref())
+pub fn is_transient_repeatable<E>(error: &E) -> bool
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    Chain::repeatable().is_transient(error.deref().as_dyn_error())
 }
 
 /// The wait a server asked for, from the chain: a `tonic::Status`'s pushback
 /// (with the `grpc` feature). For `retry_after`.
 #[must_use]
-pub fn retry_after<E: AsRef<dyn Error + 'static> + ?Sized>(error: &E) -> Option<Duration> {
-    retry_after_dyn(error.as_ref())
+pub fn retry_after<E>(error: &E) -> Option<Duration>
+where
+    E: Deref + ?Sized,
+    E::Target: DynError,
+{
+    retry_after_dyn(error.deref().as_dyn_error())
 }
 
 /// [`retry_after`] for a bare `dyn Error`.
@@ -199,33 +202,4 @@ pub fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
         return crate::classify::grpc::pushback(status);
     }
     None
-}
-
-/// Whether a hyper error may go away on a repeat of a request that was not
-/// processed: a timeout, or a connection that failed before sending.
-#[cfg(feature = "hyper")]
-fn hyper_is_transient(error: &::hyper::Error) -> bool {
-    error.is_timeout()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(|error| {
-                matches!(
-                    error.kind(),
-                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
-                )
-            })
-}
-
-/// [`hyper_is_transient`], and for a repeatable request also a connection
-/// closed or reset before the whole response arrived.
-#[cfg(feature = "hyper")]
-pub(crate) fn hyper_is_transient_repeatable(error: &::hyper::Error) -> bool {
-    hyper_is_transient(error)
-        || error.is_incomplete_message()
-        || error.is_canceled()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(crate::classify::io::is_transient)
 }

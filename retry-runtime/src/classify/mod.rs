@@ -23,8 +23,11 @@ pub mod http;
 pub mod io;
 // The error-chain classifier reads I/O errors with or without the feature.
 pub mod chain;
-#[cfg(any(feature = "grpc", feature = "tower"))]
-#[cfg_attr(docsrs, doc(cfg(any(feature = "grpc", feature = "tower"))))]
+#[cfg(any(feature = "grpc", feature = "tower", feature = "reqwest-middleware"))]
+#[cfg_attr(
+    docsrs,
+    doc(cfg(any(feature = "grpc", feature = "tower", feature = "reqwest-middleware")))
+)]
 pub mod grpc;
 #[cfg(not(feature = "io"))]
 #[allow(dead_code)]
@@ -32,3 +35,7 @@ mod io;
 #[cfg(feature = "reqwest")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest")))]
 pub mod reqwest;
+// Below `chain` and `reqwest`, which share them.
+#[cfg(feature = "hyper")]
+mod hyper;
+mod source;

@@ -30,6 +30,7 @@
 use std::time::Duration;
 
 use super::http::{self as status, is_transient_status};
+use super::source::find;
 
 /// Whether a reqwest error may go away on a repeat: a timeout, a failure to
 /// connect, or an error status (from `error_for_status`) that is transient.
@@ -44,9 +45,8 @@ pub fn is_transient(error: &::reqwest::Error) -> bool {
 /// that is safe to repeat: see [`is_transient_repeatable`].
 #[must_use]
 pub fn is_connection_closed(error: &::reqwest::Error) -> bool {
-    super::chain::find::<::hyper::Error>(error)
-        .is_some_and(super::chain::hyper_is_transient_repeatable)
-        || super::chain::find::<std::io::Error>(error).is_some_and(|error| {
+    find::<::hyper::Error>(error).is_some_and(super::hyper::is_transient_repeatable)
+        || find::<std::io::Error>(error).is_some_and(|error| {
             matches!(
                 error.kind(),
                 std::io::ErrorKind::ConnectionReset

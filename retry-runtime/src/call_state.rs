@@ -1,0 +1,162 @@
+//! What one call keeps across its attempts, breaker or budget or not: its
+//! policy, the context its attempts run in, and the last wait. The decision
+//! itself is [`crate::decision`]; telling the outside world is
+//! [`crate::observe`]. Not generic, so every retried function shares this
+//! code.
+
+use core::time::Duration;
+
+use retry_core::backoff;
+
+use crate::clock::{Clock, Deadline};
+use crate::context::{self, Frame};
+use crate::decision::{self, Failure, Stop};
+use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
+
+/// The state of one call across its attempts. Holds no error and no value,
+/// so it never makes the caller's future `!Send`.
+#[derive(Debug)]
+pub(crate) struct CallState<'p> {
+    policy: &'p Policy,
+    /// The attempt running or just judged, the call's deadline and key, as
+    /// its attempts' context shows them.
+    frame: Frame,
+    /// The last wait in nanoseconds, for decorrelated jitter; `base` before
+    /// the first. Nanoseconds rather than a `Duration` keep the future small.
+    previous: u64,
+    /// Counted in flight in the attempt this call runs inside, until it
+    /// returns.
+    counted: bool,
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    name: &'static str,
+}
+
+impl<'p> CallState<'p> {
+    pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        let _ = name;
+        let deadline = match policy.deadline() {
+            Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
+            None => Deadline::NONE,
+        };
+        CallState {
+            policy,
+            frame: Frame::first(policy.max_attempts(), deadline, clock),
+            previous: backoff::nanos(policy.base()),
+            counted: context::started(),
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            name,
+        }
+    }
+
+    /// The attempt running or just judged, from 1.
+    pub(crate) fn attempt(&self) -> u32 {
+        self.frame.attempt
+    }
+
+    pub(crate) fn clock(&self) -> Clock {
+        self.frame.clock()
+    }
+
+    /// The context the call's attempts run in.
+    pub(crate) fn frame(&mut self) -> &mut Frame {
+        &mut self.frame
+    }
+
+    pub(crate) fn name(&self) -> &'static str {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        return self.name;
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        ""
+    }
+
+    pub(crate) fn context(&self) -> AttemptContext {
+        self.frame.context()
+    }
+
+    /// How long the next attempt may run: the policy's timeout, shortened to
+    /// the time left before the nearest deadline. `None` without a timeout.
+    pub(crate) fn attempt_timeout(&self) -> Option<Duration> {
+        let timeout = self.policy.timeout()?;
+        Some(self.time_left().map_or(timeout, |left| timeout.min(left)))
+    }
+
+    /// The time left before this call's deadline or the enclosing attempt's,
+    /// whichever is nearer.
+    fn time_left(&self) -> Option<Duration> {
+        let nearest = self.frame.deadline.min(context::enclosing_deadline());
+        nearest.get().map(|deadline| self.clock().until(deadline))
+    }
+
+    /// A failure the rules may retry: gathers what the decision needs, and
+    /// applies it; `breaker` is asked whether the failure opened it.
+    #[inline(never)]
+    pub(crate) fn retry(
+        &mut self,
+        hint: Option<Duration>,
+        budget: Option<&RetryBudget>,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<Duration, Stop> {
+        let failure = Failure {
+            attempt: self.frame.attempt,
+            hint,
+            previous: Duration::from_nanos(self.previous),
+            // Every retryable failure takes from the budget, the last one too.
+            budget_allows: budget.is_none_or(RetryBudget::record_failure),
+            inner_gave_up: core::mem::take(&mut self.frame.inner_gave_up),
+            time_left: self.time_left(),
+        };
+        let mut decision = decision::decide(self.policy, &failure, crate::rng::next_u64);
+        // The failure may have opened the breaker: no retry would be let
+        // through, so do not wait for one.
+        if decision.is_ok() {
+            let blocking = self.clock() == Clock::Blocking;
+            if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
+                decision = Err(Stop::Open);
+            }
+        }
+        match decision {
+            Ok(wait) => {
+                observe::retrying(self.name(), self.frame.attempt, wait);
+                self.previous = backoff::nanos(wait);
+                self.frame.attempt += 1;
+                // Retried calls the failed attempt left running (dropped
+                // with it) are not part of the next.
+                self.frame.in_flight = 0;
+                Ok(wait)
+            }
+            Err(stop) => Err(self.stopped(stop, failure.inner_gave_up)),
+        }
+    }
+
+    /// A failure that is returned to the caller.
+    #[cold]
+    #[inline(never)]
+    pub(crate) fn not_retryable(&mut self) -> Stop {
+        let inner_gave_up = core::mem::take(&mut self.frame.inner_gave_up);
+        self.stopped(Stop::NotRetryable, inner_gave_up)
+    }
+
+    /// The call returns: the attempt it runs inside no longer counts it in
+    /// flight.
+    pub(crate) fn finished(&mut self) {
+        if core::mem::take(&mut self.counted) {
+            context::finished();
+        }
+    }
+
+    /// Tells the outside world, and the attempt this call runs inside: a
+    /// failure retried here (or by a layer below) as far as the rules allow
+    /// is not to be retried again around it. A call that never retries
+    /// (`max = 1`, a breaker-only guard) is no retry layer: its own failure
+    /// marks nothing, though it passes on the mark of a layer below.
+    pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
+        observe::stopped(self.name(), self.frame.attempt, stop);
+        self.finished();
+        let retries = self.frame.max_attempts > 1;
+        if (retries && stop.gave_up_retrying()) || inner_gave_up {
+            context::report_gave_up();
+        }
+        stop
+    }
+}

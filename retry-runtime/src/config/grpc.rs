@@ -1,0 +1,351 @@
+//! A gRPC service config, as gRPC clients in every language read it
+//! (gRFC A6): one JSON file drives this library and them alike.
+//!
+//! A method config's `retryPolicy` becomes a [`Policy`] and the
+//! [`RetryableCodes`] it retries; the service config's `retryThrottling`
+//! becomes a [`RetryBudget`]; `hedgingPolicy` becomes the attempts, the
+//! non-fatal codes and a [`Hedge`]. Values
+//! are taken as gRPC takes them: durations as protobuf JSON writes them
+//! (`"0.1s"`, seconds with up to nine decimals), status codes by name
+//! (`"UNAVAILABLE"`) or number, and a `maxAttempts` above 5 treated as 5.
+//! The backoff is gRPC's: full jitter under
+//! `min(initialBackoff * backoffMultiplier^n, maxBackoff)`, exactly
+//! [`Jitter::Full`](crate::Jitter::Full) with `base = initialBackoff` and
+//! `cap = maxBackoff`. A method's `timeout` is the whole call's, retries
+//! included: the policy's `deadline`.
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_runtime::config::grpc::ServiceConfig;
+//! use tonic::{Code, Status};
+//!
+//! let config: ServiceConfig = serde_json::from_str(r#"{
+//!     "methodConfig": [{
+//!         "name": [{ "service": "helloworld.Greeter" }],
+//!         "timeout": "5s",
+//!         "retryPolicy": {
+//!             "maxAttempts": 4,
+//!             "initialBackoff": "0.1s",
+//!             "maxBackoff": "1s",
+//!             "backoffMultiplier": 2,
+//!             "retryableStatusCodes": ["UNAVAILABLE", "RESOURCE_EXHAUSTED"]
+//!         }
+//!     }],
+//!     "retryThrottling": { "maxTokens": 10, "tokenRatio": 0.1 }
+//! }"#).unwrap();
+//!
+//! let method = config.for_path("/helloworld.Greeter/SayHello").unwrap();
+//! let policy = *method.policy().policy();
+//! assert_eq!(policy.max_attempts(), 4);
+//! assert_eq!(policy.base(), Duration::from_millis(100));
+//! assert_eq!(policy.deadline(), Some(Duration::from_secs(5)));
+//! assert!(method.retryable().contains(Code::ResourceExhausted));
+//! assert!(!method.retryable().is_retryable(&Status::invalid_argument("no")));
+//!
+//! let budget = config.budget().unwrap(); // RetryBudget::new(10, 0.1)
+//! assert_eq!(budget.max_tokens(), 10.0);
+//! ```
+//!
+//! Run a call under it with the closure API, or with the attribute's
+//! `policy` key and the codes in `on`:
+//!
+//! ```
+//! # use std::sync::LazyLock;
+//! use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
+//! use retry_runtime::{retry, UntimedPolicy};
+//!
+//! static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| {
+//!     serde_json::from_str(r#"{ "methodConfig": [{ "name": [{}], "retryPolicy": {
+//!         "maxAttempts": 3, "initialBackoff": "0.05s", "maxBackoff": "1s",
+//!         "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"] } }] }"#)
+//!     .unwrap()
+//! });
+//! static SAY_HELLO: LazyLock<&MethodConfig> =
+//!     LazyLock::new(|| CONFIG.method("helloworld.Greeter", "SayHello").unwrap());
+//! // No per-attempt timeout (a service config has none), so it runs
+//! // calls that fail with `tonic::Status`, which cannot express one.
+//! static POLICY: LazyLock<UntimedPolicy> = LazyLock::new(|| SAY_HELLO.policy());
+//!
+//! #[retry(policy = &POLICY, on = |status| SAY_HELLO.retryable().is_retryable(status))]
+//! async fn say_hello(calls: &mut u32) -> Result<String, tonic::Status> {
+//!     *calls += 1;
+//!     if *calls < 3 { Err(tonic::Status::unavailable("restarting")) } else { Ok("hello".into()) }
+//! }
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! let mut calls = 0;
+//! assert_eq!(say_hello(&mut calls).await.unwrap(), "hello");
+//! assert_eq!(calls, 3);
+//! # }
+//! ```
+//!
+//! Other fields of a service config (`loadBalancingConfig`, `waitForReady`,
+//! message size limits) are left to the channel: they are accepted and
+//! ignored here.
+
+use core::time::Duration;
+
+use serde::Deserialize;
+
+use crate::classify::grpc::RetryableCodes;
+use crate::hedge::Hedge;
+use crate::{Policy, RetryBudget, UntimedPolicy};
+
+mod load;
+
+/// A gRPC service config's method configs and retry throttling.
+/// Deserialize it from the service config's JSON.
+#[derive(Clone, Debug, PartialEq, Deserialize)]
+#[serde(try_from = "load::raw::ServiceConfig")]
+pub struct ServiceConfig {
+    methods: Vec<MethodConfig>,
+    throttling: Option<RetryThrottling>,
+}
+
+/// One entry of `methodConfig`: the methods it names, and how calls to them
+/// are retried.
+#[derive(Clone, Debug, PartialEq)]
+pub struct MethodConfig {
+    names: Vec<MethodName>,
+    timeout: Option<Duration>,
+    retry: Option<RetryPolicy>,
+    hedging: Option<HedgingPolicy>,
+}
+
+/// A `name` of a method config: a service and a method, either of which
+/// may be empty (every method of the service; every service).
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct MethodName {
+    service: String,
+    method: String,
+}
+
+/// A method config's `retryPolicy`.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryPolicy {
+    policy: Policy,
+    retryable: RetryableCodes,
+}
+
+/// A method config's `hedgingPolicy`: send up to `maxAttempts` copies of a
+/// call, one each `hedgingDelay`, until one answers; a copy that fails
+/// with one of `nonFatalStatusCodes` starts the next at once.
+///
+/// [`MethodConfig::policy`] carries its attempts and
+/// [`MethodConfig::retryable`] its non-fatal codes; [`hedge`](Self::hedge)
+/// is the delay, for the closure API's `.hedge(..)`:
+///
+/// ```
+/// use retry_runtime::config::grpc::ServiceConfig;
+///
+/// # use std::sync::LazyLock;
+/// static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| serde_json::from_str(r#"{ "methodConfig": [{
+///     "name": [{ "service": "search.Index" }],
+///     "hedgingPolicy": { "maxAttempts": 3, "hedgingDelay": "0.05s", "nonFatalStatusCodes": ["UNAVAILABLE"] }
+/// }] }"#).unwrap());
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let query = CONFIG.method("search.Index", "Query").unwrap();
+/// let answer: Result<&str, tonic::Status> = query
+///     .policy()
+///     .on(|status: &tonic::Status| query.retryable().is_retryable(status))
+///     .hedge(query.hedging_policy().unwrap().hedge())
+///     .run(|| async { Ok("found") })
+///     .await;
+/// assert_eq!(answer.unwrap(), "found");
+/// # }
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct HedgingPolicy {
+    max_attempts: u32,
+    delay: Duration,
+    non_fatal: RetryableCodes,
+}
+
+/// The service config's `retryThrottling`: gRPC's retry budget, the rule
+/// [`RetryBudget`] implements.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct RetryThrottling {
+    max_tokens: u32,
+    token_ratio: f32,
+}
+
+impl ServiceConfig {
+    /// The method config for `method` of `service` (`"helloworld.Greeter"`,
+    /// `"SayHello"`), found as gRPC finds it: the config naming that method,
+    /// else the one naming the whole service, else the default one (an
+    /// empty name).
+    #[must_use]
+    pub fn method(&self, service: &str, method: &str) -> Option<&MethodConfig> {
+        let named = |wanted: &dyn Fn(&MethodName) -> bool| {
+            self.methods
+                .iter()
+                .find(|config| config.names.iter().any(wanted))
+        };
+        named(&|name| name.service == service && name.method == method)
+            .or_else(|| named(&|name| name.service == service && name.method.is_empty()))
+            .or_else(|| named(&|name| name.service.is_empty()))
+    }
+
+    /// The method config for a request path as gRPC sends it,
+    /// `"/helloworld.Greeter/SayHello"`. `None` for a path of another shape.
+    #[must_use]
+    pub fn for_path(&self, path: &str) -> Option<&MethodConfig> {
+        let (service, method) = path.strip_prefix('/')?.split_once('/')?;
+        self.method(service, method)
+    }
+
+    /// Every method config, in the file's order.
+    #[must_use]
+    pub fn methods(&self) -> &[MethodConfig] {
+        &self.methods
+    }
+
+    /// `retryThrottling`, if the config has it.
+    #[must_use]
+    pub const fn throttling(&self) -> Option<RetryThrottling> {
+        self.throttling
+    }
+
+    /// A new retry budget from `retryThrottling`, to be shared by every call
+    /// to the service (put it in a `static` or an `Arc`).
+    #[must_use]
+    pub fn budget(&self) -> Option<RetryBudget> {
+        self.throttling.map(RetryThrottling::budget)
+    }
+}
+
+impl MethodConfig {
+    /// The names this config applies to.
+    #[must_use]
+    pub fn names(&self) -> &[MethodName] {
+        &self.names
+    }
+
+    /// `timeout`: the time for the whole call, retries included.
+    #[must_use]
+    pub const fn timeout(&self) -> Option<Duration> {
+        self.timeout
+    }
+
+    /// `retryPolicy`, if the config has one.
+    #[must_use]
+    pub const fn retry_policy(&self) -> Option<RetryPolicy> {
+        self.retry
+    }
+
+    /// `hedgingPolicy`, if the config has one.
+    #[must_use]
+    pub const fn hedging_policy(&self) -> Option<HedgingPolicy> {
+        self.hedging
+    }
+
+    /// How calls to these methods run: the retry policy's attempts and
+    /// backoff, or the hedging policy's attempts, with `timeout` as the
+    /// deadline. Without either, one attempt, as gRPC makes. A service
+    /// config sets no per-attempt timeout, so the policy runs calls whose
+    /// error type cannot express one, `tonic::Status` among them. For a
+    /// hedging policy, run it with [`HedgingPolicy::hedge`].
+    #[must_use]
+    pub fn policy(&self) -> UntimedPolicy {
+        let policy = match (self.retry, self.hedging) {
+            (Some(retry), _) => retry.policy,
+            (None, Some(hedging)) => Policy::new().with_max_attempts(hedging.max_attempts),
+            (None, None) => Policy::new().with_max_attempts(1),
+        };
+        UntimedPolicy::without_timeout(match self.timeout {
+            Some(timeout) => policy.with_deadline(timeout),
+            None => policy,
+        })
+    }
+
+    /// The status codes a failed attempt is followed by another on: the
+    /// retry policy's `retryableStatusCodes`, or the hedging policy's
+    /// `nonFatalStatusCodes`; none without either. Use it as the rule `on`
+    /// (`RetryableCodes::is_retryable` also honours the server's pushback).
+    #[must_use]
+    pub fn retryable(&self) -> RetryableCodes {
+        match (self.retry, self.hedging) {
+            (Some(retry), _) => retry.retryable,
+            (None, Some(hedging)) => hedging.non_fatal,
+            (None, None) => RetryableCodes::NONE,
+        }
+    }
+}
+
+impl MethodName {
+    /// The service (`"helloworld.Greeter"`), empty for every service.
+    #[must_use]
+    pub fn service(&self) -> &str {
+        &self.service
+    }
+
+    /// The method (`"SayHello"`), empty for every method of the service.
+    #[must_use]
+    pub fn method(&self) -> &str {
+        &self.method
+    }
+}
+
+impl RetryPolicy {
+    /// `maxAttempts`, `initialBackoff`, `maxBackoff` and
+    /// `backoffMultiplier`, as a policy with full jitter (gRPC's).
+    #[must_use]
+    pub const fn policy(&self) -> Policy {
+        self.policy
+    }
+
+    /// `retryableStatusCodes`.
+    #[must_use]
+    pub const fn retryable(&self) -> RetryableCodes {
+        self.retryable
+    }
+}
+
+impl HedgingPolicy {
+    /// `maxAttempts`: copies of the call in all, the first included (5 at
+    /// most).
+    #[must_use]
+    pub const fn max_attempts(&self) -> u32 {
+        self.max_attempts
+    }
+
+    /// `hedgingDelay`: the time between two copies (zero: all at once).
+    #[must_use]
+    pub const fn delay(&self) -> Duration {
+        self.delay
+    }
+
+    /// `nonFatalStatusCodes`: codes after which the other copies go on.
+    #[must_use]
+    pub const fn non_fatal(&self) -> RetryableCodes {
+        self.non_fatal
+    }
+
+    /// `hedgingDelay` as the closure API's hedge: another copy each time the
+    /// newest has run that long.
+    #[must_use]
+    pub const fn hedge(&self) -> Hedge {
+        Hedge::after(self.delay)
+    }
+}
+
+impl RetryThrottling {
+    /// `maxTokens`.
+    #[must_use]
+    pub const fn max_tokens(&self) -> u32 {
+        self.max_tokens
+    }
+
+    /// `tokenRatio`.
+    #[must_use]
+    pub const fn token_ratio(&self) -> f32 {
+        self.token_ratio
+    }
+
+    /// A new budget with these tokens and ratio.
+    #[must_use]
+    pub fn budget(self) -> RetryBudget {
+        RetryBudget::new(self.max_tokens, self.token_ratio)
+    }
+}

@@ -1,0 +1,322 @@
+//! A service config as written, checked against gRFC A6's rules and turned
+//! into the types of [`super`].
+
+use core::fmt;
+use core::time::Duration;
+
+use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, RetryThrottling, ServiceConfig};
+use crate::classify::grpc::RetryableCodes;
+use crate::config::ConfigError;
+use crate::{parse_duration, Jitter, Policy};
+
+/// gRPC clients treat a `maxAttempts` above this as this.
+const MOST_ATTEMPTS: u32 = 5;
+
+/// A field of a service config that breaks a rule of gRFC A6.
+fn invalid(field: &'static str, problem: impl fmt::Display) -> ConfigError {
+    ConfigError::Grpc {
+        field,
+        problem: problem.to_string(),
+    }
+}
+
+/// A protobuf JSON duration: seconds, with up to nine decimals, and `s`.
+fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
+    let seconds = text.strip_suffix('s').unwrap_or("");
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, "0"));
+    let digits = |part: &str| !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
+    if !(digits(whole) && digits(fraction) && fraction.len() <= 9) {
+        return Err(invalid(
+            field,
+            format_args!(
+                "{text:?} is not a protobuf duration: write seconds and `s`, such as \"0.1s\""
+            ),
+        ));
+    }
+    parse_duration(text).map_err(|error| invalid(field, format_args!("{text:?}: {error}")))
+}
+
+fn positive(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
+    let duration = duration(field, text)?;
+    if duration.is_zero() {
+        return Err(invalid(field, "must be above zero"));
+    }
+    Ok(duration)
+}
+
+fn attempts(field: &'static str, max_attempts: u32) -> Result<u32, ConfigError> {
+    if max_attempts < 2 {
+        return Err(invalid(field, "must be 2 or more"));
+    }
+    Ok(max_attempts.min(MOST_ATTEMPTS))
+}
+
+/// gRPC's status codes, by number.
+const CODES: [&str; 17] = [
+    "OK",
+    "CANCELLED",
+    "UNKNOWN",
+    "INVALID_ARGUMENT",
+    "DEADLINE_EXCEEDED",
+    "NOT_FOUND",
+    "ALREADY_EXISTS",
+    "PERMISSION_DENIED",
+    "RESOURCE_EXHAUSTED",
+    "FAILED_PRECONDITION",
+    "ABORTED",
+    "OUT_OF_RANGE",
+    "UNIMPLEMENTED",
+    "INTERNAL",
+    "UNAVAILABLE",
+    "DATA_LOSS",
+    "UNAUTHENTICATED",
+];
+
+fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, ConfigError> {
+    codes.iter().try_fold(RetryableCodes::NONE, |set, code| {
+        let number = match code {
+            raw::Code::Number(number) => i32::try_from(*number)
+                .ok()
+                .filter(|number| (0..17).contains(number)),
+            raw::Code::Name(name) => CODES
+                .iter()
+                .position(|known| known.eq_ignore_ascii_case(name))
+                .and_then(|number| i32::try_from(number).ok()),
+        };
+        number.map(|number| set.with_number(number)).ok_or_else(|| {
+            invalid(
+                field,
+                format_args!("unknown status code {code}: expected a name such as \"UNAVAILABLE\", or 0 to 16"),
+            )
+        })
+    })
+}
+
+impl fmt::Display for raw::Code {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            raw::Code::Number(number) => write!(f, "{number}"),
+            raw::Code::Name(name) => write!(f, "{name:?}"),
+        }
+    }
+}
+
+impl TryFrom<raw::RetryPolicy> for RetryPolicy {
+    type Error = ConfigError;
+
+    fn try_from(raw: raw::RetryPolicy) -> Result<Self, ConfigError> {
+        const FIELD: &str = "retryPolicy";
+        let max_attempts = attempts(
+            "retryPolicy.maxAttempts",
+            raw.max_attempts
+                .ok_or_else(|| invalid(FIELD, "`maxAttempts` is required"))?,
+        )?;
+        let base = positive(
+            "retryPolicy.initialBackoff",
+            &raw.initial_backoff
+                .ok_or_else(|| invalid(FIELD, "`initialBackoff` is required"))?,
+        )?;
+        let cap = positive(
+            "retryPolicy.maxBackoff",
+            &raw.max_backoff
+                .ok_or_else(|| invalid(FIELD, "`maxBackoff` is required"))?,
+        )?;
+        let multiplier = raw
+            .backoff_multiplier
+            .ok_or_else(|| invalid(FIELD, "`backoffMultiplier` is required"))?;
+        if !(multiplier.is_finite() && multiplier >= 1.0) {
+            return Err(invalid(
+                "retryPolicy.backoffMultiplier",
+                format_args!(
+                    "{multiplier}: this library's backoff never shrinks, so it must be 1 or more"
+                ),
+            ));
+        }
+        let retryable = codes(
+            "retryPolicy.retryableStatusCodes",
+            &raw.retryable_status_codes,
+        )?;
+        if retryable == RetryableCodes::NONE {
+            return Err(invalid(
+                "retryPolicy.retryableStatusCodes",
+                "must name at least one status code",
+            ));
+        }
+        Ok(RetryPolicy {
+            policy: Policy::new()
+                .with_max_attempts(max_attempts)
+                .with_base(base)
+                .with_cap(cap)
+                .with_multiplier(multiplier)
+                .with_jitter(Jitter::Full),
+            retryable,
+        })
+    }
+}
+
+impl TryFrom<raw::HedgingPolicy> for HedgingPolicy {
+    type Error = ConfigError;
+
+    fn try_from(raw: raw::HedgingPolicy) -> Result<Self, ConfigError> {
+        Ok(HedgingPolicy {
+            max_attempts: attempts(
+                "hedgingPolicy.maxAttempts",
+                raw.max_attempts
+                    .ok_or_else(|| invalid("hedgingPolicy", "`maxAttempts` is required"))?,
+            )?,
+            delay: raw.hedging_delay.map_or(Ok(Duration::ZERO), |delay| {
+                duration("hedgingPolicy.hedgingDelay", &delay)
+            })?,
+            non_fatal: codes(
+                "hedgingPolicy.nonFatalStatusCodes",
+                &raw.non_fatal_status_codes,
+            )?,
+        })
+    }
+}
+
+impl TryFrom<raw::MethodConfig> for MethodConfig {
+    type Error = ConfigError;
+
+    fn try_from(raw: raw::MethodConfig) -> Result<Self, ConfigError> {
+        if raw.retry_policy.is_some() && raw.hedging_policy.is_some() {
+            return Err(invalid(
+                "methodConfig",
+                "a method config has `retryPolicy` or `hedgingPolicy`, not both",
+            ));
+        }
+        Ok(MethodConfig {
+            names: raw
+                .name
+                .into_iter()
+                .map(|name| MethodName {
+                    service: name.service.unwrap_or_default(),
+                    method: name.method.unwrap_or_default(),
+                })
+                .collect(),
+            timeout: raw
+                .timeout
+                .map(|timeout| positive("methodConfig.timeout", &timeout))
+                .transpose()?,
+            retry: raw.retry_policy.map(RetryPolicy::try_from).transpose()?,
+            hedging: raw
+                .hedging_policy
+                .map(HedgingPolicy::try_from)
+                .transpose()?,
+        })
+    }
+}
+
+impl TryFrom<raw::ServiceConfig> for ServiceConfig {
+    type Error = ConfigError;
+
+    fn try_from(raw: raw::ServiceConfig) -> Result<Self, ConfigError> {
+        let throttling = raw
+            .retry_throttling
+            .map(|throttling| {
+                let max_tokens = throttling
+                    .max_tokens
+                    .filter(|tokens| (1..=1000).contains(tokens))
+                    .ok_or_else(|| invalid("retryThrottling.maxTokens", "must be in 1 ..= 1000"))?;
+                let token_ratio = throttling
+                    .token_ratio
+                    .filter(|ratio| ratio.is_finite() && *ratio > 0.0)
+                    .ok_or_else(|| invalid("retryThrottling.tokenRatio", "must be above zero"))?;
+                Ok(RetryThrottling {
+                    max_tokens,
+                    token_ratio,
+                })
+            })
+            .transpose()?;
+        Ok(ServiceConfig {
+            methods: raw
+                .method_config
+                .into_iter()
+                .map(MethodConfig::try_from)
+                .collect::<Result<_, _>>()?,
+            throttling,
+        })
+    }
+}
+
+/// The service config as written, before its rules are checked.
+pub(in crate::config::grpc) mod raw {
+    use serde::Deserialize;
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(in crate::config::grpc) struct ServiceConfig {
+        #[serde(default)]
+        #[serde(alias = "method_config", alias = "MethodConfig")]
+        pub method_config: Vec<MethodConfig>,
+        #[serde(alias = "retry_throttling", alias = "RetryThrottling")]
+        pub retry_throttling: Option<RetryThrottling>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(in crate::config::grpc) struct MethodConfig {
+        #[serde(default)]
+        #[serde(alias = "Name")]
+        pub name: Vec<Name>,
+        #[serde(alias = "Timeout")]
+        pub timeout: Option<String>,
+        #[serde(alias = "retry_policy", alias = "RetryPolicy")]
+        pub retry_policy: Option<RetryPolicy>,
+        #[serde(alias = "hedging_policy", alias = "HedgingPolicy")]
+        pub hedging_policy: Option<HedgingPolicy>,
+    }
+
+    #[derive(Deserialize)]
+    pub(in crate::config::grpc) struct Name {
+        #[serde(alias = "Service")]
+        pub service: Option<String>,
+        #[serde(alias = "Method")]
+        pub method: Option<String>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(in crate::config::grpc) struct RetryPolicy {
+        #[serde(alias = "max_attempts", alias = "MaxAttempts")]
+        pub max_attempts: Option<u32>,
+        #[serde(alias = "initial_backoff", alias = "InitialBackoff")]
+        pub initial_backoff: Option<String>,
+        #[serde(alias = "max_backoff", alias = "MaxBackoff")]
+        pub max_backoff: Option<String>,
+        #[serde(alias = "backoff_multiplier", alias = "BackoffMultiplier")]
+        pub backoff_multiplier: Option<f64>,
+        #[serde(default)]
+        #[serde(alias = "retryable_status_codes", alias = "RetryableStatusCodes")]
+        pub retryable_status_codes: Vec<Code>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(in crate::config::grpc) struct HedgingPolicy {
+        #[serde(alias = "max_attempts", alias = "MaxAttempts")]
+        pub max_attempts: Option<u32>,
+        #[serde(alias = "hedging_delay", alias = "HedgingDelay")]
+        pub hedging_delay: Option<String>,
+        #[serde(default)]
+        #[serde(alias = "non_fatal_status_codes", alias = "NonFatalStatusCodes")]
+        pub non_fatal_status_codes: Vec<Code>,
+    }
+
+    #[derive(Deserialize)]
+    #[serde(rename_all = "camelCase")]
+    pub(in crate::config::grpc) struct RetryThrottling {
+        #[serde(alias = "max_tokens", alias = "MaxTokens")]
+        pub max_tokens: Option<u32>,
+        #[serde(alias = "token_ratio", alias = "TokenRatio")]
+        pub token_ratio: Option<f32>,
+    }
+
+    /// A status code, by name or by number.
+    #[derive(Deserialize)]
+    #[serde(untagged)]
+    pub(in crate::config::grpc) enum Code {
+        Number(u64),
+        Name(String),
+    }
+}

@@ -1,0 +1,209 @@
+//! The `on_give_up` hook: told once, when a call returns an error or a
+//! retried `Ok` value, why it stopped, the attempts it made and the time it
+//! took. It reads how the call ended where every call records it
+//! ([`crate::last_call`]), right after the loop returns, so the loop itself
+//! carries nothing for it and a call without the hook reads no clock.
+
+use core::future::Future;
+use core::time::Duration;
+
+use crate::hedge::{HedgedRetry, Judge};
+use crate::rules::{Rules, RulesFor};
+use crate::stopped::{self, Stopped};
+use crate::{Retry, Stop};
+
+/// Called once when a call gives up: `Fn(&R, &Stopped)`, with the outcome
+/// the caller gets (the error, or the retried `Ok` value) and how it
+/// stopped. One bound, so that a mismatch is one error.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "expected a function or closure taking `&{R}` (the outcome returned) and `&Stopped`",
+    label = "expected `Fn(&{R}, &retry_runtime::Stopped)`"
+)]
+pub trait OnGiveUp<R>: Fn(&R, &Stopped) {}
+
+impl<R, F: Fn(&R, &Stopped)> OnGiveUp<R> for F {}
+
+/// When a call started, on the clock its loop runs on, for the time a call
+/// that gives up took.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub enum Started {
+    /// An `async` loop: tokio's clock, so a paused test clock measures the
+    /// waits it skipped.
+    Tokio(tokio::time::Instant),
+    /// A blocking loop: the real clock.
+    Blocking(std::time::Instant),
+}
+
+impl Started {
+    /// Now, for an `async` loop.
+    #[inline]
+    #[must_use]
+    pub fn tokio() -> Self {
+        stopped::forget();
+        Started::Tokio(tokio::time::Instant::now())
+    }
+
+    /// Now, for a blocking loop.
+    #[inline]
+    #[must_use]
+    pub fn blocking() -> Self {
+        stopped::forget();
+        Started::Blocking(std::time::Instant::now())
+    }
+
+    fn elapsed(self) -> Duration {
+        match self {
+            Started::Tokio(started) => started.elapsed(),
+            Started::Blocking(started) => started.elapsed(),
+        }
+    }
+}
+
+/// `on_give_up = ...` as the expansion passes it: bounded on the function's
+/// return type `R`, so that a closure's argument types are inferred and a
+/// hook of the wrong type is one error, on the key's value.
+#[doc(hidden)]
+#[inline]
+pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> G {
+    hook
+}
+
+/// Calls `hook` if the call that just returned `outcome` on this thread,
+/// started at `started`, gave up: returned an error, or a retried `Ok`
+/// value. What the expansion calls for the key, right after the loop.
+#[doc(hidden)]
+#[inline]
+pub fn gave_up<R, G: OnGiveUp<R>>(hook: &G, started: Started, outcome: &R) {
+    if let Some(ended) = stopped::last_call() {
+        if ended.reason() != Stop::Done {
+            report(hook, started, outcome, ended);
+        }
+    }
+}
+
+#[cold]
+#[inline(never)]
+fn report<R, G: OnGiveUp<R>>(hook: &G, started: Started, outcome: &R, ended: Stopped) {
+    let stopped = Stopped::new(ended.reason(), ended.attempts(), Some(started.elapsed()));
+    hook(outcome, &stopped);
+}
+
+/// A closure loop with an `on_give_up` hook: made by [`Retry::on_give_up`],
+/// run with [`run`](Self::run) or [`run_blocking`](Self::run_blocking).
+#[must_use = "a retry loop does nothing until `.run(...)` is awaited"]
+pub struct WithGiveUp<L, G> {
+    retry: L,
+    hook: G,
+}
+
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
+    /// Calls `on_give_up` once when the call returns an error, or an `Ok`
+    /// value `on_ok` retried, with what the caller gets and how the call
+    /// stopped: the reason, the attempts made and the time taken. Not
+    /// called for a success. Set it last, after the other rules.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Policy, Stop};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let policy = Policy::new().with_max_attempts(3).with_base(Duration::from_millis(100));
+    /// let result: std::io::Result<()> = policy
+    ///     .retrying()
+    ///     .on_give_up(|result: &std::io::Result<()>, stopped| {
+    ///         // "stopped: exhausted after 3 attempts in ...ms: connection reset"
+    ///         eprintln!("stopped: {stopped}: {}", result.as_ref().unwrap_err());
+    ///         assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
+    ///     })
+    ///     .run(|| async { Err(std::io::ErrorKind::ConnectionReset.into()) })
+    ///     .await;
+    /// assert!(result.is_err());
+    /// # }
+    /// ```
+    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
+    where
+        G: OnGiveUp<Result<T, E>>,
+    {
+        WithGiveUp {
+            retry: self,
+            hook: on_give_up,
+        }
+    }
+}
+
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, G>
+    WithGiveUp<Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>, G>
+where
+    Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    G: OnGiveUp<Result<T, E>>,
+{
+    /// [`Retry::run`], then the hook if the call gave up.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, unchanged.
+    pub async fn run<F, Fut>(self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let started = Started::tokio();
+        let outcome = self.retry.run(attempt).await;
+        gave_up(&self.hook, started, &outcome);
+        outcome
+    }
+
+    /// [`Retry::run_blocking`], then the hook if the call gave up.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, unchanged.
+    pub fn run_blocking<F>(self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Result<T, E>,
+    {
+        let started = Started::blocking();
+        let outcome = self.retry.run_blocking(attempt);
+        gave_up(&self.hook, started, &outcome);
+        outcome
+    }
+}
+
+impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
+    /// Calls `on_give_up` once when the hedged call returns an error, or an
+    /// `Ok` value `on_ok` retried, as [`Retry::on_give_up`] does.
+    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
+    where
+        G: OnGiveUp<Result<T, E>>,
+    {
+        WithGiveUp {
+            retry: self,
+            hook: on_give_up,
+        }
+    }
+}
+
+impl<'p, T, E, Rules, G> WithGiveUp<HedgedRetry<'p, T, E, Rules>, G>
+where
+    Rules: Judge<Result<T, E>>,
+    G: OnGiveUp<Result<T, E>>,
+{
+    /// [`HedgedRetry::run`], then the hook if the call gave up.
+    ///
+    /// # Errors
+    ///
+    /// An error `on` rejects, or the last failure to arrive, unchanged.
+    pub async fn run<F, Fut>(self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        let started = Started::tokio();
+        let outcome = self.retry.run(attempt).await;
+        gave_up(&self.hook, started, &outcome);
+        outcome
+    }
+}

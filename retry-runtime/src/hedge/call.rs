@@ -1,0 +1,507 @@
+//! One hedged call: its attempts, polled in place in one future.
+//!
+//! Attempt 1 starts at once. While no attempt has answered, the next starts
+//! when the newest has run for the hedge delay, up to `max` in all. The
+//! first answer the rules accept (a success, or an error `on` rejects) ends
+//! the call and drops the attempts still running. A failure the rules
+//! retry starts the next attempt at once, or after the server's hint. When
+//! every attempt has failed and no more may start, the last failure to
+//! arrive is returned. The rules of a start (attempts left, deadline,
+//! budget, breaker, hint) are all in [`Hedged::schedule_after_failure`],
+//! [`Hedged::schedule_hedge`] and [`Hedged::start`].
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use core::time::Duration;
+
+use tokio::time::Instant;
+
+use super::slots::Slots;
+use super::Hedge;
+use crate::attempts::Attempts;
+use crate::clock::Clock;
+use crate::decision::{Classification, Stop};
+use crate::rules::Outcome;
+use crate::slots::{NoBreaker, NoBudget};
+use crate::timeout::{Limit, Limited};
+use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Nested, Policy, RetryBudget};
+
+/// The one timer of a hedged call: the next start.
+type Timer = tokio::time::Sleep;
+
+/// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
+/// type of the integration's own (whose type a tower future can name).
+pub trait MakeAttempt {
+    /// An attempt.
+    type Attempt: Future;
+    /// Starts another attempt.
+    fn make(&mut self) -> Self::Attempt;
+}
+
+impl<F, Fut> MakeAttempt for F
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+{
+    type Attempt = Fut;
+
+    #[inline]
+    fn make(&mut self) -> Fut {
+        self()
+    }
+}
+
+/// What the rules make of an outcome, and the hook before the next attempt.
+pub trait Judge<R> {
+    /// Success, a failure to return, or one to retry (with the server's
+    /// hint).
+    fn verdict(&self, outcome: &R) -> Classification;
+
+    /// Called when a failure the rules retry is followed by another attempt
+    /// after `wait`, with the number of the attempt that failed.
+    fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt in its slot: its future, cut off by `timeout` if there is
+    /// one, its number and start, and the breaker's permit it runs under.
+    pub struct Running<'p, F, R> {
+        #[pin]
+        attempt: Limited<F, R>,
+        number: u32,
+        started: Instant,
+        permit: Option<CircuitPermit<'p>>,
+        // A retried function this attempt called gave up after retrying.
+        inner_gave_up: bool,
+    }
+}
+
+/// A breaker every attempt asks, with what a refused call fails with
+/// (`E::from`).
+pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
+
+/// What a call is given, apart from its attempts and rules.
+pub struct Setup<'p, R: Outcome> {
+    /// The policy: `max`, `base` (the percentile hedge's first delay),
+    /// `cap` (for hints), `deadline`, `timeout`.
+    pub policy: &'p Policy,
+    /// When to start the next attempt while none has answered.
+    pub hedge: Hedge,
+    /// The budget hedges and retries draw from.
+    pub budget: Option<&'p RetryBudget>,
+    /// The breaker every attempt asks, and what a refused call returns.
+    pub breaker: Breaker<'p, R::Error>,
+    /// How an attempt past `timeout` fails.
+    pub limit: Limit<R>,
+    /// The function's name, for tracing and metrics.
+    pub name: &'static str,
+}
+
+pin_project_lite::pin_project! {
+    /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
+    /// answer that ended the call, or the last failure.
+    #[project = HedgedProjection]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Hedged<'p, R, Mk, J, S>
+    where
+        R: Outcome,
+    {
+        setup: Setup<'p, R>,
+        // The call's context (attempt number, key, deadline) for its
+        // attempts; its own breaker and budget slots are unused: every
+        // attempt holds a permit of its own.
+        attempts: Attempts<'p, NoBreaker, NoBudget>,
+        make: Mk,
+        judge: J,
+        // Attempts started so far.
+        started: u32,
+        // The hedge delay, read once per call.
+        delay: Duration,
+        // The wait before the next start, for tracing and metrics.
+        wait: Duration,
+        // When the next attempt is due, if one may start.
+        next: Option<Instant>,
+        // Why no further attempt will start, once none may.
+        stop: Stop,
+        // The next start follows a failure (which took the budget's token)
+        // rather than the hedge delay.
+        retrying: bool,
+        // The nearest deadline, this call's or the enclosing attempt's.
+        deadline: Option<Instant>,
+        // The last failure to arrive.
+        last: Option<R>,
+        #[pin]
+        timer: Option<Timer>,
+        // The instant `timer` is set for.
+        armed: Option<Instant>,
+        #[pin]
+        slots: S,
+    }
+}
+
+impl<'p, R, Mk, Fut, J, S> Hedged<'p, R, Mk, J, S>
+where
+    R: Outcome,
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    J: Judge<R>,
+    S: Slots<Running<'p, Fut, R>>,
+{
+    /// A call that starts its first attempt when first polled.
+    pub fn new(setup: Setup<'p, R>, slots: S, judge: J, make: Mk) -> Self {
+        let attempts = Attempts::start(setup.policy, NoBudget, setup.name);
+        Hedged {
+            setup,
+            attempts,
+            make,
+            judge,
+            started: 0,
+            delay: Duration::ZERO,
+            wait: Duration::ZERO,
+            next: None,
+            stop: Stop::Exhausted,
+            retrying: false,
+            deadline: None,
+            last: None,
+            timer: None,
+            armed: None,
+            slots,
+        }
+    }
+}
+
+impl<'p, R, Mk, Fut, J, S> Future for Hedged<'p, R, Mk, J, S>
+where
+    R: Outcome,
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    J: Judge<R>,
+    S: Slots<Running<'p, Fut, R>>,
+{
+    type Output = R;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+        let mut this = self.project();
+        if *this.started == 0 {
+            if let Some(refused) = begin(&mut this) {
+                return Poll::Ready(refused);
+            }
+        }
+        loop {
+            // Every running attempt, with its own number in its context.
+            let mut running = 0;
+            for index in 0..this.slots.capacity() {
+                let Some(mut slot) = this.slots.as_mut().slot(index) else {
+                    break;
+                };
+                let Some(attempt) = slot.as_mut().as_pin_mut() else {
+                    continue;
+                };
+                let attempt = attempt.project();
+                this.attempts.set_attempt(*attempt.number);
+                let mut scoped = this.attempts.scoped(attempt.attempt);
+                let polled = Pin::new(&mut scoped).poll(cx);
+                // Each attempt keeps its own flag: they share the call's.
+                *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
+                let Poll::Ready(outcome) = polled else {
+                    running += 1;
+                    continue;
+                };
+                let ended = Ended {
+                    number: *attempt.number,
+                    started: *attempt.started,
+                    permit: attempt.permit.take(),
+                    inner_gave_up: *attempt.inner_gave_up,
+                };
+                slot.set(None);
+                if let Some(answer) = settle(&mut this, outcome, ended) {
+                    clear(this.slots.as_mut());
+                    return Poll::Ready(answer);
+                }
+            }
+            let now = Clock::Tokio.now();
+            if let Some(at) = *this.next {
+                if at <= now && running < this.slots.capacity() {
+                    start(&mut this, now);
+                    continue;
+                }
+            }
+            if running == 0 && this.next.is_none() {
+                // Every attempt that ended without an answer left its
+                // failure in `last`, so there is one to return.
+                if let Some(last) = give_up(&mut this) {
+                    return Poll::Ready(last);
+                }
+            }
+            // Wait for an attempt, or for the next start.
+            let Some(at) = *this.next else {
+                return Poll::Pending;
+            };
+            if running == this.slots.capacity() {
+                return Poll::Pending;
+            }
+            if *this.armed != Some(at) {
+                this.timer
+                    .set(Some(crate::sleep::sleep(at.saturating_duration_since(now))));
+                *this.armed = Some(at);
+            }
+            match this.timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
+                Some(Poll::Ready(())) => {
+                    // Tokio's timer ends on its next tick, so the clock may
+                    // read slightly before `at` here: the start is due.
+                    *this.next = Some(now.min(at));
+                }
+                _ => return Poll::Pending,
+            }
+        }
+    }
+}
+
+type This<'a, 'p, R, Mk, J, S> = HedgedProjection<'a, 'p, R, Mk, J, S>;
+
+/// The first poll: reads the delay and the deadlines, starts attempt 1.
+/// `Some` when the breaker refuses the call.
+fn begin<'p, R: Outcome, Mk, Fut, J, S>(this: &mut This<'_, 'p, R, Mk, J, S>) -> Option<R>
+where
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    S: Slots<Running<'p, Fut, R>>,
+{
+    let policy = this.setup.policy;
+    *this.delay = this.setup.hedge.delay(policy.base());
+    let own = this.attempts.context().deadline();
+    let enclosing = crate::context::enclosing_deadline().get();
+    *this.deadline = match (own, enclosing) {
+        (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
+        (own, enclosing) => own.or(enclosing),
+    };
+    let now = Clock::Tokio.now();
+    *this.next = Some(now);
+    start(this, now);
+    if *this.started == 0 {
+        // The breaker refused the call.
+        *this.started = 1;
+        let (_, refused) = this.setup.breaker?;
+        observe::stopped(this.setup.name, 1, Stop::Open);
+        return Some(R::from_error(refused(CircuitOpen)));
+    }
+    None
+}
+
+/// Starts the next attempt in a free slot, if the breaker lets it, and
+/// schedules the hedge after it.
+fn start<'p, R: Outcome, Mk, Fut, J, S>(this: &mut This<'_, 'p, R, Mk, J, S>, now: Instant)
+where
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    S: Slots<Running<'p, Fut, R>>,
+{
+    if *this.started > 0 && !core::mem::take(this.retrying) {
+        // A hedge is a retry for the budget: made only if it allows one,
+        // and it takes a token.
+        if let Some(budget) = this.setup.budget {
+            if !(budget.allows_retry() && budget.record_failure()) {
+                return no_more(this, Stop::Budget);
+            }
+        }
+    }
+    let permit = match this.setup.breaker {
+        None => None,
+        Some((breaker, _)) => match breaker.acquire() {
+            Ok(permit) => Some(permit),
+            Err(CircuitOpen) => return no_more(this, Stop::Open),
+        },
+    };
+    let Some(free) = (0..this.slots.capacity()).find(|&index| {
+        this.slots
+            .as_mut()
+            .slot(index)
+            .is_some_and(|slot| slot.is_none())
+    }) else {
+        return;
+    };
+    let Some(mut slot) = this.slots.as_mut().slot(free) else {
+        return;
+    };
+    let number = this.started.saturating_add(1);
+    *this.started = number;
+    if number > 1 {
+        observe::retrying(this.setup.name, number - 1, *this.wait);
+    }
+    this.attempts.set_attempt(number);
+    let timeout = this.attempts.attempt_timeout();
+    let attempt = this.setup.limit.attempt(timeout, this.make.make());
+    slot.set(Some(Running {
+        attempt,
+        number,
+        started: now,
+        permit,
+        inner_gave_up: false,
+    }));
+    schedule_hedge(this, now);
+}
+
+/// After a start at `now`: the next attempt is due when this one has run
+/// for the delay, if attempts are left and the deadline allows it.
+fn schedule_hedge<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, now: Instant) {
+    if *this.started >= this.setup.policy.max_attempts() {
+        return no_more(this, Stop::Exhausted);
+    }
+    let at = now.checked_add(*this.delay);
+    match (at, *this.deadline) {
+        (Some(at), Some(deadline)) if at >= deadline => no_more(this, Stop::Deadline),
+        (Some(at), _) => {
+            *this.next = Some(at);
+            *this.wait = *this.delay;
+        }
+        (None, _) => no_more(this, Stop::Deadline),
+    }
+}
+
+/// No attempt starts any more, for `stop`; those running go on.
+fn no_more<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, stop: Stop) {
+    *this.next = None;
+    *this.stop = stop;
+}
+
+/// What is known of an attempt that ended.
+struct Ended<'p> {
+    number: u32,
+    started: Instant,
+    permit: Option<CircuitPermit<'p>>,
+    inner_gave_up: bool,
+}
+
+/// An attempt ended with `outcome`: `Some` when that ends the call.
+fn settle<'p, R: Outcome, Mk, J, S>(
+    this: &mut This<'_, 'p, R, Mk, J, S>,
+    outcome: R,
+    ended: Ended<'p>,
+) -> Option<R>
+where
+    J: Judge<R>,
+{
+    let Ended {
+        number,
+        started,
+        permit,
+        inner_gave_up,
+    } = ended;
+    match this.judge.verdict(&outcome) {
+        Classification::Done => {
+            if let Some(permit) = permit {
+                permit.record(true);
+            }
+            if let Some(budget) = this.setup.budget {
+                budget.record_success();
+            }
+            let now = Clock::Tokio.now();
+            this.setup
+                .hedge
+                .record(now.saturating_duration_since(started));
+            this.attempts.succeeded();
+            Some(outcome)
+        }
+        Classification::Permanent => {
+            // Not the dependency's failure: the breaker counts it as a
+            // success, as the retry loop does.
+            if let Some(permit) = permit {
+                permit.record(true);
+            }
+            observe::stopped(this.setup.name, number, Stop::NotRetryable);
+            Some(outcome)
+        }
+        Classification::Unrepeatable => {
+            // A transient failure of a request that must not be repeated:
+            // returned, and counted as a transient failure is.
+            if let Some(permit) = permit {
+                permit.record(false);
+            }
+            if let Some(budget) = this.setup.budget {
+                let _ = budget.record_failure();
+            }
+            observe::stopped(this.setup.name, number, Stop::NotRetryable);
+            Some(outcome)
+        }
+        Classification::Transient(hint) => {
+            if let Some(permit) = permit {
+                permit.record(false);
+            }
+            if inner_gave_up && this.setup.policy.nested() == Nested::Once {
+                // A layer below already retried this failure: start no
+                // more attempts because of it (`nested = "once"`).
+                no_more(this, Stop::Nested);
+            } else {
+                schedule_after_failure(this, &outcome, number, hint);
+            }
+            *this.last = Some(outcome);
+            None
+        }
+    }
+}
+
+/// A failure the rules retry: the next attempt starts at once, or after the
+/// server's hint, in place of the hedge, if attempts, budget, deadline and
+/// hint allow one.
+fn schedule_after_failure<R: Outcome, Mk, J, S>(
+    this: &mut This<'_, '_, R, Mk, J, S>,
+    outcome: &R,
+    number: u32,
+    hint: Option<Duration>,
+) where
+    J: Judge<R>,
+{
+    // Every failure the rules retry takes a token, as in the retry loop.
+    let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
+    if *this.started >= this.setup.policy.max_attempts() {
+        return no_more(this, Stop::Exhausted);
+    }
+    if !budget_allows {
+        return no_more(this, Stop::Budget);
+    }
+    let wait = match hint {
+        None => Duration::ZERO,
+        Some(hint) => {
+            match this
+                .setup
+                .policy
+                .hinted_wait(Duration::ZERO, hint, crate::rng::next_u64())
+            {
+                Some(wait) => wait,
+                None => return no_more(this, Stop::HintTooLong),
+            }
+        }
+    };
+    let now = Clock::Tokio.now();
+    let Some(at) = now.checked_add(wait) else {
+        return no_more(this, Stop::Deadline);
+    };
+    if this.deadline.is_some_and(|deadline| at >= deadline) {
+        return no_more(this, Stop::Deadline);
+    }
+    this.judge.before_next(outcome, number, wait);
+    // A retry after a failure, not a hedge: the failure took the token.
+    *this.next = Some(at);
+    *this.wait = wait;
+    *this.retrying = true;
+}
+
+/// Every attempt failed and none may start: the last failure, unchanged.
+fn give_up<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>) -> Option<R> {
+    let stop = *this.stop;
+    observe::stopped(this.setup.name, *this.started, stop);
+    if stop.gave_up_retrying() {
+        crate::context::report_gave_up();
+    }
+    this.last.take()
+}
+
+/// Drops every attempt still running: the call has its answer.
+fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
+    for index in 0..slots.capacity() {
+        if let Some(mut slot) = slots.as_mut().slot(index) {
+            slot.set(None);
+        }
+    }
+}

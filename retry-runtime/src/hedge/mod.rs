@@ -1,0 +1,321 @@
+//! Hedged attempts: for tail latency rather than failures.
+//!
+//! When one server in a hundred is slow, a request that fans out to a
+//! hundred of them waits for a slow one most of the time. Hedging sends
+//! another copy of a request that has been outstanding for a while and
+//! takes whichever answer comes first ("The Tail at Scale", Dean and
+//! Barroso, 2013; gRPC's hedging policy, gRFC A6).
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_runtime::retry;
+//!
+//! // A read that is safe to repeat: if it has not answered after 50 ms,
+//! // send another copy, up to 3 in all, and take the first answer.
+//! #[retry(max = 3, hedge = "50ms")]
+//! async fn get_user(id: u64) -> Result<String, std::io::Error> {
+//!     Ok(format!("user {id}"))
+//! }
+//!
+//! // The same, hedging at this function's 95th percentile latency (after
+//! // `base` until it has seen enough successes).
+//! #[retry(max = 2, base = "20ms", hedge = "p95")]
+//! async fn get_item(id: u64) -> Result<String, std::io::Error> {
+//!     Ok(format!("item {id}"))
+//! }
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() { get_user(1).await.unwrap(); get_item(2).await.unwrap(); }
+//! ```
+//!
+//! # What a hedged call does
+//!
+//! - Attempt 1 starts at once. While no attempt has answered, another
+//!   starts each time the newest has run for the hedge delay, up to `max`
+//!   attempts in all (and at most 16 at once).
+//! - The first success (or an `Ok` that `on_ok` does not retry) is returned
+//!   and the attempts still running are dropped, so their work is
+//!   cancelled. An error `on` rejects is returned at once the same way.
+//! - A failure `on` retries starts the next attempt at once instead of
+//!   waiting for the delay, or after the server's hint if it gave one (a
+//!   hint longer than `cap` starts none). When every attempt has failed and
+//!   no more may start, the last failure to arrive is returned, unchanged.
+//! - All attempts share the call's idempotency key;
+//!   [`current_attempt`](crate::current_attempt) inside each says which
+//!   attempt it is.
+//! - `deadline` bounds when attempts may start (none starts at or after
+//!   it); `timeout` bounds each attempt.
+//! - Each attempt after the first that starts because of the delay is a
+//!   retry for the `budget`: it is made only if the budget allows a retry,
+//!   and takes a token. A failure takes one too, as in the retry loop.
+//!   Every attempt asks the `breaker` for a permit; when it refuses a later
+//!   attempt, none starts any more, and a call whose attempts all failed
+//!   gets the last real error, not `CircuitOpen`.
+//!
+//! # The percentile
+//!
+//! `hedge = "p95"` waits for the 95th percentile of the latencies of this
+//! function's recent successful attempts, kept in a [`Latencies`]
+//! histogram in a `static` of the function: lock-free, exponentially
+//! decaying (each count halves every [`HALF_LIFE`] successes), read with
+//! one atomic load per call. Until [`WARM_UP`] successes have been seen,
+//! the delay is `base`.
+//!
+//! # Cost
+//!
+//! The attempts are polled in place by the call's own future: nothing is
+//! spawned. Under the attribute, with `max` written in it, they live in a
+//! fixed set of slots inside the caller's future, so nothing is allocated.
+//! The closure API and the tower layer, whose `max` is known only at run
+//! time, allocate one `Vec` per call and one box per attempt slot used. A
+//! call answered before the delay costs one timer more than a plain retried
+//! call.
+//!
+//! The future is `Send` when the body's future and its output are: the
+//! attempts share the arguments by `&` reference (so a by-value argument
+//! must be `Sync` as well as `Send`), and the last failure is kept while
+//! other attempts run.
+//!
+//! # When to hedge
+//!
+//! Idempotent reads with a heavy tail. Not writes without an idempotency
+//! key, and not a server that is slow because it is overloaded: hedging
+//! adds load, up to `max` times as much.
+
+mod call;
+mod closure;
+mod latencies;
+mod slots;
+#[cfg(feature = "tower")]
+mod tower;
+
+use core::time::Duration;
+
+pub use call::{Breaker, Hedged, Judge, MakeAttempt, Running, Setup};
+pub use closure::HedgedRetry;
+pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
+pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
+#[cfg(feature = "tower")]
+#[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
+pub use tower::{AllRepeatable, HedgeLayer, HedgeService, Repeatable};
+
+/// When to start another attempt while none has answered: after a fixed
+/// delay, or at a percentile of the recent latencies of successful
+/// attempts.
+#[derive(Clone, Copy, Debug)]
+pub struct Hedge {
+    kind: Kind,
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Kind {
+    /// No hedge: attempts start only after failures (a request that is
+    /// not safe to repeat through the tower layer).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    Never,
+    After(Duration),
+    Percentile {
+        per_mille: u64,
+        latencies: &'static Latencies,
+    },
+}
+
+impl Hedge {
+    /// No attempt starts while one runs.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) const fn never() -> Self {
+        Hedge { kind: Kind::Never }
+    }
+
+    /// Another attempt each time the newest has run for `delay`.
+    #[must_use]
+    pub const fn after(delay: Duration) -> Self {
+        Hedge {
+            kind: Kind::After(delay),
+        }
+    }
+
+    /// Another attempt each time the newest has run for the `percentile`
+    /// (50 ..= 99.9, clamped) of the latencies recorded in `latencies`;
+    /// the policy's `base` until [`WARM_UP`] successes were recorded. Each
+    /// success of a call hedged this way records its latency there.
+    ///
+    /// ```
+    /// use retry_runtime::hedge::{Hedge, Latencies};
+    ///
+    /// static LATENCIES: Latencies = Latencies::new();
+    /// let hedge = Hedge::percentile(95.0, &LATENCIES);
+    /// ```
+    #[must_use]
+    pub fn percentile(percentile: f64, latencies: &'static Latencies) -> Self {
+        Self::per_mille(latencies::per_mille(percentile), latencies)
+    }
+
+    /// `percentile` in thousandths: `950` is p95. What the attribute's
+    /// `"p95"` becomes.
+    #[doc(hidden)]
+    #[must_use]
+    pub const fn per_mille(per_mille: u64, latencies: &'static Latencies) -> Self {
+        let per_mille = if per_mille < 500 {
+            500
+        } else if per_mille > 999 {
+            999
+        } else {
+            per_mille
+        };
+        Hedge {
+            kind: Kind::Percentile {
+                per_mille,
+                latencies,
+            },
+        }
+    }
+
+    /// The delay for a call starting now.
+    #[inline]
+    pub(crate) fn delay(&self, base: Duration) -> Duration {
+        match self.kind {
+            Kind::Never => Duration::MAX,
+            Kind::After(delay) => delay,
+            Kind::Percentile {
+                per_mille,
+                latencies,
+            } => latencies.delay(per_mille).unwrap_or(base),
+        }
+    }
+
+    /// A successful attempt took `latency`.
+    #[inline]
+    pub(crate) fn record(&self, latency: Duration) {
+        if let Kind::Percentile { latencies, .. } = self.kind {
+            latencies.record(latency);
+        }
+    }
+}
+
+/// What `#[retry(hedge = ...)]` expansions call. Not public API.
+#[doc(hidden)]
+pub mod private {
+    use core::future::Future;
+    use core::time::Duration;
+
+    pub use super::slots::{Boxed, End, Slot};
+    pub use super::{Hedge, Hedged, Latencies, Setup};
+    use super::{Judge, Running, Slots};
+    use crate::__private::Limit;
+    use crate::decision::Classification;
+    use crate::rules::{Classify, Hint, OnRetry, Outcome, Rules, RulesFor};
+    use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
+
+    /// The rules of a hedged function, tied to its return type `R` (as
+    /// `classifier` ties them for the retry loop).
+    #[inline]
+    #[allow(clippy::type_complexity)]
+    pub fn rules<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
+        on: On,
+        on_ok: OnOk,
+        retry_after: Ra,
+        retry_after_ok: RaOk,
+        on_retry: Hook,
+        on_retry_ok: HookOk,
+    ) -> impl Judge<R>
+    where
+        R: Outcome,
+        On: Classify<R::Error>,
+        OnOk: Classify<R::Ok>,
+        Ra: Hint<R::Error>,
+        RaOk: Hint<R::Ok>,
+        Hook: OnRetry<R::Error>,
+        HookOk: OnRetry<R::Ok>,
+    {
+        Rules {
+            on,
+            on_ok,
+            retry_after,
+            retry_after_ok,
+            on_retry,
+            on_retry_ok,
+        }
+    }
+
+    impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> Judge<R> for Rules<On, OnOk, Ra, RaOk, Hook, HookOk>
+    where
+        R: Outcome,
+        Self: RulesFor<R>,
+    {
+        #[inline]
+        fn verdict(&self, outcome: &R) -> Classification {
+            RulesFor::verdict(self, outcome)
+        }
+
+        #[inline]
+        fn before_next(&self, outcome: &R, attempt: u32, wait: Duration) {
+            RulesFor::before_wait(self, outcome, attempt, wait);
+        }
+    }
+
+    /// `breaker = ...` for a hedged function: every attempt asks it, and a
+    /// refused call fails with `E::from(CircuitOpen)`.
+    #[inline]
+    pub fn breaker<R>(breaker: &CircuitBreaker) -> super::Breaker<'_, R::Error>
+    where
+        R: Outcome,
+        R::Error: From<CircuitOpen>,
+    {
+        Some((breaker, R::Error::from))
+    }
+
+    /// No breaker.
+    #[inline]
+    #[must_use]
+    pub const fn no_breaker<R: Outcome>() -> super::Breaker<'static, R::Error> {
+        None
+    }
+
+    /// `timeout = ...` for a hedged function: an attempt past it fails with
+    /// `E::from(TimedOut)`.
+    #[inline]
+    #[must_use]
+    pub fn timed<R>() -> Limit<R>
+    where
+        R: Outcome,
+        R::Error: crate::__private::TimeoutKey,
+    {
+        Limit::new(|timed_out| R::from_error(timed_out.into()))
+    }
+
+    /// The hedged call of an attribute.
+    #[inline]
+    #[allow(clippy::too_many_arguments)]
+    pub fn run<'p, R, Mk, Fut, J, S>(
+        policy: &'p Policy,
+        hedge: Hedge,
+        budget: Option<&'p RetryBudget>,
+        breaker: super::Breaker<'p, R::Error>,
+        limit: Limit<R>,
+        name: &'static str,
+        slots: S,
+        judge: J,
+        make: Mk,
+    ) -> Hedged<'p, R, Mk, J, S>
+    where
+        R: Outcome,
+        Mk: FnMut() -> Fut,
+        Fut: Future<Output = R>,
+        J: Judge<R>,
+        S: Slots<Running<'p, Fut, R>>,
+    {
+        Hedged::new(
+            Setup {
+                policy,
+                hedge,
+                budget,
+                breaker,
+                limit,
+                name,
+            },
+            slots,
+            judge,
+            make,
+        )
+    }
+}

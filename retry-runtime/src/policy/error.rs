@@ -1,0 +1,63 @@
+//! The rules a policy can break, as [`Policy::validate`] and
+//! [`Policy::untimed`] report them.
+
+use core::fmt;
+use core::time::Duration;
+
+#[cfg(doc)]
+use super::Policy;
+
+/// A rule of [`Policy::validate`] that a policy breaks.
+#[derive(Clone, Copy, Debug, PartialEq)]
+#[non_exhaustive]
+pub enum PolicyError {
+    /// `max_attempts` is 0; it counts the first call, so it must be at least 1.
+    NoAttempts,
+    /// `base` is zero.
+    ZeroBase,
+    /// `cap` is below `base`.
+    CapBelowBase {
+        /// The base.
+        base: Duration,
+        /// The cap, smaller than the base.
+        cap: Duration,
+    },
+    /// The multiplier is below 1, infinite or NaN.
+    Multiplier(f64),
+    /// The deadline is zero.
+    ZeroDeadline,
+    /// The per-attempt timeout is zero.
+    ZeroTimeout,
+    /// The policy carries a per-attempt timeout, but it is run where the
+    /// error type cannot express one (it does not implement
+    /// `From<TimedOut>`); see [`Policy::untimed`].
+    TimeoutNotExpressible {
+        /// The timeout the policy carries.
+        timeout: Duration,
+    },
+}
+
+impl fmt::Display for PolicyError {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Self::NoAttempts => f.write_str(
+                "`max` must be at least 1: it counts every attempt, the first call included",
+            ),
+            Self::ZeroBase => f.write_str("`base` must be above zero"),
+            Self::CapBelowBase { base, cap } => {
+                write!(f, "`cap` ({cap:?}) must be at least `base` ({base:?})")
+            }
+            Self::Multiplier(m) => write!(f, "`multiplier` must be a finite number >= 1, not {m}"),
+            Self::ZeroDeadline => f.write_str("`deadline` must be above zero"),
+            Self::ZeroTimeout => f.write_str("`timeout` must be above zero"),
+            Self::TimeoutNotExpressible { timeout } => write!(
+                f,
+                "the policy sets a per-attempt `timeout` ({timeout:?}), but it runs where the \
+                 error type cannot express a timeout (no `From<TimedOut>`): remove the timeout, \
+                 or bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
+            ),
+        }
+    }
+}
+
+impl std::error::Error for PolicyError {}

@@ -1,0 +1,135 @@
+//! The waits a policy gives: the ceiling of each retry, the jittered wait
+//! drawn from it, the wait when a server gave a hint, and the longest the
+//! waits of one call can add up to. The arithmetic itself is
+//! `retry_core::backoff`, shared with the attribute's checks.
+
+use core::time::Duration;
+
+use retry_core::backoff::{self, nanos, uniform};
+
+use super::{Jitter, Policy};
+
+impl Policy {
+    /// The ceiling of the wait before retry `n` (`n = 0` before the first
+    /// retry): `min(cap, base * multiplier^n)`.
+    ///
+    /// Exact for every whole multiplier; others go through `f64`, exact to
+    /// about one part in 2^52. Any `n` and any multiplier are fine.
+    #[must_use]
+    pub fn ceiling(&self, n: u32) -> Duration {
+        Duration::from_nanos(self.ceiling_nanos(n))
+    }
+
+    fn ceiling_nanos(&self, n: u32) -> u64 {
+        backoff::ceiling(nanos(self.base), nanos(self.cap), self.multiplier, n)
+    }
+
+    /// The longest the waits of one call can add up to: every retry's wait
+    /// at the top of its range (for [`Jitter::Decorrelated`], the chain
+    /// `min(cap, 3 * previous)`). A bound on the time a call spends waiting,
+    /// before any deadline.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// // Ceilings 200, 400, 800, 1600 and 3200 ms.
+    /// let policy = Policy::new().with_max_attempts(6).with_base(Duration::from_millis(200));
+    /// assert_eq!(policy.worst_case_wait(), Duration::from_millis(6200));
+    /// ```
+    #[must_use]
+    pub fn worst_case_wait(&self) -> Duration {
+        Duration::from_nanos(backoff::worst_case_total(
+            nanos(self.base),
+            nanos(self.cap),
+            self.multiplier,
+            self.jitter == Jitter::Decorrelated,
+            self.max_attempts.saturating_sub(1),
+        ))
+    }
+
+    /// A wait before retry `n`, drawn with this thread's generator (see
+    /// [`seed_thread_rng`](crate::seed_thread_rng)). `previous` is the wait
+    /// before the last retry, or `base` before the first; only
+    /// [`Jitter::Decorrelated`] uses it.
+    #[must_use]
+    pub fn wait(&self, n: u32, previous: Duration) -> Duration {
+        self.wait_with(n, previous, crate::rng::next_u64())
+    }
+
+    /// The wait before retry `n` for a given random `sample`: `0` gives the
+    /// shortest wait the jitter allows and `u64::MAX` the longest, with the
+    /// values between spread evenly. See [`Jitter`] for the formulas.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Jitter, Policy};
+    ///
+    /// let policy = Policy::new().with_jitter(Jitter::Equal);
+    /// let ceiling = policy.ceiling(3); // 800ms
+    /// assert_eq!(policy.wait_with(3, policy.base(), 0), ceiling / 2);
+    /// assert_eq!(policy.wait_with(3, policy.base(), u64::MAX), ceiling);
+    ///
+    /// // Halves are whole nanoseconds: an odd ceiling's longest wait is one
+    /// // nanosecond short of it.
+    /// let odd = policy.with_base(Duration::from_nanos(7)).with_cap(Duration::from_nanos(7));
+    /// assert_eq!(odd.wait_with(0, odd.base(), 0), Duration::from_nanos(3));
+    /// assert_eq!(odd.wait_with(0, odd.base(), u64::MAX), Duration::from_nanos(6));
+    /// ```
+    #[must_use]
+    pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
+        let nanos = match self.jitter {
+            Jitter::None => self.ceiling_nanos(n),
+            Jitter::Full => uniform(0, self.ceiling_nanos(n), sample),
+            Jitter::Equal => {
+                // `half + uniform(0, half)`, as documented: for an odd
+                // ceiling the longest wait is `ceiling - 1`.
+                let half = self.ceiling_nanos(n) / 2;
+                half + uniform(0, half, sample)
+            }
+            Jitter::Decorrelated => {
+                let low = nanos(self.base);
+                let high = nanos(previous).saturating_mul(3).max(low);
+                uniform(low, high, sample).min(nanos(self.cap))
+            }
+        };
+        Duration::from_nanos(nanos)
+    }
+
+    /// The wait when the server asked for `hint` (a `Retry-After`): at least
+    /// the hint and at least the backoff `wait`, plus a uniform share of up
+    /// to a tenth of the hint drawn from `sample`, so that clients told the
+    /// same hint do not come back in the same instant:
+    /// `max(hint, wait) + uniform in [0, hint / 10]`.
+    ///
+    /// `None` when the hint is longer than `cap`: a server asking for more
+    /// than the caller tolerates is not waited out. `None` too for a hint
+    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
+    /// which could only be waited out in part.
+    ///
+    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
+    /// spread is added on top of a hint that may be `cap` itself.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// let policy = Policy::new(); // cap 10s
+    /// let hint = Duration::from_secs(2);
+    /// let backoff = Duration::from_millis(100);
+    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
+    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
+    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
+    /// ```
+    #[must_use]
+    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+        if hint > self.cap || hint > Duration::from_nanos(u64::MAX) {
+            return None;
+        }
+        let hint = nanos(hint);
+        let spread = uniform(0, hint / 10, sample);
+        Some(Duration::from_nanos(
+            hint.max(nanos(wait)).saturating_add(spread),
+        ))
+    }
+}

@@ -1,0 +1,252 @@
+//! One circuit breaker and one retry budget per upstream: per host, or per
+//! any key derived from the request. An entry is made on first use, from a
+//! function you give; the registry holds at most a bounded number of them.
+//!
+//! ```
+//! use std::sync::Arc;
+//! use std::time::Duration;
+//! use retry_runtime::registry::{Registry, Upstream};
+//! use retry_runtime::{CircuitBreaker, RetryBudget};
+//!
+//! let upstreams = Arc::new(Registry::new(1024, |_host: &str| {
+//!     Upstream::new()
+//!         .with_breaker(CircuitBreaker::new().with_consecutive_failures(5))
+//!         .with_budget(RetryBudget::new(100, 0.1))
+//! }));
+//!
+//! let payments = upstreams.get("payments.internal:443");
+//! let users = upstreams.get("users.internal:443");
+//! assert!(!Arc::ptr_eq(&payments, &upstreams.get("users.internal:443")));
+//! assert!(Arc::ptr_eq(&users, &upstreams.get("users.internal:443")));
+//! ```
+//!
+//! The tower layer and the reqwest middleware key by the request's
+//! authority with `per_authority(registry)`. With `#[retry]` or the closure
+//! API, look the entry up yourself and name its parts:
+//! `policy.on(is_transient).budget(upstream.budget().unwrap())`.
+//!
+//! # Guarantees
+//!
+//! - A lookup of a key already present takes a read lock on one of 16
+//!   shards (chosen by the key's hash), clones an `Arc` and releases it:
+//!   readers of different keys rarely meet, and never wait for each other.
+//! - At most `capacity` entries (rounded up to a multiple of the shard
+//!   count) are held. A shard that is full forgets an entry no call is using
+//!   (or, if every one is in use, the oldest) before taking a new one; calls
+//!   holding a forgotten entry keep using it.
+//! - No lock is held while a caller uses its entry, and a poisoned lock is
+//!   recovered, so a panicking `make` cannot wedge the registry.
+
+use core::fmt;
+use std::collections::HashMap;
+use std::hash::{BuildHasher, RandomState};
+use std::sync::{Arc, PoisonError, RwLock};
+
+use crate::{CircuitBreaker, RetryBudget};
+
+/// Shards of a registry of at least this many entries.
+const SHARDS: usize = 16;
+
+/// What a registry holds per upstream: a breaker, a budget, or both.
+#[derive(Debug, Default)]
+pub struct Upstream {
+    breaker: Option<CircuitBreaker>,
+    budget: Option<RetryBudget>,
+}
+
+impl Upstream {
+    /// Neither breaker nor budget.
+    #[must_use]
+    pub const fn new() -> Self {
+        Upstream {
+            breaker: None,
+            budget: None,
+        }
+    }
+
+    /// With a circuit breaker of its own.
+    #[must_use]
+    pub fn with_breaker(self, breaker: CircuitBreaker) -> Self {
+        Upstream {
+            breaker: Some(breaker),
+            budget: self.budget,
+        }
+    }
+
+    /// With a retry budget of its own.
+    #[must_use]
+    pub fn with_budget(self, budget: RetryBudget) -> Self {
+        Upstream {
+            breaker: self.breaker,
+            budget: Some(budget),
+        }
+    }
+
+    /// Its circuit breaker, if it has one.
+    #[must_use]
+    pub fn breaker(&self) -> Option<&CircuitBreaker> {
+        self.breaker.as_ref()
+    }
+
+    /// Its retry budget, if it has one.
+    #[must_use]
+    pub fn budget(&self) -> Option<&RetryBudget> {
+        self.budget.as_ref()
+    }
+}
+
+type Make<T> = Box<dyn Fn(&str) -> T + Send + Sync>;
+
+/// A bounded map from a key (a host, an authority, a tenant) to an entry
+/// made on first use; see the [module docs](self).
+pub struct Registry<T = Upstream> {
+    shards: Box<[RwLock<Shard<T>>]>,
+    per_shard: usize,
+    hasher: RandomState,
+    make: Make<T>,
+}
+
+struct Shard<T> {
+    entries: HashMap<Box<str>, Entry<T>>,
+    /// Entries made so far in this shard, to tell the oldest.
+    made: u64,
+}
+
+struct Entry<T> {
+    value: Arc<T>,
+    made: u64,
+}
+
+impl<T> Registry<T> {
+    /// A registry of at most `capacity` entries (at least 1), each made by
+    /// `make` from its key the first time the key is asked for.
+    pub fn new(capacity: usize, make: impl Fn(&str) -> T + Send + Sync + 'static) -> Self {
+        let capacity = capacity.max(1);
+        let shards = if capacity >= SHARDS { SHARDS } else { 1 };
+        Registry {
+            shards: (0..shards)
+                .map(|_| {
+                    RwLock::new(Shard {
+                        entries: HashMap::new(),
+                        made: 0,
+                    })
+                })
+                .collect(),
+            per_shard: capacity.div_ceil(shards),
+            hasher: RandomState::new(),
+            make: Box::new(make),
+        }
+    }
+
+    /// The entry for `key`, made now if there is none.
+    pub fn get(&self, key: &str) -> Arc<T> {
+        let shard = self.shard(key);
+        if let Some(entry) = shard
+            .read()
+            .unwrap_or_else(PoisonError::into_inner)
+            .entries
+            .get(key)
+        {
+            return Arc::clone(&entry.value);
+        }
+        let mut shard = shard.write().unwrap_or_else(PoisonError::into_inner);
+        if let Some(entry) = shard.entries.get(key) {
+            return Arc::clone(&entry.value);
+        }
+        if shard.entries.len() >= self.per_shard {
+            shard.forget_one();
+        }
+        let value = Arc::new((self.make)(key));
+        shard.made = shard.made.wrapping_add(1);
+        let made = shard.made;
+        shard.entries.insert(
+            key.into(),
+            Entry {
+                value: Arc::clone(&value),
+                made,
+            },
+        );
+        value
+    }
+
+    /// The entries held now.
+    #[must_use]
+    pub fn len(&self) -> usize {
+        self.shards
+            .iter()
+            .map(|shard| {
+                shard
+                    .read()
+                    .unwrap_or_else(PoisonError::into_inner)
+                    .entries
+                    .len()
+            })
+            .sum()
+    }
+
+    /// Whether no entry is held.
+    #[must_use]
+    pub fn is_empty(&self) -> bool {
+        self.len() == 0
+    }
+
+    fn shard(&self, key: &str) -> &RwLock<Shard<T>> {
+        let hash = self.hasher.hash_one(key);
+        // The shard count is 1 or 16, so the remainder fits in a usize.
+        #[allow(clippy::cast_possible_truncation)]
+        let index = (hash % self.shards.len() as u64) as usize;
+        &self.shards[index]
+    }
+}
+
+impl<T> Shard<T> {
+    /// Forgets an entry no call holds, the oldest of those; or, if every
+    /// entry is in use, the oldest.
+    fn forget_one(&mut self) {
+        let unused = self
+            .entries
+            .iter()
+            .filter(|(_, entry)| Arc::strong_count(&entry.value) == 1)
+            .min_by_key(|(_, entry)| entry.made);
+        let victim = unused
+            .or_else(|| self.entries.iter().min_by_key(|(_, entry)| entry.made))
+            .map(|(key, _)| key.clone());
+        if let Some(key) = victim {
+            self.entries.remove(&key);
+        }
+    }
+}
+
+impl<T> fmt::Debug for Registry<T> {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Registry")
+            .field("len", &self.len())
+            .field("capacity", &(self.per_shard * self.shards.len()))
+            .finish_non_exhaustive()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn one_entry_per_key_made_on_first_use() {
+        let registry = Registry::new(64, |key: &str| key.len());
+        let a = registry.get("a.example:80");
+        assert!(Arc::ptr_eq(&a, &registry.get("a.example:80")));
+        assert_eq!(*registry.get("bb"), 2);
+        assert_eq!(registry.len(), 2);
+    }
+
+    #[test]
+    fn the_size_stays_bounded_and_entries_in_use_are_kept() {
+        let registry = Registry::new(4, |key: &str| key.to_owned());
+        let held = registry.get("held");
+        for n in 0..100 {
+            registry.get(&format!("host-{n}"));
+        }
+        assert!(registry.len() <= 4);
+        assert!(Arc::ptr_eq(&held, &registry.get("held")));
+    }
+}

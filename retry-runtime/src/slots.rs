@@ -1,0 +1,110 @@
+//! What a call may name besides its policy, as the attempt loop holds it:
+//! a circuit breaker ([`BreakerSlot`]) and a retry budget
+//! ([`BudgetSlot`]). A call that names neither holds [`NoBreaker`] and
+//! [`NoBudget`], which take no room and compile to nothing.
+
+use crate::breaker::{AttemptPermit, Mark};
+use crate::{CircuitBreaker, RetryBudget};
+
+/// The circuit breaker a call asks before each attempt and tells each
+/// outcome.
+#[doc(hidden)]
+pub trait BreakerSlot {
+    /// Whether the next attempt may be made: a permit is acquired for it.
+    fn acquire(&mut self, blocking: bool) -> bool;
+    /// Records the attempt's outcome (`success`: not a failure the rules
+    /// retry); `false` when the breaker refused the attempt, which then
+    /// never ran.
+    fn record(&mut self, success: bool) -> bool;
+    /// The breaker, if there is one.
+    fn breaker(&self) -> Option<&CircuitBreaker>;
+    /// What the attempt running marks its thread with while it holds a
+    /// permit, so that a retried function it calls with the same breaker
+    /// runs under that permit.
+    fn mark(&mut self) -> Option<Mark<'_>>;
+}
+
+/// The breaker of a call that names none: every attempt is made.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoBreaker;
+
+impl BreakerSlot for NoBreaker {
+    fn acquire(&mut self, _: bool) -> bool {
+        true
+    }
+
+    fn record(&mut self, _: bool) -> bool {
+        true
+    }
+
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        None
+    }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        None
+    }
+}
+
+impl BreakerSlot for AttemptPermit<'_> {
+    fn acquire(&mut self, blocking: bool) -> bool {
+        AttemptPermit::acquire(self, blocking)
+    }
+
+    fn record(&mut self, success: bool) -> bool {
+        AttemptPermit::record(self, success)
+    }
+
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        Some(AttemptPermit::breaker(self))
+    }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        AttemptPermit::mark(self)
+    }
+}
+
+/// A breaker chosen at run time, as the closure API's is.
+impl<S: BreakerSlot> BreakerSlot for Option<S> {
+    fn acquire(&mut self, blocking: bool) -> bool {
+        self.as_mut().is_none_or(|slot| slot.acquire(blocking))
+    }
+
+    fn record(&mut self, success: bool) -> bool {
+        self.as_mut().is_none_or(|slot| slot.record(success))
+    }
+
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        self.as_ref().and_then(BreakerSlot::breaker)
+    }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        self.as_mut().and_then(BreakerSlot::mark)
+    }
+}
+
+/// The retry budget a call takes from: `Option<&RetryBudget>`, or
+/// [`NoBudget`].
+#[doc(hidden)]
+pub trait BudgetSlot: Copy {
+    /// The budget, if there is one.
+    fn budget(&self) -> Option<&RetryBudget>;
+}
+
+/// The budget of a call that names none.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoBudget;
+
+impl BudgetSlot for NoBudget {
+    fn budget(&self) -> Option<&RetryBudget> {
+        None
+    }
+}
+
+impl BudgetSlot for Option<&RetryBudget> {
+    fn budget(&self) -> Option<&RetryBudget> {
+        *self
+    }
+}

@@ -1,0 +1,134 @@
+//! Why a call stopped, how many attempts it made and how long it took:
+//! what the `on_give_up` hook is told, and what [`last_call`] reads back
+//! after a call returns. Below the driver, which records each call's end
+//! here through [`crate::observe`].
+
+use core::cell::Cell;
+use core::fmt;
+use core::time::Duration;
+
+use crate::Stop;
+
+/// How a call ended: why it stopped, the attempts it made, and, where it
+/// was measured, the time it took.
+///
+/// The `on_give_up` hook gets one for each call that returns an error or a
+/// retried `Ok` value; [`last_call`] gives one for the last call that
+/// returned on this thread, successes included.
+///
+/// ```
+/// use retry_runtime::{retry, Stop};
+///
+/// #[retry(max = 3, base = "10ms")]
+/// fn flaky() -> Result<(), std::io::Error> {
+///     Err(std::io::ErrorKind::ConnectionReset.into())
+/// }
+///
+/// let error = flaky().unwrap_err();
+/// let stopped = retry_runtime::last_call().unwrap();
+/// assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
+/// println!("failed after {} attempts: {error}", stopped.attempts());
+/// ```
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+pub struct Stopped {
+    reason: Stop,
+    attempts: u32,
+    elapsed: Option<Duration>,
+}
+
+impl Stopped {
+    pub(crate) const fn new(reason: Stop, attempts: u32, elapsed: Option<Duration>) -> Self {
+        Stopped {
+            reason,
+            attempts,
+            elapsed,
+        }
+    }
+
+    /// Why the call stopped: [`Stop::Done`] for a success.
+    #[must_use]
+    pub const fn reason(&self) -> Stop {
+        self.reason
+    }
+
+    /// The attempts the call made, the first included. A call the circuit
+    /// breaker refused counts the attempt it refused.
+    #[must_use]
+    pub const fn attempts(&self) -> u32 {
+        self.attempts
+    }
+
+    /// The time from the start of the first attempt to the stop. Always
+    /// there for the `on_give_up` hook; `None` from [`last_call`], which
+    /// reads no clock, so that a call that succeeds at once pays nothing
+    /// for it.
+    #[must_use]
+    pub const fn elapsed(&self) -> Option<Duration> {
+        self.elapsed
+    }
+}
+
+/// `exhausted after 3 attempts in 300ms`, `not_retryable after 1 attempt`.
+impl fmt::Display for Stopped {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let plural = if self.attempts == 1 { "" } else { "s" };
+        write!(f, "{} after {} attempt{plural}", self.reason, self.attempts)?;
+        if let Some(elapsed) = self.elapsed {
+            write!(f, " in {elapsed:?}")?;
+        }
+        Ok(())
+    }
+}
+
+thread_local! {
+    /// The last call to end on this thread: its attempts and why it stopped.
+    static LAST: Cell<Option<(u32, Stop)>> = const { Cell::new(None) };
+}
+
+/// How the last retried call that returned on this thread ended: why it
+/// stopped and the attempts it made (its [`elapsed`](Stopped::elapsed) is
+/// `None`). `None` before any call has ended here.
+///
+/// Read it right after the call returns: after `.await`, before the next
+/// `.await`, the task is still on the thread the call ended on. A call
+/// that is dropped before it ends leaves it as it was. Every retried
+/// function, closure loop, tower layer and middleware call records it; in
+/// a retried function that calls another, the outer call's end comes last.
+///
+/// ```
+/// use retry_runtime::{retry, Stop};
+///
+/// #[retry(max = 4, base = "1ms", jitter = "none")]
+/// async fn third_time_lucky(calls: &mut u32) -> Result<u32, std::io::Error> {
+///     *calls += 1;
+///     if *calls < 3 { Err(std::io::ErrorKind::ConnectionReset.into()) } else { Ok(*calls) }
+/// }
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let mut calls = 0;
+/// third_time_lucky(&mut calls).await.unwrap();
+/// let last = retry_runtime::last_call().unwrap();
+/// assert_eq!((last.reason(), last.attempts()), (Stop::Done, 3));
+/// # }
+/// ```
+#[must_use]
+pub fn last_call() -> Option<Stopped> {
+    LAST.try_with(Cell::get)
+        .ok()
+        .flatten()
+        .map(|(attempts, reason)| Stopped::new(reason, attempts, None))
+}
+
+/// Records the end of a call on this thread.
+#[inline]
+pub(crate) fn record(attempts: u32, reason: Stop) {
+    // A thread-local being destroyed: nothing to read it afterwards.
+    let _ = LAST.try_with(|last| last.set(Some((attempts, reason))));
+}
+
+/// Forgets the last call, so that a loop that ends without recording (one
+/// that could not start) is not taken for the call before it.
+#[inline]
+pub(crate) fn forget() {
+    let _ = LAST.try_with(|last| last.set(None));
+}

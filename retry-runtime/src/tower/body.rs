@@ -1,0 +1,349 @@
+//! Request bodies that later attempts can send again: [`ReplayBody`], and
+//! the [`Tape`] a streaming body is recorded on.
+
+use core::marker::PhantomData;
+use core::pin::Pin;
+use core::task::{ready, Context, Poll};
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex, PoisonError};
+
+use bytes::Bytes;
+use http::HeaderMap;
+use http_body::{Body, Frame, SizeHint};
+
+/// A request body the retry layer can send on every attempt.
+///
+/// A body that is `Clone` (`Full`, `Empty`, `String`) is cloned for each
+/// attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
+/// attempt sends it, up to a bound
+/// ([`RetryLayer::with_max_body`](super::RetryLayer::with_max_body), 64 KiB
+/// by default); a later attempt plays the recording back. A body over the
+/// bound, or one the first attempt did not send to its end (the server
+/// answered first), is not recorded whole: the request is then sent once,
+/// and its transient failure is returned as
+/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable).
+/// The first attempt streams as it would without the layer: nothing waits
+/// for the body to be read first, so client and bidirectional streams work.
+///
+/// Implemented for `http_body_util::{Full, Empty}`, `String`, the boxed
+/// bodies `http_body_util::combinators::{BoxBody, UnsyncBoxBody}` of
+/// `Bytes`, and `tonic::body::Body` (feature `grpc`). For a body type of
+/// your own, record it with [`Tape::record`] and play it back with
+/// [`Tape::replay`].
+pub trait ReplayBody: Body + Sized + Send + 'static {
+    /// What the later attempts' bodies are made from.
+    type Source: Send + 'static;
+
+    /// The first attempt's body, and the source of the later ones;
+    /// recording keeps at most `limit` bytes.
+    fn record(self, limit: usize) -> (Self, Self::Source);
+
+    /// The next attempt's body, or `None` when the body cannot be sent
+    /// again (over the bound, or not sent to its end).
+    fn replay(source: &Self::Source) -> Option<Self>;
+
+    /// An empty body: the request the classifier reads has the attempt's
+    /// head and no body (the attempt's own was sent).
+    fn empty() -> Self;
+}
+
+macro_rules! replay_by_clone {
+    ($($body:ty => [$($generics:tt)*] $empty:expr;)*) => {$(
+        impl<$($generics)*> ReplayBody for $body {
+            type Source = Self;
+
+            fn record(self, _limit: usize) -> (Self, Self) {
+                (self.clone(), self)
+            }
+
+            fn replay(source: &Self) -> Option<Self> {
+                Some(source.clone())
+            }
+
+            fn empty() -> Self {
+                $empty
+            }
+        }
+    )*};
+}
+
+replay_by_clone! {
+    String => [] String::new();
+    http_body_util::Full<D> => [D: bytes::Buf + Clone + Send + 'static] http_body_util::Full::default();
+    http_body_util::Empty<D> => [D: bytes::Buf + Send + 'static] http_body_util::Empty::new();
+}
+
+impl<E> ReplayBody for http_body_util::combinators::BoxBody<Bytes, E>
+where
+    E: Send + 'static,
+{
+    type Source = Tape;
+
+    fn record(self, limit: usize) -> (Self, Tape) {
+        let (recording, tape) = Tape::record(self, limit);
+        (Self::new(recording), tape)
+    }
+
+    fn replay(tape: &Tape) -> Option<Self> {
+        tape.replay().map(Self::new)
+    }
+
+    fn empty() -> Self {
+        Self::default()
+    }
+}
+
+impl<E> ReplayBody for http_body_util::combinators::UnsyncBoxBody<Bytes, E>
+where
+    E: Send + 'static,
+{
+    type Source = Tape;
+
+    fn record(self, limit: usize) -> (Self, Tape) {
+        let (recording, tape) = Tape::record(self, limit);
+        (Self::new(recording), tape)
+    }
+
+    fn replay(tape: &Tape) -> Option<Self> {
+        tape.replay().map(Self::new)
+    }
+
+    fn empty() -> Self {
+        Self::default()
+    }
+}
+
+#[cfg(feature = "grpc")]
+impl ReplayBody for tonic::body::Body {
+    type Source = Tape;
+
+    fn record(self, limit: usize) -> (Self, Tape) {
+        let (recording, tape) = Tape::record(self, limit);
+        (Self::new(recording), tape)
+    }
+
+    fn replay(tape: &Tape) -> Option<Self> {
+        tape.replay::<tonic::Status>().map(Self::new)
+    }
+
+    fn empty() -> Self {
+        Self::empty()
+    }
+}
+
+/// What the first attempt's body sent, for the later attempts.
+#[derive(Clone, Debug)]
+pub struct Tape {
+    recorded: Arc<Mutex<Recorded>>,
+}
+
+#[derive(Debug, Default)]
+struct Recorded {
+    chunks: Vec<Bytes>,
+    len: usize,
+    limit: usize,
+    trailers: Option<HeaderMap>,
+    /// The body was sent to its end.
+    ended: bool,
+    /// More than `limit` bytes, or a failed body: nothing to replay.
+    spoilt: bool,
+}
+
+impl Tape {
+    /// Records `body` as it is sent, keeping at most `limit` bytes.
+    pub fn record<B: Body<Data = Bytes>>(body: B, limit: usize) -> (Recording<B>, Tape) {
+        let tape = Tape {
+            recorded: Arc::new(Mutex::new(Recorded {
+                limit,
+                ..Recorded::default()
+            })),
+        };
+        let recording = Recording {
+            body,
+            recorded: Arc::clone(&tape.recorded),
+        };
+        (recording, tape)
+    }
+
+    /// A body that plays the recording back, or `None` when the first
+    /// attempt did not send its whole body, or it was over the bound.
+    #[must_use]
+    pub fn replay<E>(&self) -> Option<Playback<E>> {
+        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        (recorded.ended && !recorded.spoilt).then(|| Playback {
+            chunks: recorded.chunks.iter().cloned().collect(),
+            trailers: recorded.trailers.clone(),
+            error: PhantomData,
+        })
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The first attempt's body, recorded on a [`Tape`] as it is sent.
+    #[derive(Debug)]
+    pub struct Recording<B> {
+        #[pin]
+        body: B,
+        recorded: Arc<Mutex<Recorded>>,
+    }
+}
+
+impl<B: Body<Data = Bytes>> Body for Recording<B> {
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = self.project();
+        let frame = ready!(this.body.poll_frame(cx));
+        let mut recorded = this.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        match &frame {
+            Some(Ok(frame)) => {
+                if let Some(data) = frame.data_ref() {
+                    recorded.keep(data);
+                } else if let Some(trailers) = frame.trailers_ref() {
+                    recorded.trailers = Some(trailers.clone());
+                }
+            }
+            Some(Err(_)) => recorded.spoil(),
+            None => recorded.ended = true,
+        }
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        let end = self.body.is_end_stream();
+        if end {
+            // A sender that sees the end here does not poll again.
+            self.recorded
+                .lock()
+                .unwrap_or_else(PoisonError::into_inner)
+                .ended = true;
+        }
+        end
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body.size_hint()
+    }
+}
+
+impl Recorded {
+    fn keep(&mut self, data: &Bytes) {
+        if self.spoilt {
+            return;
+        }
+        match self.len.checked_add(data.len()) {
+            Some(len) if len <= self.limit => {
+                self.len = len;
+                self.chunks.push(data.clone());
+            }
+            _ => self.spoil(),
+        }
+    }
+
+    fn spoil(&mut self) {
+        self.spoilt = true;
+        self.chunks = Vec::new();
+    }
+}
+
+/// A later attempt's body: the first attempt's, played back.
+#[derive(Debug)]
+pub struct Playback<E> {
+    chunks: VecDeque<Bytes>,
+    trailers: Option<HeaderMap>,
+    error: PhantomData<fn() -> E>,
+}
+
+impl<E> Body for Playback<E> {
+    type Data = Bytes;
+    type Error = E;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        _: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, E>>> {
+        if let Some(chunk) = self.chunks.pop_front() {
+            return Poll::Ready(Some(Ok(Frame::data(chunk))));
+        }
+        Poll::Ready(
+            self.trailers
+                .take()
+                .map(|trailers| Ok(Frame::trailers(trailers))),
+        )
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.chunks.is_empty() && self.trailers.is_none()
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        let len = self.chunks.iter().map(Bytes::len).sum::<usize>();
+        SizeHint::with_exact(u64::try_from(len).unwrap_or(u64::MAX))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use http_body_util::BodyExt;
+
+    /// A body of a few frames, then trailers.
+    struct Frames(VecDeque<Frame<Bytes>>);
+
+    impl Body for Frames {
+        type Data = Bytes;
+        type Error = std::convert::Infallible;
+
+        fn poll_frame(
+            mut self: Pin<&mut Self>,
+            _: &mut Context<'_>,
+        ) -> Poll<Option<Result<Frame<Bytes>, Self::Error>>> {
+            Poll::Ready(self.0.pop_front().map(Ok))
+        }
+    }
+
+    fn frames() -> Frames {
+        let mut trailers = HeaderMap::new();
+        trailers.insert("x-sum", "6".parse().unwrap());
+        Frames(VecDeque::from([
+            Frame::data(Bytes::from_static(b"ab")),
+            Frame::data(Bytes::from_static(b"cd")),
+            Frame::data(Bytes::from_static(b"ef")),
+            Frame::trailers(trailers),
+        ]))
+    }
+
+    #[tokio::test]
+    async fn a_recorded_body_plays_back_the_same_bytes_and_trailers() {
+        let (recording, tape) = Tape::record(frames(), 6);
+        assert!(
+            tape.replay::<()>().is_none(),
+            "nothing to replay before it is sent"
+        );
+        let sent = recording.collect().await.unwrap();
+        let replayed = tape.replay::<()>().unwrap().collect().await.unwrap();
+        assert_eq!(replayed.trailers().unwrap()["x-sum"], "6");
+        assert_eq!(replayed.to_bytes(), "abcdef");
+        assert_eq!(sent.to_bytes(), "abcdef");
+        let again = tape.replay::<()>().unwrap().collect().await.unwrap();
+        assert_eq!(again.to_bytes(), "abcdef", "as many times as asked");
+    }
+
+    #[tokio::test]
+    async fn a_body_over_the_bound_or_not_sent_to_its_end_is_not_replayed() {
+        let (recording, tape) = Tape::record(frames(), 5);
+        let sent = recording.collect().await.unwrap();
+        assert_eq!(sent.to_bytes(), "abcdef", "the first attempt sends it all");
+        assert!(tape.replay::<()>().is_none());
+
+        let (mut recording, tape) = Tape::record(frames(), 64);
+        let first = recording.frame().await.unwrap().unwrap();
+        assert_eq!(first.into_data().unwrap(), "ab");
+        drop(recording);
+        assert!(tape.replay::<()>().is_none());
+    }
+}

@@ -1,0 +1,177 @@
+//! A circuit breaker in a tower stack: [`CircuitBreakerLayer`], its service
+//! and [`BreakerError`].
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+use std::error::Error;
+
+use ::tower::{Layer, Service};
+
+use super::classify::{Classify, HttpClassifier};
+use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Classification};
+
+/// A [`Layer`] that asks a shared [`CircuitBreaker`] before every call and
+/// tells it how each call went, as judged by the classifier (a transient
+/// failure counts against the dependency; a success or a permanent answer
+/// counts for it). A refused call fails at once with
+/// [`BreakerError::Open`], without reaching the inner service.
+///
+/// It guards calls that are not retried; with retries,
+/// [`RetryLayer::with_breaker`](super::RetryLayer::with_breaker) asks the
+/// breaker before each attempt itself.
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerLayer<C = HttpClassifier> {
+    pub(super) breaker: &'static CircuitBreaker,
+    pub(super) classifier: C,
+}
+
+impl CircuitBreakerLayer {
+    /// Guards calls with `breaker`, judging outcomes with the
+    /// [`HttpClassifier`].
+    #[must_use]
+    pub fn new(breaker: &'static CircuitBreaker) -> Self {
+        CircuitBreakerLayer {
+            breaker,
+            classifier: HttpClassifier::default(),
+        }
+    }
+}
+
+impl<C> CircuitBreakerLayer<C> {
+    /// Judges outcomes with `classifier`.
+    #[must_use]
+    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2> {
+        CircuitBreakerLayer {
+            breaker: self.breaker,
+            classifier,
+        }
+    }
+}
+
+impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
+    type Service = CircuitBreakerService<S, C>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        CircuitBreakerService {
+            inner,
+            breaker: self.breaker,
+            classifier: self.classifier.clone(),
+        }
+    }
+}
+
+/// The service of a [`CircuitBreakerLayer`].
+#[derive(Clone, Debug)]
+pub struct CircuitBreakerService<S, C = HttpClassifier> {
+    inner: S,
+    breaker: &'static CircuitBreaker,
+    classifier: C,
+}
+
+impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C>
+where
+    S: Service<Req>,
+    C: Classify<Req, S::Response, S::Error> + Clone,
+    Req: Clone,
+{
+    type Response = S::Response;
+    type Error = BreakerError<S::Error>;
+    type Future = CircuitBreakerFuture<S::Future, C, Req>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(BreakerError::Service)
+    }
+
+    fn call(&mut self, request: Req) -> Self::Future {
+        match self.breaker.acquire() {
+            Ok(permit) => CircuitBreakerFuture {
+                future: Some(self.inner.call(request.clone())),
+                permit: Some(permit),
+                request: Some(request),
+                classifier: self.classifier.clone(),
+            },
+            Err(CircuitOpen) => CircuitBreakerFuture {
+                future: None,
+                permit: None,
+                request: None,
+                classifier: self.classifier.clone(),
+            },
+        }
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// A call a [`CircuitBreakerService`] let through (its outcome is
+    /// recorded when it ends; dropped before, it frees its probe slot), or
+    /// one it refused.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct CircuitBreakerFuture<F, C, Req> {
+        #[pin]
+        future: Option<F>,
+        permit: Option<CircuitPermit<'static>>,
+        request: Option<Req>,
+        classifier: C,
+    }
+}
+
+impl<F, C, Req, Res, E> Future for CircuitBreakerFuture<F, C, Req>
+where
+    F: Future<Output = Result<Res, E>>,
+    C: Classify<Req, Res, E>,
+{
+    type Output = Result<Res, BreakerError<E>>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        let this = self.project();
+        let Some(future) = this.future.as_pin_mut() else {
+            return Poll::Ready(Err(BreakerError::Open(CircuitOpen)));
+        };
+        let Poll::Ready(result) = future.poll(cx) else {
+            return Poll::Pending;
+        };
+        if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
+            let failed = matches!(
+                this.classifier.classify(request, &result),
+                Classification::Transient(_)
+            );
+            permit.record(!failed);
+        }
+        Poll::Ready(result.map_err(BreakerError::Service))
+    }
+}
+
+/// The error of a service behind a [`CircuitBreakerLayer`].
+#[derive(Debug)]
+#[non_exhaustive]
+pub enum BreakerError<E> {
+    /// The breaker refused the call: the circuit is open.
+    Open(CircuitOpen),
+    /// The service's own error.
+    Service(E),
+}
+
+impl<E> core::fmt::Display for BreakerError<E> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        match self {
+            BreakerError::Open(open) => open.fmt(f),
+            // The service's error is the source: saying it here too would
+            // print it twice in a report that walks the chain (`{:#}`).
+            BreakerError::Service(_) => {
+                f.write_str("the service behind the circuit breaker failed")
+            }
+        }
+    }
+}
+
+/// The service's error is the source, so that classifiers walking the chain
+/// ([`classify::chain`](crate::classify::chain), the [`HttpClassifier`]) find
+/// it; a refusal has none and is not retried.
+impl<E: Error + 'static> Error for BreakerError<E> {
+    fn source(&self) -> Option<&(dyn Error + 'static)> {
+        match self {
+            BreakerError::Open(_) => None,
+            BreakerError::Service(error) => Some(error),
+        }
+    }
+}

@@ -1,0 +1,308 @@
+//! A tower [`Layer`] that retries HTTP and gRPC calls with the runtime's
+//! [`Policy`]: backoff and jitter, `deadline`, a shared [`RetryBudget`], a
+//! [`CircuitBreaker`] (one, or one per upstream), and the server's hint
+//! (`Retry-After` on HTTP responses, `grpc-retry-pushback-ms` on gRPC ones),
+//! decided exactly as `#[retry]` decides.
+//!
+//! ```
+//! use std::sync::atomic::{AtomicU32, Ordering};
+//! use std::time::Duration;
+//! use http::{Request, Response, StatusCode};
+//! use retry_runtime::{tower::RetryLayer, Policy, RetryBudget};
+//! use tower::{Service, ServiceBuilder, ServiceExt};
+//!
+//! static POLICY: Policy = Policy::new().with_max_attempts(4).with_deadline(Duration::from_secs(10));
+//! static BUDGET: RetryBudget = RetryBudget::new(100, 0.1);
+//!
+//! # #[tokio::main(flavor = "current_thread", start_paused = true)]
+//! # async fn main() {
+//! static CALLS: AtomicU32 = AtomicU32::new(0);
+//! let flaky = tower::service_fn(|_request: Request<String>| async {
+//!     let status = if CALLS.fetch_add(1, Ordering::Relaxed) == 0 {
+//!         StatusCode::SERVICE_UNAVAILABLE
+//!     } else {
+//!         StatusCode::OK
+//!     };
+//!     let response = Response::builder().status(status).header("retry-after", "1");
+//!     Ok::<_, std::io::Error>(response.body(()).unwrap())
+//! });
+//! let mut client = ServiceBuilder::new()
+//!     .layer(RetryLayer::new(&POLICY).with_budget(&BUDGET).named("users"))
+//!     .service(flaky);
+//!
+//! let started = tokio::time::Instant::now();
+//! let response = client.ready().await.unwrap().call(Request::new(String::new())).await.unwrap();
+//! assert_eq!(response.status(), StatusCode::OK);
+//! assert!(started.elapsed() >= Duration::from_secs(1)); // Retry-After: 1 was honoured
+//! # }
+//! ```
+//!
+//! # tonic channels
+//!
+//! The layer goes around a `tonic::transport::Channel` as it does around a
+//! hyper client, under `tonic::client::Grpc` or a generated client:
+//!
+//! ```
+//! use retry_runtime::tower::{HttpClassifier, NoUpstreams, RetryLayer, RetryService};
+//! use retry_runtime::Policy;
+//! use tonic::transport::Channel;
+//!
+//! static POLICY: Policy = Policy::new().with_max_attempts(3);
+//!
+//! type Retried = RetryService<Channel, HttpClassifier, NoUpstreams>;
+//!
+//! fn users_client(channel: Channel) -> tonic::client::Grpc<Retried> {
+//!     let channel = tower::ServiceBuilder::new()
+//!         .layer(RetryLayer::new(&POLICY))
+//!         .service(channel);
+//!     tonic::client::Grpc::new(channel) // or a generated `UsersClient::new(channel)`
+//! }
+//! ```
+//!
+//! An `UNAVAILABLE` status is retried after the server's pushback; the
+//! request body (the encoded message, or a client stream) is recorded as it
+//! is sent and played back to the next attempts, up to
+//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default): a
+//! larger body is sent once and not retried. See [`ReplayBody`].
+//!
+//! # What is retried
+//!
+//! The default [`HttpClassifier`] works on `http::Request` and
+//! `http::Response` (hyper, hyper-util, axum, tonic channels):
+//!
+//! - a response with `grpc-status` in its headers (a trailers-only gRPC
+//!   error) is retried when its code is in the classifier's
+//!   [`RetryableCodes`](crate::classify::grpc::RetryableCodes)
+//!   (`UNAVAILABLE` by default) and its pushback allows it; the pushback is
+//!   the hint (gRFC A6). A status in trailers after a response body is not
+//!   seen: once the server has answered, the call is committed (A6);
+//! - any other response with status 408, 429 or 5xx except 501 is retried,
+//!   with its `Retry-After` as the hint, when the request is safe to repeat:
+//!   an idempotent method, or an `Idempotency-Key` header;
+//! - an error is retried when the request is safe to repeat and
+//!   [`classify::chain`](crate::classify::chain) finds it transient
+//!   (including a connection closed before the response), or, for any
+//!   request, when the connection failed before sending.
+//!
+//! A transient failure of a request that is not safe to repeat (a POST
+//! without a key that got a 503) is returned, and counts against the budget
+//! and the breaker all the same ([`Classification::Unrepeatable`](crate::Classification::Unrepeatable)), as gRFC
+//! A6 has it: the budget sees the same traffic whatever the method.
+//!
+//! Any other classification is a closure
+//! `Fn(&Req, &Result<Res, E>) -> Classification` given to
+//! [`RetryLayer::with_classifier`]; it sees the request's head (its body
+//! was sent).
+//!
+//! # Guarantees
+//!
+//! - The policy, budget, breaker and registry are `&'static` or in an
+//!   `Arc` ([`Shared`]): a configuration built at run time needs no leak.
+//! - The call's `deadline` runs from the first attempt. A hint above `cap`,
+//!   the deadline, the budget, an open breaker and `max` stop the retries
+//!   and return the last response or error, unchanged.
+//! - Waits are `tokio::time::sleep`; the per-attempt `timeout` of the policy
+//!   is not applied here: add `tower::timeout` inside this layer for that.
+//! - [`RetryLayer::with_breaker`] asks a shared [`CircuitBreaker`] before
+//!   every attempt: while it is open, requests fail at once with
+//!   [`BreakerError::Open`] without reaching the service, and retries stop
+//!   (a retry refused returns the failed attempt's answer).
+//!   [`RetryLayer::per_authority`] does the same with one breaker and one
+//!   budget per upstream host, from a [`Registry`].
+//! - Nothing is spawned; dropping the response future cancels the call.
+//! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
+//!   [`tower::retry::Policy`] for any cloneable request:
+//!   `tower::retry::RetryLayer::new(RetryPolicy::new(&POLICY))`.
+
+mod body;
+mod breaker;
+mod classify;
+mod policy;
+mod service;
+mod upstreams;
+
+use std::sync::Arc;
+
+use ::tower::Layer;
+
+pub use self::body::{Playback, Recording, ReplayBody, Tape};
+pub use self::breaker::{
+    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService,
+};
+pub use self::classify::{Classify, HttpClassifier};
+pub use self::policy::RetryPolicy;
+use self::service::Settings;
+pub use self::service::{ResponseFuture, RetryService};
+pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, Selected, Upstreams};
+use crate::registry::{Registry, Upstream};
+use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
+
+/// The request body a layer records for later attempts, unless told
+/// otherwise: 64 KiB.
+pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+/// A [`Layer`] that retries each `http::Request` under a [`Policy`]; see
+/// the [module docs](self).
+#[derive(Clone, Debug)]
+pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {
+    policy: Shared<Policy>,
+    budget: Option<Shared<RetryBudget>>,
+    name: &'static str,
+    classifier: C,
+    max_body: usize,
+    upstreams: U,
+}
+
+impl RetryLayer {
+    /// Retries under `policy` (a `&'static Policy` or an `Arc<Policy>`) with
+    /// the [`HttpClassifier`].
+    #[must_use]
+    pub fn new(policy: impl Into<Shared<Policy>>) -> Self {
+        RetryLayer {
+            policy: policy.into(),
+            budget: None,
+            name: "tower",
+            classifier: HttpClassifier::default(),
+            max_body: DEFAULT_MAX_BODY,
+            upstreams: NoUpstreams,
+        }
+    }
+}
+
+impl<C, U> RetryLayer<C, U> {
+    /// Draws retries from a budget shared by every request that names it
+    /// (a `&'static RetryBudget` or an `Arc<RetryBudget>`).
+    #[must_use]
+    pub fn with_budget(mut self, budget: impl Into<Shared<RetryBudget>>) -> Self {
+        self.budget = Some(budget.into());
+        self
+    }
+
+    /// Names the calls in `tracing` events and metrics (default `"tower"`).
+    #[must_use]
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Records at most `bytes` of a streaming request body for the later
+    /// attempts (default [`DEFAULT_MAX_BODY`]); a larger body is sent once
+    /// and not retried.
+    #[must_use]
+    pub fn with_max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
+    }
+
+    /// Classifies outcomes with `classifier`, such as a closure
+    /// `Fn(&Req, &Result<Res, E>) -> Classification`.
+    #[must_use]
+    pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U> {
+        RetryLayer {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier,
+            max_body: self.max_body,
+            upstreams: self.upstreams,
+        }
+    }
+
+    /// Asks `breaker` (a `&'static CircuitBreaker` or an `Arc`) before
+    /// every attempt and tells it every outcome as the classifier judged it,
+    /// and stops retrying while it is open. Attempts it refuses fail with
+    /// [`BreakerError::Open`]; the service's own errors come as
+    /// [`BreakerError::Service`].
+    #[must_use]
+    pub fn with_breaker(
+        self,
+        breaker: impl Into<Shared<CircuitBreaker>>,
+    ) -> RetryLayer<C, OneBreaker> {
+        self.with_upstreams(OneBreaker(breaker.into()))
+    }
+
+    /// One breaker and one budget per upstream: each request's call uses
+    /// the [`Upstream`] that `registry` holds for its URI's authority
+    /// (`host:port`), made on first use. Refusals fail with
+    /// [`BreakerError::Open`]. A request without an authority uses the
+    /// layer's budget and no breaker.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use http::{Request, Response, StatusCode};
+    /// use retry_runtime::registry::{Registry, Upstream};
+    /// use retry_runtime::tower::{BreakerError, RetryLayer};
+    /// use retry_runtime::{CircuitBreaker, Policy, RetryBudget};
+    /// use tower::{Service, ServiceBuilder, ServiceExt};
+    ///
+    /// static POLICY: Policy = Policy::new().with_max_attempts(2);
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let upstreams = Arc::new(Registry::new(256, |_host: &str| {
+    ///     Upstream::new()
+    ///         .with_breaker(CircuitBreaker::new().with_consecutive_failures(2))
+    ///         .with_budget(RetryBudget::new(100, 0.1))
+    /// }));
+    /// // `down.example` answers 503, `up.example` 200.
+    /// let hosts = tower::service_fn(|request: Request<String>| async move {
+    ///     let down = request.uri().host() == Some("down.example");
+    ///     let status = if down { StatusCode::SERVICE_UNAVAILABLE } else { StatusCode::OK };
+    ///     Ok::<_, std::io::Error>(Response::builder().status(status).body(()).unwrap())
+    /// });
+    /// let mut client = ServiceBuilder::new()
+    ///     .layer(RetryLayer::new(&POLICY).per_authority(Arc::clone(&upstreams)))
+    ///     .service(hosts);
+    /// let get = |url: &str| Request::get(url).body(String::new()).unwrap();
+    ///
+    /// let first = client.ready().await.unwrap().call(get("http://down.example/")).await;
+    /// assert_eq!(first.unwrap().status(), 503); // two attempts: the circuit opens
+    /// let refused = client.ready().await.unwrap().call(get("http://down.example/")).await;
+    /// assert!(matches!(refused, Err(BreakerError::Open(_))));
+    /// let other = client.ready().await.unwrap().call(get("http://up.example/")).await;
+    /// assert_eq!(other.unwrap().status(), 200); // its own circuit is closed
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn per_authority(
+        self,
+        registry: impl Into<Shared<Registry<Upstream>>>,
+    ) -> RetryLayer<C, PerAuthority> {
+        self.with_upstreams(PerAuthority(registry.into()))
+    }
+
+    fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2> {
+        RetryLayer {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier: self.classifier,
+            max_body: self.max_body,
+            upstreams,
+        }
+    }
+
+    /// The policy each request's retries follow.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.policy
+    }
+}
+
+impl<S, C: Clone, U: Clone> Layer<S> for RetryLayer<C, U> {
+    type Service = RetryService<S, C, U>;
+
+    fn layer(&self, inner: S) -> Self::Service {
+        RetryService {
+            inner,
+            settings: Arc::new(Settings {
+                policy: self.policy.clone(),
+                budget: self.budget.clone(),
+                name: self.name,
+                classifier: self.classifier.clone(),
+                max_body: self.max_body,
+            }),
+            upstreams: self.upstreams.clone(),
+        }
+    }
+}

@@ -1,0 +1,131 @@
+//! The [`tower::retry::Policy`] impl: one call's attempts, judged by the
+//! runtime's decision.
+
+use super::classify::{Classify, HttpClassifier};
+use crate::integration::Call;
+use crate::{CircuitBreaker, Classification, Policy, RetryBudget};
+
+/// The [`tower::retry::Policy`]: one per request
+/// (tower clones it for each), holding that call's attempts.
+pub struct RetryPolicy<C = HttpClassifier> {
+    policy: &'static Policy,
+    budget: Option<&'static RetryBudget>,
+    name: &'static str,
+    pub(super) classifier: C,
+    /// A breaker whose open circuit ends the retries: the next attempt
+    /// would be refused.
+    breaker: Option<&'static CircuitBreaker>,
+    /// This request's retry state; started when tower clones the policy for
+    /// the request, just as its first attempt begins.
+    call: Option<Call<'static>>,
+}
+
+impl RetryPolicy {
+    /// Retries under `policy` with the [`HttpClassifier`].
+    #[must_use]
+    pub fn new(policy: &'static Policy) -> Self {
+        RetryPolicy {
+            policy,
+            budget: None,
+            name: "tower",
+            classifier: HttpClassifier::default(),
+            breaker: None,
+            call: None,
+        }
+    }
+}
+
+impl<C> RetryPolicy<C> {
+    /// Draws retries from a budget shared by every request that names it.
+    #[must_use]
+    pub fn with_budget(mut self, budget: &'static RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self.call = None;
+        self
+    }
+
+    /// Names the calls in `tracing` events and the `function` label of
+    /// metrics (default `"tower"`).
+    #[must_use]
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Classifies outcomes with `classifier`.
+    #[must_use]
+    pub fn with_classifier<C2>(self, classifier: C2) -> RetryPolicy<C2> {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier,
+            breaker: self.breaker,
+            call: None,
+        }
+    }
+
+    /// Stops retrying while `breaker` is open (the next attempt would be
+    /// refused). [`RetryLayer::with_breaker`](super::RetryLayer::with_breaker) also puts the breaker in front
+    /// of every attempt.
+    #[must_use]
+    pub fn with_breaker(mut self, breaker: &'static CircuitBreaker) -> Self {
+        self.breaker = Some(breaker);
+        self
+    }
+}
+
+impl<C: Clone> Clone for RetryPolicy<C> {
+    /// A policy for a new request: tower clones the policy as each request
+    /// starts, so the clone's attempts start now.
+    fn clone(&self) -> Self {
+        RetryPolicy {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier: self.classifier.clone(),
+            breaker: self.breaker,
+            call: Some(Call::start(self.policy, self.budget, None, self.name)),
+        }
+    }
+}
+
+impl<C> core::fmt::Debug for RetryPolicy<C> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("RetryPolicy")
+            .field("policy", self.policy)
+            .field("budget", &self.budget)
+            .field("name", &self.name)
+            .field("attempt", &self.call.as_ref().map(Call::attempt))
+            .finish_non_exhaustive()
+    }
+}
+
+impl<C, Req, Res, E> ::tower::retry::Policy<Req, Res, E> for RetryPolicy<C>
+where
+    C: Classify<Req, Res, E>,
+    Req: Clone,
+{
+    type Future = tokio::time::Sleep;
+
+    fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
+        let outcome = self.classifier.classify(request, result);
+        // The attempt's outcome is recorded by the breaker's own layer,
+        // under this one; an open circuit would refuse the retry, so do not
+        // wait for it.
+        if matches!(outcome, Classification::Transient(_))
+            && self.breaker.is_some_and(|breaker| breaker.is_open(false))
+        {
+            return None;
+        }
+        let (policy, budget, name) = (self.policy, self.budget, self.name);
+        let call = self
+            .call
+            .get_or_insert_with(|| Call::start(policy, budget, None, name));
+        call.judge(outcome).ok().map(tokio::time::sleep)
+    }
+
+    fn clone_request(&mut self, request: &Req) -> Option<Req> {
+        Some(request.clone())
+    }
+}

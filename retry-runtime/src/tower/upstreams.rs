@@ -1,0 +1,125 @@
+//! Which circuit breaker and retry budget a request's call uses: the
+//! layer's own, one breaker for every request, or one of each per upstream
+//! from a [`Registry`], keyed by the request's authority.
+
+use std::sync::Arc;
+
+use super::breaker::BreakerError;
+use crate::registry::{Registry, Upstream};
+use crate::{CircuitBreaker, CircuitOpen, RetryBudget, Shared};
+
+/// How a [`RetryLayer`](super::RetryLayer) finds a request's breaker and
+/// budget, and the error its service fails with: [`NoUpstreams`],
+/// [`OneBreaker`] or [`PerAuthority`].
+pub trait Upstreams: Clone + Send + Sync + 'static {
+    /// The service's error, given the inner service's `E`.
+    type Error<E>;
+
+    /// The breaker and budget of a request to `uri`.
+    fn select(&self, uri: &http::Uri) -> Selected;
+
+    /// The inner service's error, as the service's.
+    fn service<E>(error: E) -> Self::Error<E>;
+
+    /// A call the breaker refused, as the service's error; `None` without
+    /// a breaker (which then never refuses).
+    fn refused<E>(open: CircuitOpen) -> Option<Self::Error<E>>;
+}
+
+/// A request's breaker and budget, as [`Upstreams::select`] found them.
+#[derive(Debug, Default)]
+pub struct Selected(Choice);
+
+#[derive(Debug, Default)]
+enum Choice {
+    #[default]
+    Layer,
+    Breaker(Shared<CircuitBreaker>),
+    Upstream(Arc<Upstream>),
+}
+
+impl Selected {
+    pub(super) fn budget(&self) -> Option<&RetryBudget> {
+        match &self.0 {
+            Choice::Upstream(upstream) => upstream.budget(),
+            Choice::Layer | Choice::Breaker(_) => None,
+        }
+    }
+
+    pub(super) fn breaker(&self) -> Option<&CircuitBreaker> {
+        match &self.0 {
+            Choice::Upstream(upstream) => upstream.breaker(),
+            Choice::Breaker(breaker) => Some(breaker),
+            Choice::Layer => None,
+        }
+    }
+}
+
+/// No breaker; the layer's budget, if any. The service fails with the inner
+/// service's error, unchanged.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct NoUpstreams;
+
+impl Upstreams for NoUpstreams {
+    type Error<E> = E;
+
+    fn select(&self, _: &http::Uri) -> Selected {
+        Selected::default()
+    }
+
+    fn service<E>(error: E) -> E {
+        error
+    }
+
+    fn refused<E>(_: CircuitOpen) -> Option<E> {
+        None
+    }
+}
+
+/// One breaker in front of every attempt
+/// ([`RetryLayer::with_breaker`](super::RetryLayer::with_breaker)).
+#[derive(Clone, Debug)]
+pub struct OneBreaker(pub(super) Shared<CircuitBreaker>);
+
+impl Upstreams for OneBreaker {
+    type Error<E> = BreakerError<E>;
+
+    fn select(&self, _: &http::Uri) -> Selected {
+        Selected(Choice::Breaker(self.0.clone()))
+    }
+
+    fn service<E>(error: E) -> BreakerError<E> {
+        BreakerError::Service(error)
+    }
+
+    fn refused<E>(open: CircuitOpen) -> Option<BreakerError<E>> {
+        Some(BreakerError::Open(open))
+    }
+}
+
+/// A breaker and a budget per upstream, from a [`Registry`] keyed by the
+/// request's authority (`host:port`)
+/// ([`RetryLayer::per_authority`](super::RetryLayer::per_authority)). A
+/// request without one (a path-only URI, as a tonic channel's is above the
+/// channel) uses the layer's budget and no breaker.
+#[derive(Clone, Debug)]
+pub struct PerAuthority(pub(super) Shared<Registry<Upstream>>);
+
+impl Upstreams for PerAuthority {
+    type Error<E> = BreakerError<E>;
+
+    fn select(&self, uri: &http::Uri) -> Selected {
+        match uri.authority() {
+            Some(authority) => Selected(Choice::Upstream(self.0.get(authority.as_str()))),
+            None => Selected::default(),
+        }
+    }
+
+    fn service<E>(error: E) -> BreakerError<E> {
+        BreakerError::Service(error)
+    }
+
+    fn refused<E>(open: CircuitOpen) -> Option<BreakerError<E>> {
+        Some(BreakerError::Open(open))
+    }
+}

@@ -1,0 +1,84 @@
+//! One `tracing` span per attempt (feature `attempt-spans`), with
+//! OpenTelemetry's attribute names: `code.function.name`, and for HTTP
+//! `http.request.resend_count` (the attempt number less one, on resends
+//! only). Alone in its test binary: tracing caches, per call site and
+//! process-wide, whether anyone listens.
+
+#[path = "support/servers.rs"]
+mod servers;
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use axum::http::StatusCode;
+use axum::routing::get;
+use axum::Router;
+use retry_runtime::Policy;
+use tracing_subscriber::layer::{Context, SubscriberExt};
+use tracing_subscriber::Layer;
+
+/// Every span the runtime opens, as text: its name and fields.
+#[derive(Clone, Default)]
+struct Spans(Arc<Mutex<Vec<String>>>);
+
+impl<S: tracing::Subscriber> Layer<S> for Spans {
+    fn on_new_span(
+        &self,
+        attributes: &tracing::span::Attributes<'_>,
+        _: &tracing::span::Id,
+        _: Context<'_, S>,
+    ) {
+        struct Fields(String);
+        impl tracing::field::Visit for Fields {
+            fn record_debug(&mut self, field: &tracing::field::Field, value: &dyn std::fmt::Debug) {
+                self.0.push_str(&format!(" {}={:?}", field.name(), value));
+            }
+        }
+        if attributes.metadata().target() != "retry_runtime" {
+            return;
+        }
+        let mut fields = Fields(attributes.metadata().name().to_owned());
+        attributes.record(&mut fields);
+        self.0.lock().unwrap().push(fields.0);
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() {
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(1));
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let router = Router::new().route(
+        "/",
+        get(move || async move {
+            if counted.fetch_add(1, Ordering::SeqCst) < 2 {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::OK
+            }
+        }),
+    );
+    let server = servers::serve(router, 0).await;
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(retry_runtime::reqwest_middleware::RetryMiddleware::new(POLICY).named("billing"))
+        .build();
+    let response = client.get(server.url("/")).send().await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        [
+            "retry.attempt code.function.name=\"billing\" attempt=1",
+            "retry.attempt code.function.name=\"billing\" attempt=2 http.request.resend_count=1",
+            "retry.attempt code.function.name=\"billing\" attempt=3 http.request.resend_count=2",
+        ]
+    );
+}

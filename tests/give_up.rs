@@ -1,0 +1,126 @@
+//! The `on_give_up` hook: called exactly once when a call returns an error
+//! or a retried `Ok` value, with what the caller gets, the stop reason, the
+//! attempts made and the time taken; never for a success.
+
+use std::cell::RefCell;
+use std::time::Duration;
+
+use retry_runtime::{Jitter, Policy, Stop, Stopped};
+
+const POLICY: Policy = Policy::new()
+    .with_max_attempts(3)
+    .with_base(Duration::from_millis(100))
+    .with_jitter(Jitter::None);
+
+/// What the hook saw: the outcome, and how the call stopped.
+type Seen<T> = RefCell<Vec<(Result<T, String>, Stopped)>>;
+
+fn seen<T: Clone>(seen: &Seen<T>) -> impl Fn(&Result<T, std::io::Error>, &Stopped) + '_ {
+    move |result, stopped| {
+        let result = result.as_ref().cloned().map_err(|error| error.to_string());
+        seen.borrow_mut().push((result, *stopped));
+    }
+}
+
+fn reset() -> std::io::Error {
+    std::io::ErrorKind::ConnectionReset.into()
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_call_that_runs_out_of_attempts_is_reported_once() {
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .retrying()
+        .on_give_up(seen(&hook))
+        .run(|| async { Err(reset()) })
+        .await;
+    assert!(result.is_err());
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    let (outcome, stopped) = &seen[0];
+    assert_eq!(outcome, &Err(reset().to_string()));
+    assert_eq!(stopped.reason(), Stop::Exhausted);
+    assert_eq!(stopped.attempts(), 3);
+    // Waits of 100ms and 200ms on the paused clock; the attempts take none.
+    assert_eq!(stopped.elapsed(), Some(Duration::from_millis(300)));
+    assert_eq!(stopped.to_string(), "exhausted after 3 attempts in 300ms");
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_not_retried_is_reported_and_a_success_is_not() {
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .on(|error: &std::io::Error| error.kind() == std::io::ErrorKind::ConnectionReset)
+        .on_give_up(seen(&hook))
+        .run(|| async { Err(std::io::ErrorKind::PermissionDenied.into()) })
+        .await;
+    assert!(result.is_err());
+    let mut calls = 0;
+    let result: std::io::Result<u32> = POLICY
+        .retrying()
+        .on_give_up(seen(&hook))
+        .run(|| {
+            calls += 1;
+            let outcome = if calls < 2 { Err(reset()) } else { Ok(calls) };
+            async move { outcome }
+        })
+        .await;
+    assert_eq!(result.unwrap(), 2);
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1.reason(), Stop::NotRetryable);
+    assert_eq!(seen[0].1.attempts(), 1);
+    assert_eq!(seen[0].1.elapsed(), Some(Duration::ZERO));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_ok_value_returned_when_no_retry_is_left_is_reported() {
+    let hook = Seen::default();
+    let result: std::io::Result<u16> = POLICY
+        .retrying()
+        .on_ok(|status: &u16| *status == 503)
+        .on_give_up(seen(&hook))
+        .run(|| async { Ok(503) })
+        .await;
+    assert_eq!(result.unwrap(), 503);
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].0, Ok(503));
+    assert_eq!(seen[0].1.reason(), Stop::Exhausted);
+    assert_eq!(seen[0].1.attempts(), 3);
+}
+
+#[test]
+fn a_blocking_loop_reports_too() {
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .with_base(Duration::from_millis(1))
+        .with_max_attempts(2)
+        .retrying()
+        .on_give_up(seen(&hook))
+        .run_blocking(|| Err(reset()));
+    assert!(result.is_err());
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1.reason(), Stop::Exhausted);
+    assert_eq!(seen[0].1.attempts(), 2);
+    assert!(seen[0].1.elapsed().is_some());
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_call_that_fails_everywhere_is_reported_once() {
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .retrying()
+        .hedge(retry_runtime::hedge::Hedge::after(Duration::from_millis(
+            50,
+        )))
+        .on_give_up(seen(&hook))
+        .run(|| async { Err(reset()) })
+        .await;
+    assert!(result.is_err());
+    let seen = hook.take();
+    assert_eq!(seen.len(), 1);
+    assert_eq!(seen[0].1.reason(), Stop::Exhausted);
+    assert_eq!(seen[0].1.attempts(), 3);
+}

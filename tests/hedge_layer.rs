@@ -1,0 +1,137 @@
+//! The tower `HedgeLayer`: requests safe to repeat are hedged, the first
+//! response wins and the other copies are dropped; a request that is not
+//! safe to repeat is sent once. Paused clock, exact times.
+
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
+use std::time::Duration;
+
+use http::{Method, Request, Response, StatusCode};
+use retry_runtime::hedge::{Hedge, HedgeLayer};
+use retry_runtime::Policy;
+use tokio::time::{sleep, Instant};
+use tower::{Service, ServiceBuilder, ServiceExt};
+
+static POLICY: Policy = Policy::new().with_max_attempts(3);
+const HEDGE: Hedge = Hedge::after(Duration::from_millis(20));
+
+/// Counts copies sent, and copies dropped before they answered.
+#[derive(Default)]
+struct Counts {
+    sent: AtomicU32,
+    dropped: AtomicU32,
+}
+
+struct DropGuard(Arc<Counts>, bool);
+
+impl Drop for DropGuard {
+    fn drop(&mut self) {
+        if !self.1 {
+            self.0.dropped.fetch_add(1, Ordering::SeqCst);
+        }
+    }
+}
+
+/// Copy `n` (from 1) answers after `took(n)` ms with `status(n)`.
+fn server(
+    counts: Arc<Counts>,
+    took: fn(u32) -> u64,
+    status: fn(u32) -> StatusCode,
+) -> impl Service<Request<()>, Response = Response<u32>, Error = std::io::Error, Future = impl Send>
+       + Clone {
+    tower::service_fn(move |_request: Request<()>| {
+        let counts = counts.clone();
+        async move {
+            let n = counts.sent.fetch_add(1, Ordering::SeqCst) + 1;
+            let mut guard = DropGuard(counts, false);
+            sleep(Duration::from_millis(took(n))).await;
+            guard.1 = true;
+            let response = Response::builder()
+                .status(status(n))
+                .header("retry-after", "1")
+                .body(n)
+                .unwrap();
+            Ok(response)
+        }
+    })
+}
+
+async fn send(
+    service: impl Service<Request<()>, Response = Response<u32>, Error = std::io::Error>
+        + Clone
+        + Send
+        + 'static,
+    request: Request<()>,
+) -> (Response<u32>, u64) {
+    let mut client = ServiceBuilder::new()
+        .layer(HedgeLayer::new(&POLICY, HEDGE))
+        .service(service);
+    let started = Instant::now();
+    let response = client.ready().await.unwrap().call(request).await.unwrap();
+    let took = u64::try_from(started.elapsed().as_millis()).unwrap();
+    (response, took)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_get_is_hedged_and_the_first_response_wins() {
+    let counts = Arc::new(Counts::default());
+    // Copy 1 hangs; copy 2 (sent at 20 ms) answers at 25 ms.
+    let service = server(
+        counts.clone(),
+        |n| if n == 1 { 1000 } else { 5 },
+        |_| StatusCode::OK,
+    );
+    let (response, took) = send(service, Request::new(())).await;
+    assert_eq!((*response.body(), took), (2, 25));
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
+    assert_eq!(counts.dropped.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_without_a_key_is_sent_once() {
+    let counts = Arc::new(Counts::default());
+    let service = server(counts.clone(), |_| 1000, |_| StatusCode::OK);
+    let post = Request::builder().method(Method::POST).body(()).unwrap();
+    let (response, took) = send(service, post).await;
+    assert_eq!((*response.body(), took), (1, 1000));
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 1);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_post_with_a_key_is_hedged() {
+    let counts = Arc::new(Counts::default());
+    let service = server(
+        counts.clone(),
+        |n| if n == 1 { 1000 } else { 5 },
+        |_| StatusCode::OK,
+    );
+    let post = Request::builder()
+        .method(Method::POST)
+        .header("idempotency-key", "7c0ffee")
+        .body(())
+        .unwrap();
+    let (response, took) = send(service, post).await;
+    assert_eq!((*response.body(), took), (2, 25));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_503_starts_the_next_copy_after_its_retry_after() {
+    let counts = Arc::new(Counts::default());
+    // Copy 1 answers 503 with Retry-After: 1 at 5 ms; copy 2 follows the
+    // hint (1 s, plus up to a tenth), not the 20 ms hedge delay.
+    let service = server(
+        counts.clone(),
+        |_| 5,
+        |n| {
+            if n == 1 {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::OK
+            }
+        },
+    );
+    let (response, took) = send(service, Request::new(())).await;
+    assert_eq!(*response.body(), 2);
+    assert!((1010..=1111).contains(&took), "{took}");
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
+}
