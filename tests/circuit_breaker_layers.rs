@@ -1,6 +1,6 @@
 //! One breaker named on two layers: a service function and the client
-//! function it calls both say `breaker = &PAYMENTS` (README, "A breaker on
-//! two layers"). The inner call runs under the outer attempt's permit, so
+//! function it calls both say `breaker = &PAYMENTS` (docs/breaker.md, "One
+//! breaker on two layers"). The inner call runs under the outer attempt's permit, so
 //! after the dependency recovers the circuit closes; before, the outer call
 //! took the half-open circuit's probe, the inner call was refused, the
 //! refusal counted as the probe failing, and the circuit never closed

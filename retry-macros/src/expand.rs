@@ -28,7 +28,9 @@
 //! shared borrow the body may need would make the future `Send` only for
 //! `X: Sync` (an `mpsc::Receiver`, an axum `Request`). The outcome is
 //! consumed by `next` before the wait, so an error that is not `Send` never
-//! makes the future `!Send`. Locals use `Span::mixed_site()`, invisible to
+//! makes the future `!Send`; with `breaker`, `next_keeping` hands a retried
+//! outcome back and the loop keeps it through the wait, to return it should
+//! the breaker refuse the retry (there the error must be `Send`). Locals use `Span::mixed_site()`, invisible to
 //! the body; the braces around the body are the expansion's, so a one-line
 //! body is no `unused_braces` of the user's.
 //!
@@ -417,8 +419,16 @@ impl Expansion<'_> {
         // Spanned as `classifier` is: should the rules not fit the return
         // type, the error here is the one already reported there, and is not
         // repeated.
+        // With `breaker`, a retried outcome is kept through the wait: should
+        // the breaker refuse the retry, the caller gets that error back.
+        let kept = Ident::new("kept", span);
+        let next_fn = if config.breaker.is_some() {
+            quote!(#private::Attempts::next_keeping)
+        } else {
+            quote!(#private::Attempts::next)
+        };
         let next = call_spanned(
-            quote!(#private::Attempts::next),
+            next_fn,
             quote!(&mut #attempts, &#rules, #outcome),
             rules_span,
         );
@@ -544,7 +554,14 @@ impl Expansion<'_> {
                 let refused =
                     call_spanned(quote!(#private::circuit_open), TokenStream::new(), span);
                 quote! {
-                    if #attempts.acquire() { #run_attempt } else { #refused }
+                    if #attempts.acquire() {
+                        #run_attempt
+                    } else {
+                        match #kept.take() {
+                            #private::Some(#outcome) => #outcome,
+                            #private::None => #refused,
+                        }
+                    }
                 }
             }
             None => run_attempt,
@@ -555,16 +572,31 @@ impl Expansion<'_> {
             quote!(#private::sleep_blocking(#wait);)
         };
 
+        let (keep, continued) = if config.breaker.is_some() {
+            (
+                quote!(let mut #kept: ::core::option::Option<#output> = #private::None;),
+                quote!(#private::ControlFlow::Continue((#wait, #outcome)) => {
+                    #kept = #private::Some(#outcome);
+                    #wait
+                }),
+            )
+        } else {
+            (
+                TokenStream::new(),
+                quote!(#private::ControlFlow::Continue(#wait) => #wait,),
+            )
+        };
         quote! {
             #rebind
             #copy_policy
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
             let #rules = #rules_init;
+            #keep
             loop {
                 let #outcome: #output = #run_attempt;
                 let #wait = match #next {
                     #private::ControlFlow::Break(#outcome) => return #outcome,
-                    #private::ControlFlow::Continue(#wait) => #wait,
+                    #continued
                 };
                 #sleep
             }

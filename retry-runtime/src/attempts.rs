@@ -160,12 +160,28 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         rules: &Rules,
         outcome: R,
     ) -> ControlFlow<R, Duration> {
+        match self.next_keeping(rules, outcome) {
+            ControlFlow::Break(outcome) => ControlFlow::Break(outcome),
+            ControlFlow::Continue((wait, _)) => ControlFlow::Continue(wait),
+        }
+    }
+
+    /// As [`next`](Self::next), but a retried outcome comes back with the
+    /// wait: a loop with a breaker keeps it through the wait and returns it
+    /// should the breaker refuse the retry, since a caller whose own attempt
+    /// failed gets that error back, not `CircuitOpen` (`docs/breaker.md`).
+    #[inline]
+    pub fn next_keeping<R, Rules: RulesFor<R>>(
+        &mut self,
+        rules: &Rules,
+        outcome: R,
+    ) -> ControlFlow<R, (Duration, R)> {
         let verdict = rules.verdict(&outcome);
         let failed = self.attempt();
         match self.judge(verdict) {
             Ok(wait) => {
                 rules.before_wait(&outcome, failed, wait);
-                ControlFlow::Continue(wait)
+                ControlFlow::Continue((wait, outcome))
             }
             Err(_) => ControlFlow::Break(outcome),
         }

@@ -291,9 +291,12 @@ where
     {
         let (mut attempts, refused) = self.attempts(false);
         let (limit, rules) = (self.limit, self.rules);
+        // With a breaker, a retried outcome is kept through the wait: should
+        // the breaker refuse the retry, the caller gets that error back.
+        let mut kept = None;
         loop {
             let outcome = if let Some(error) = refusal(&mut attempts, refused) {
-                Err(error)
+                kept.take().unwrap_or(Err(error))
             } else {
                 // The closure runs with the attempt's context set, as the
                 // body of a retried function does.
@@ -301,9 +304,12 @@ where
                 let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
                 attempts.scoped(limited).await
             };
-            let wait = match attempts.next(&rules, outcome) {
+            let wait = match attempts.next_keeping(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(wait) => wait,
+                ControlFlow::Continue((wait, outcome)) => {
+                    kept = refused.is_some().then_some(outcome);
+                    wait
+                }
             };
             crate::sleep::sleep(wait).await;
         }
@@ -324,14 +330,18 @@ where
     {
         let (mut attempts, refused) = self.attempts(true);
         let (limit, rules) = (self.limit, self.rules);
+        let mut kept = None;
         loop {
             let outcome = match refusal(&mut attempts, refused) {
-                Some(error) => Err(error),
+                Some(error) => kept.take().unwrap_or(Err(error)),
                 None => attempts.call_limited(limit, &mut attempt),
             };
-            match attempts.next(&rules, outcome) {
+            match attempts.next_keeping(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(wait) => sleep_blocking(wait),
+                ControlFlow::Continue((wait, outcome)) => {
+                    kept = refused.is_some().then_some(outcome);
+                    sleep_blocking(wait);
+                }
             }
         }
     }
