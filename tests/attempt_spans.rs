@@ -82,3 +82,43 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
         ]
     );
 }
+
+#[derive(Debug)]
+struct Failure;
+
+#[retry_runtime::retry(max = 3, base = "1ms")]
+async fn third_time_lucky(calls: &AtomicU32) -> Result<u32, Failure> {
+    // The attempt runs inside its span.
+    assert!(!tracing::Span::current().is_none());
+    match calls.fetch_add(1, Ordering::SeqCst) + 1 {
+        call if call < 3 => Err(Failure),
+        call => Ok(call),
+    }
+}
+
+#[retry_runtime::retry(max = 2, base = "1ms")]
+fn blocking() -> Result<(), Failure> {
+    Err(Failure)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_attempt_of_a_retried_function_has_a_span() {
+    let spans = Spans::default();
+    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let calls = AtomicU32::new(0);
+    assert_eq!(third_time_lucky(&calls).await.unwrap(), 3);
+    blocking().unwrap_err();
+
+    let function = "attempt_spans::third_time_lucky";
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        [
+            format!("retry.attempt code.function.name=\"{function}\" attempt=1"),
+            format!("retry.attempt code.function.name=\"{function}\" attempt=2"),
+            format!("retry.attempt code.function.name=\"{function}\" attempt=3"),
+            "retry.attempt code.function.name=\"attempt_spans::blocking\" attempt=1".to_owned(),
+            "retry.attempt code.function.name=\"attempt_spans::blocking\" attempt=2".to_owned(),
+        ]
+    );
+}

@@ -266,3 +266,28 @@ fn a_hedged_future_is_send_when_the_arguments_are_send_and_sync() {
     };
     is_send(&client.get(String::new()));
 }
+
+static RUNTIME_POLICY: std::sync::LazyLock<retry_runtime::Policy> =
+    std::sync::LazyLock::new(|| {
+        retry_runtime::Policy::new()
+            .with_max_attempts(20)
+            .with_timeout(Duration::from_secs(5))
+    });
+
+/// A policy built at run time: its `max` is known only then, so the slots
+/// are on the heap (at most 16 attempts at once).
+#[retry(policy = &RUNTIME_POLICY, hedge = "0ms", on = retryable)]
+async fn from_configuration(log: &Log) -> Result<u32, Error> {
+    attempt(log, |n| 1000 - u64::from(n), Ok).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_runtime_policy_hedges_up_to_sixteen_at_once() {
+    let log = Log::new();
+    // A zero delay starts every slot at once; the 16th, the fastest, wins.
+    assert_eq!(from_configuration(&log).await, Ok(16));
+    let started = log.started();
+    assert_eq!(started.len(), 16);
+    assert!(started.iter().all(|&(_, at)| at == 0));
+    assert_eq!(log.dropped.load(Ordering::SeqCst), 15);
+}

@@ -436,3 +436,28 @@ fn plain_functions_follow_the_same_rule() {
         "a handled give-up then a failure errs toward not retrying"
     );
 }
+
+// Nesting deeper than the context keeps (16 attempts on one thread): the
+// deeper calls run as if outside any attempt, and the outer ones keep
+// theirs.
+
+#[retry(max = 2, base = "1ms")]
+fn nested_deep(depth: u32) -> Result<(u32, bool), Error> {
+    let inner = if depth == 0 {
+        (0, false)
+    } else {
+        nested_deep(depth - 1)?
+    };
+    let attempt = retry_runtime::current_attempt().map(|context| context.attempt());
+    Ok((inner.0 + 1, inner.1 || attempt != Some(1)))
+}
+
+#[test]
+fn twenty_attempts_one_inside_another_leave_the_outer_contexts_intact() {
+    // Every level saw its own first attempt, or (beyond 16 deep) none.
+    let (levels, _) = nested_deep(19).unwrap();
+    assert_eq!(levels, 20);
+    let (_, odd_out_within_16) = nested_deep(15).unwrap();
+    assert!(!odd_out_within_16, "each of 16 levels sees its own attempt");
+    assert_eq!(retry_runtime::current_attempt(), None);
+}

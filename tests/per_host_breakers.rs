@@ -1,7 +1,8 @@
 //! One breaker and one budget per upstream host, from a `Registry`, in the
 //! tower layer and the reqwest middleware, against two real axum servers on
 //! 127.0.0.1: one down, one up. Only requests to the host that is down are
-//! refused; the other host's circuit stays closed.
+//! refused; the other host's circuit stays closed. And per key of one's
+//! own (a tenant header), on one server.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -145,4 +146,86 @@ async fn the_middleware_refuses_only_the_host_that_is_down() {
     let state = |server| registry.get(&authority(server)).breaker().unwrap().state();
     assert_eq!(state(&down), CircuitState::Open);
     assert_eq!(state(&up), CircuitState::Closed);
+}
+
+/// A key of the caller's own: one breaker per tenant, from the `x-tenant`
+/// header, on one server that is down for tenant `a` only.
+#[tokio::test(start_paused = true)]
+async fn a_key_of_ones_own_gives_each_tenant_its_breaker() {
+    let hits = Hits::default();
+    let router = Router::new()
+        .route(
+            "/",
+            any(
+                |State(hits): State<Hits>, headers: http::HeaderMap| async move {
+                    hits.fetch_add(1, Ordering::SeqCst);
+                    if headers["x-tenant"] == "a" {
+                        StatusCode::SERVICE_UNAVAILABLE
+                    } else {
+                        StatusCode::OK
+                    }
+                },
+            ),
+        )
+        .with_state(Arc::clone(&hits));
+    let server = servers::serve(router, 0).await;
+    let registry = upstreams();
+
+    let client = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build_http::<Full<Bytes>>();
+    let tenant =
+        |head: &http::request::Parts| Some(head.headers.get("x-tenant")?.to_str().ok()?.to_owned());
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&POLICY).per_key(Arc::clone(&registry), tenant))
+        .service(client);
+    let get = |tenant: &str| {
+        http::Request::get(server.url("/"))
+            .header("x-tenant", tenant)
+            .body(Full::default())
+            .unwrap()
+    };
+    let first = service.ready().await.unwrap().call(get("a")).await;
+    assert_eq!(first.unwrap().status(), 503);
+    let refused = service.ready().await.unwrap().call(get("a")).await;
+    assert!(matches!(refused, Err(BreakerError::Open(_))), "{refused:?}");
+    let other = service.ready().await.unwrap().call(get("b")).await;
+    assert_eq!(other.unwrap().status(), 200);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+
+    // The middleware, with the same registry: tenant `a` is already open.
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(
+            RetryMiddleware::new(POLICY).per_key(Arc::clone(&registry), |request| {
+                let tenant = request.headers().get("x-tenant")?.to_str().ok()?;
+                Some(tenant.to_owned())
+            }),
+        )
+        .build();
+    let refused = client
+        .get(server.url("/"))
+        .header("x-tenant", "a")
+        .send()
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(&refused, reqwest_middleware::Error::Middleware(error) if error.is::<CircuitOpen>()),
+        "{refused:?}"
+    );
+    let response = client
+        .get(server.url("/"))
+        .header("x-tenant", "b")
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(hits.load(Ordering::SeqCst), 4);
+    assert_eq!(
+        registry.get("a").breaker().unwrap().state(),
+        CircuitState::Open
+    );
+    assert_eq!(
+        registry.get("b").breaker().unwrap().state(),
+        CircuitState::Closed
+    );
 }

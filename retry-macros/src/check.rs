@@ -125,6 +125,22 @@ fn together(config: &Config, errors: &mut Errors) {
              `on_ok`; add `on_ok = ...` to say which `Ok` values to retry",
         );
     }
+    if let (Some(key), None, None) = (config.keys.get("timed_out"), config.timeout, &config.policy)
+    {
+        errors.add(
+            key,
+            "`timed_out` says how an attempt cut off by `timeout` fails, and there is no \
+             `timeout`; add `timeout = \"2s\"` (or a `policy` that may carry one), or remove \
+             `timed_out`",
+        );
+    }
+    if let (Some(key), None) = (config.keys.get("circuit_open"), &config.breaker) {
+        errors.add(
+            key,
+            "`circuit_open` says how a call the circuit breaker refuses fails, and there is no \
+             `breaker`; add `breaker = &MY_BREAKER`, or remove `circuit_open`",
+        );
+    }
     if config.cap < config.base {
         let (base, cap) = (config.base, config.cap);
         match (config.values.get("cap"), config.values.get("base")) {

@@ -35,6 +35,17 @@ fn retry_impl(
 ) -> proc_macro2::TokenStream {
     let function: parse::Function = match syn::parse2(item.clone()) {
         Ok(function) => function,
+        // A function that does not parse: the compiler reports the syntax
+        // error when it reads the item back, as it would without `#[retry]`;
+        // the attribute's own mistakes are still reported.
+        Err(_) if is_function(&item) => {
+            let mut output = item;
+            let config = parse::parse_args(args).and_then(check::config);
+            if let Err(error) = config {
+                output.extend(error.to_compile_error());
+            }
+            return output;
+        }
         Err(_) => {
             let keyword = item_keyword(&item);
             let message = match keyword.to_string().as_str() {
@@ -76,6 +87,31 @@ fn retry_impl(
             output
         }
     }
+}
+
+/// Whether the item is a function, whatever follows its `fn`: past its
+/// attributes and visibility, only qualifiers (`const`, `async`, `unsafe`,
+/// `extern "C"`) come before `fn`.
+fn is_function(item: &proc_macro2::TokenStream) -> bool {
+    let mut tokens = item.clone().into_iter();
+    while let Some(token) = tokens.next() {
+        match &token {
+            TokenTree::Punct(p) if p.as_char() == '#' => {
+                tokens.next();
+            }
+            TokenTree::Ident(ident) if ident == "fn" => return true,
+            TokenTree::Ident(ident)
+                if ["pub", "const", "async", "unsafe", "extern", "default"]
+                    .iter()
+                    .any(|qualifier| ident == qualifier) => {}
+            // `pub(crate)`, and the ABI of `extern "C"`.
+            TokenTree::Group(group) if group.delimiter() == proc_macro2::Delimiter::Parenthesis => {
+            }
+            TokenTree::Literal(_) => {}
+            _ => return false,
+        }
+    }
+    false
 }
 
 /// The token that says what the item is (`struct`, `impl`, ...), past its

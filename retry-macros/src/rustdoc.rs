@@ -16,7 +16,9 @@ use retry_core::backoff;
 const ROWS: u32 = 8;
 
 /// One line of documentation per element.
-pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
+/// `kept` names the by-value `mut` arguments, which each attempt gets as the
+/// caller passed them.
+pub fn retries(config: &Config, is_async: bool, kept: &[String]) -> Vec<String> {
     let mut lines = vec![String::new(), "# Retries".to_owned(), String::new()];
     let errors = match &config.on {
         None => "every error".to_owned(),
@@ -53,8 +55,19 @@ pub fn retries(config: &Config, is_async: bool) -> Vec<String> {
             "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
         ));
     }
+    if !kept.is_empty() {
+        let names = kept
+            .iter()
+            .map(|name| format!("`{name}`"))
+            .collect::<Vec<_>>()
+            .join(", ");
+        notes.push(format!(
+            "Each attempt starts from the arguments as the caller passed them: before each retry, each by-value `mut` argument ({names}) is restored from a copy of the caller's value if its type is `Clone`, and is otherwise carried over from the attempt before. No other argument is cloned."
+        ));
+    }
     notes.extend(crate::hedge::doc(config));
-    // DESIGN 4.11: retry at the layer closest to the failure.
+    // Retry at the layer closest to the failure: a failure an inner retried
+    // function gave up on is not retried again around it.
     notes.push(match config.nested {
         Nested::Once => "A failure that a retried function it calls already retried is returned at once, not retried again here.".to_owned(),
         Nested::Retry => "A failure that a retried function it calls already retried is retried here too (`nested = \"retry\"`).".to_owned(),

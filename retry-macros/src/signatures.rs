@@ -94,7 +94,11 @@ pub fn function(function: &Function) -> syn::Result<Shape> {
         Some(parts) => Shape::AsyncTrait(Box::new(parts)),
         None => match instrumented(function) {
             Some(Ok(shape)) => shape,
-            Some(Err(error)) => return Err(error),
+            Some(Err(error)) => {
+                // Kept with the mistakes found above, not instead of them.
+                errors.push(error);
+                return errors.finish(Shape::Plain);
+            }
             None => Shape::Plain,
         },
     };

@@ -7,7 +7,7 @@ pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
 pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
 pub use crate::hedge::private as hedge;
-pub use crate::rules::{classifier, every_error, no_hint, no_hook, no_value, Outcome};
+pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};
 pub use crate::sleep::sleep;
 pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 pub use crate::timeout::{Limit, Limited};
@@ -24,39 +24,60 @@ pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
     Some(budget)
 }
 
-/// `policy = ...`, copied, so that the loop does not keep borrowing what
-/// the expression borrows (`&self.policy` in a `&mut self` method).
-#[inline]
-#[must_use]
-pub fn policy(policy: &Policy) -> Policy {
-    *policy
+/// The caller's value of a by-value `mut` argument, kept to start each
+/// attempt from it: each attempt starts from the arguments as the caller
+/// passed them, so changes a failed attempt made (a batch it drained) are not
+/// seen by the next. Only a type known to be `Clone` where the function is
+/// written can be kept; any other (a generic `F: FnMut`, a channel receiver)
+/// is carried from one attempt to the next, as a `&mut` argument would be.
+pub struct Kept<T>(Option<Original<T>>);
+
+/// The caller's value, and `T::clone`, taken where `T: Clone` is known.
+struct Original<T> {
+    value: T,
+    copy: fn(&T) -> T,
 }
 
-/// A `mut` argument as the caller passed it, for one attempt: each attempt
-/// starts from the caller's value, so changes a failed attempt made (a batch
-/// it drained) are not seen by the next.
-#[diagnostic::on_unimplemented(
-    message = "`#[retry]` gives each attempt a fresh copy of a `mut` argument, so `{Self}` must be `Clone`",
-    label = "`mut` argument of a type that is not `Clone`",
-    note = "every attempt starts from the value the caller passed, so that what a failed attempt changed is not seen by the next; derive or implement `Clone` for `{Self}`, or take the argument without `mut` and change a local copy inside the body"
-)]
-pub trait Fresh {
-    /// A copy for one attempt.
-    fn fresh(&self) -> Self;
-}
-
-impl<T: Clone> Fresh for T {
-    #[inline]
-    fn fresh(&self) -> Self {
-        self.clone()
+impl<T> Kept<T> {
+    /// Puts the caller's value back into `argument`, before a retry.
+    pub fn restore(&self, argument: &mut T) {
+        if let Some(Original { value, copy }) = &self.0 {
+            *argument = copy(value);
+        }
     }
 }
 
-/// The caller's value of a `mut` argument, copied for one attempt.
-#[inline]
-#[must_use]
-pub fn fresh<T: Fresh>(value: &T) -> T {
-    value.fresh()
+/// Chooses how a by-value `mut` argument is kept, by its type: written
+/// `(&Probe(&argument)).kept()`, the call resolves to [`KeepClone`] when the
+/// type is `Clone` with the bounds in scope, and to [`KeepCarried`]
+/// otherwise (method lookup tries `Probe<T>` before `&Probe<T>`).
+pub struct Probe<'a, T>(pub &'a T);
+
+/// A `Clone` argument: a copy of the caller's value is kept.
+pub trait KeepClone<T> {
+    /// The caller's value, copied.
+    fn kept(&self) -> Kept<T>;
+}
+
+impl<T: Clone> KeepClone<T> for Probe<'_, T> {
+    fn kept(&self) -> Kept<T> {
+        Kept(Some(Original {
+            value: self.0.clone(),
+            copy: T::clone,
+        }))
+    }
+}
+
+/// Any other argument: carried across attempts.
+pub trait KeepCarried<T> {
+    /// Nothing kept.
+    fn kept(&self) -> Kept<T>;
+}
+
+impl<T> KeepCarried<T> for &Probe<'_, T> {
+    fn kept(&self) -> Kept<T> {
+        Kept(None)
+    }
 }
 
 /// What `policy = ...` may name, for a function failing with `Self`: a
@@ -67,7 +88,8 @@ pub fn fresh<T: Fresh>(value: &T) -> T {
 #[diagnostic::on_unimplemented(
     message = "`policy` takes a `&Policy`, which may carry a per-attempt timeout that `{Self}` cannot express (it has no `From<retry_runtime::TimedOut>`), or a `&UntimedPolicy`",
     label = "a `&Policy` needs an error type with `From<TimedOut>`",
-    note = "for an error type you cannot extend, pass `&policy.untimed()?`, an `UntimedPolicy` (refused at run time if the policy has a timeout), and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`)"
+    note = "say how a cut-off attempt fails with `timed_out = ...`, such as `timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")` for `tonic::Status`",
+    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), pass an `&UntimedPolicy`, which carries no timeout and runs with any error type: `static POLICY: UntimedPolicy = match Policy::new().untimed() {{ Ok(policy) => policy, Err(_) => panic!(\"a timeout\") }};` is checked while compiling; a policy read at run time is checked where it is read, with `let policy: UntimedPolicy = config.retry.untimed()?;` in the function that loads the configuration"
 )]
 pub trait Expresses<P: ?Sized> {
     /// The policy itself.
@@ -142,6 +164,61 @@ impl<E: Expresses<P>, P: ?Sized> Expresses<Box<P>> for E {
     }
 }
 
+/// What `policy = ...` may name when `timed_out = ...` says how a cut-off
+/// attempt fails: a [`Policy`] or an [`UntimedPolicy`], behind any of the
+/// pointers [`Expresses`] sees through.
+#[diagnostic::on_unimplemented(
+    message = "`policy` takes a `&Policy` or a `&UntimedPolicy`, not `{Self}`",
+    label = "expected a `&Policy`"
+)]
+pub trait PolicySource {
+    /// The policy itself.
+    fn policy(&self) -> Policy;
+}
+
+impl PolicySource for Policy {
+    fn policy(&self) -> Policy {
+        *self
+    }
+}
+
+impl PolicySource for UntimedPolicy {
+    fn policy(&self) -> Policy {
+        *UntimedPolicy::policy(self)
+    }
+}
+
+impl<P: PolicySource + ?Sized> PolicySource for &P {
+    fn policy(&self) -> Policy {
+        P::policy(self)
+    }
+}
+
+impl<P: PolicySource, F: FnOnce() -> P> PolicySource for std::sync::LazyLock<P, F> {
+    fn policy(&self) -> Policy {
+        std::sync::LazyLock::force(self).policy()
+    }
+}
+
+impl<P: PolicySource + ?Sized> PolicySource for std::sync::Arc<P> {
+    fn policy(&self) -> Policy {
+        P::policy(self)
+    }
+}
+
+impl<P: PolicySource + ?Sized> PolicySource for Box<P> {
+    fn policy(&self) -> Policy {
+        P::policy(self)
+    }
+}
+
+/// `policy = ...` next to `timed_out = ...`, copied, so that the loop does
+/// not keep borrowing what the expression borrows.
+#[must_use]
+pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
+    policy.policy()
+}
+
 /// `policy = ...`, copied, so that the loop does not keep borrowing what
 /// the expression borrows (`&self.policy` in a `&mut self` method), with
 /// the way a cut-off attempt fails. The one place the expansion of `policy`
@@ -176,7 +253,8 @@ where
 #[diagnostic::on_unimplemented(
     message = "`timeout` cuts an attempt off, and `{Self}` cannot express that: it has no `From<retry_runtime::TimedOut>`",
     label = "`timeout` needs an error type with `From<TimedOut>`",
-    note = "remove `timeout` and bound the attempt inside the call instead (for reqwest, `ClientBuilder::timeout`; for a database pool, its acquire and statement timeouts), or implement `From<TimedOut>` for an error type of your own"
+    note = "say how a cut-off attempt fails with `timed_out = ...`, such as `timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")` for `tonic::Status`",
+    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), return an error enum of your own (`#[derive(Debug, thiserror::Error)] enum Error {{ #[error(transparent)] Http(#[from] reqwest::Error), #[error(transparent)] TimedOut(#[from] retry_runtime::TimedOut) }}`), or remove `timeout` and bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
 )]
 pub trait TimeoutKey: From<TimedOut> {}
 
@@ -194,14 +272,46 @@ where
     Limit::new(|timed_out| R::from_error(timed_out.into()))
 }
 
+/// `timeout = ...` (or `policy = ...`) with `timed_out = ...`: a cut-off
+/// attempt fails with the error the key builds. The expansion writes the
+/// key's conversion inside a closure that captures nothing, bound here on
+/// the return type, so that a conversion of the wrong type is one error, on
+/// the key, and a closure needs no annotation.
+#[must_use]
+pub fn timed_out_with<R: Outcome>(timed_out: fn(TimedOut) -> R) -> Limit<R> {
+    Limit::new(timed_out)
+}
+
+/// An error type that can express a call the circuit breaker refused, as
+/// `breaker = ...` requires. Its own trait, so that the error says what to
+/// do instead.
+#[diagnostic::on_unimplemented(
+    message = "`breaker` refuses calls while the circuit is open, and `{Self}` cannot express that: it has no `From<retry_runtime::CircuitOpen>`",
+    label = "`breaker` needs an error type with `From<CircuitOpen>`, or `circuit_open = ...`",
+    note = "say how a refused call fails with `circuit_open = ...`, such as `circuit_open = |_| Status::unavailable(\"circuit open\")` for `tonic::Status`",
+    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), return an error enum of your own: `#[derive(Debug, thiserror::Error)] enum Error {{ #[error(transparent)] Http(#[from] reqwest::Error), #[error(transparent)] Open(#[from] retry_runtime::CircuitOpen) }}`"
+)]
+pub trait BreakerKey: From<CircuitOpen> {}
+
+impl<E: From<CircuitOpen>> BreakerKey for E {}
+
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
-/// The one place the expansion requires that conversion, so that a missing
-/// `From` impl is one error, on the `breaker` key.
-#[inline]
+/// Bounded by [`BreakerKey`], so that an error type without the conversion
+/// is one error, on the `breaker` key, saying what to do.
 pub fn circuit_open<R>() -> R
 where
     R: Outcome,
-    R::Error: From<CircuitOpen>,
+    R::Error: BreakerKey,
 {
     R::from_error(CircuitOpen.into())
+}
+
+/// `breaker = ...` with `circuit_open = ...`: a refused call fails with the
+/// error the key builds.
+pub fn circuit_open_with<R, F>(circuit_open: F) -> R
+where
+    R: Outcome,
+    F: FnOnce(CircuitOpen) -> R::Error,
+{
+    R::from_error(circuit_open(CircuitOpen))
 }

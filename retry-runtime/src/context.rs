@@ -27,6 +27,7 @@ use tokio::time::Instant;
 
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
+use crate::observe::AttemptSpan;
 
 /// The attempt a retried function is running.
 ///
@@ -108,8 +109,8 @@ impl AttemptContext {
 }
 
 /// The context of one call's attempts. The call keeps it between polls;
-/// while one of its attempts runs, a copy is the thread's [`CURRENT`], where
-/// retried functions called inside read it and leave their marks.
+/// while one of its attempts runs, a copy is on the thread's [`Stack`],
+/// where retried functions called inside read it and leave their marks.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Frame {
     /// The attempt running or just judged, from 1; 0 for no attempt.
@@ -178,11 +179,43 @@ impl Frame {
     }
 }
 
-// The context of the attempt running on this thread: `Frame::NONE` outside
-// any. One copy in and one out around every poll, so that setting and
-// restoring it costs next to nothing.
+/// How many attempts, one running inside another, a thread keeps the
+/// context of. An attempt deeper than that runs as if outside any attempt.
+const DEPTH: usize = 16;
+
+/// The contexts of the attempts running on this thread, innermost last. A
+/// stack rather than a save and restore around every poll, so that entering
+/// an attempt is one copy in and leaving it one copy out, and the outer
+/// attempts' contexts stay where they are.
+struct Stack {
+    /// Attempts entered and not yet left on this thread, those beyond
+    /// [`DEPTH`] included.
+    depth: Cell<usize>,
+    /// `frames[0]` is `Frame::NONE`, never changed: outside any attempt;
+    /// `frames[d]` is the attempt at depth `d`.
+    frames: [Cell<Frame>; DEPTH + 1],
+}
+
 thread_local! {
-    static CURRENT: Cell<Frame> = const { Cell::new(Frame::NONE) };
+    static STACK: Stack = const {
+        Stack {
+            depth: Cell::new(0),
+            frames: [const { Cell::new(Frame::NONE) }; DEPTH + 1],
+        }
+    };
+}
+
+/// Runs `f` on the context of the innermost attempt running on this thread:
+/// `Frame::NONE` outside any (and beyond [`DEPTH`]), which callers must not
+/// change.
+fn innermost<R>(f: impl FnOnce(&Cell<Frame>) -> R) -> R {
+    STACK.with(|stack| {
+        let slot = stack
+            .frames
+            .get(stack.depth.get())
+            .unwrap_or(&stack.frames[0]);
+        f(slot)
+    })
 }
 
 /// The attempt the calling code runs inside, if it runs inside a retried
@@ -190,7 +223,7 @@ thread_local! {
 /// function). `None` elsewhere, including in work spawned from an attempt.
 #[must_use]
 pub fn current_attempt() -> Option<AttemptContext> {
-    CURRENT.with(|current| {
+    innermost(|current| {
         let mut frame = current.get();
         if frame.attempt == 0 {
             return None;
@@ -207,13 +240,13 @@ pub fn current_attempt() -> Option<AttemptContext> {
 
 /// The deadline of the attempt the calling code runs inside, if any.
 pub(crate) fn enclosing_deadline() -> Deadline {
-    CURRENT.with(Cell::get).deadline
+    innermost(|current| current.get().deadline)
 }
 
 /// Marks the attempt the calling code runs inside, if any: a retried
 /// function it called gave up after retrying.
 pub(crate) fn report_gave_up() {
-    CURRENT.with(|current| {
+    innermost(|current| {
         let mut frame = current.get();
         if frame.attempt != 0 {
             frame.inner_gave_up = true;
@@ -225,8 +258,11 @@ pub(crate) fn report_gave_up() {
 /// Counts a retried function starting as in flight in the attempt the
 /// calling code runs inside, if any; `true` when it was counted, and must
 /// then [`finished`] once it returns.
+// Inlined: on every call's success path, where outside any attempt it is
+// two thread-local loads and a test (benches/instructions.sh).
+#[inline]
 pub(crate) fn started() -> bool {
-    CURRENT.with(|current| {
+    innermost(|current| {
         let mut frame = current.get();
         if frame.attempt == 0 {
             return false;
@@ -243,44 +279,57 @@ pub(crate) fn started() -> bool {
 /// then never takes a give-up in it for handled, which errs toward not
 /// retrying.
 pub(crate) fn finished() {
-    CURRENT.with(|current| {
+    innermost(|current| {
         let mut frame = current.get();
-        frame.in_flight = frame.in_flight.saturating_sub(1);
-        current.set(frame);
+        if frame.attempt != 0 {
+            frame.in_flight = frame.in_flight.saturating_sub(1);
+            current.set(frame);
+        }
     });
 }
 
-/// Sets an attempt's context until dropped, then restores the one before
-/// (also when the attempt panics) and hands back to the call what the
-/// attempt left in it: the key, if the body drew one, and the mark of an
-/// inner give-up.
+/// Sets an attempt's context until dropped, then leaves it (also when the
+/// attempt panics) and hands back to the call what the attempt left in it:
+/// the key, if the body drew one, the mark of an inner give-up, and the
+/// retried calls in flight.
 struct Enter<'a> {
-    outer: Frame,
     frame: &'a mut Frame,
 }
 
+// Inlined, both ways: around every poll of every attempt (benches/instructions.sh).
 impl<'a> Enter<'a> {
+    #[inline]
     fn new(frame: &'a mut Frame) -> Self {
-        let outer = CURRENT.with(|current| {
-            let outer = current.get();
-            // Nobody inside this attempt may run past the nearest deadline;
-            // outside any attempt the deadline is `NONE`, the largest.
-            current.set(Frame {
-                deadline: frame.deadline.min(outer.deadline),
-                ..*frame
-            });
-            outer
+        STACK.with(|stack| {
+            let depth = stack.depth.get().saturating_add(1);
+            stack.depth.set(depth);
+            if let (Some(outer), Some(slot)) =
+                (stack.frames.get(depth - 1), stack.frames.get(depth))
+            {
+                // Nobody inside this attempt may run past the nearest
+                // deadline; outside any attempt it is `NONE`, the largest.
+                let deadline = frame.deadline.min(outer.get().deadline);
+                slot.set(Frame { deadline, ..*frame });
+            }
         });
-        Enter { outer, frame }
+        Enter { frame }
     }
 }
 
 impl Drop for Enter<'_> {
+    #[inline]
     fn drop(&mut self) {
-        let mine = CURRENT.with(|current| current.replace(self.outer));
-        self.frame.key = mine.key;
-        self.frame.inner_gave_up = mine.inner_gave_up;
-        self.frame.in_flight = mine.in_flight;
+        STACK.with(|stack| {
+            let depth = stack.depth.get();
+            if let Some(slot) = stack.frames.get(depth) {
+                // All but the deadline, the nearest one, not the call's own.
+                *self.frame = Frame {
+                    deadline: self.frame.deadline,
+                    ..slot.get()
+                };
+            }
+            stack.depth.set(depth.saturating_sub(1));
+        });
     }
 }
 
@@ -290,11 +339,17 @@ impl Drop for Enter<'_> {
 pub struct Scoped<'a, F> {
     attempt: Pin<&'a mut F>,
     frame: &'a mut Frame,
+    /// The attempt's span (feature `attempt-spans`), entered on each poll.
+    span: AttemptSpan,
 }
 
 impl<'a, F> Scoped<'a, F> {
-    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>) -> Self {
-        Scoped { attempt, frame }
+    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>, span: AttemptSpan) -> Self {
+        Scoped {
+            attempt,
+            frame,
+            span,
+        }
     }
 }
 
@@ -303,6 +358,7 @@ impl<F: Future> Future for Scoped<'_, F> {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
+        let _span = this.span.enter();
         let poll = {
             let _enter = Enter::new(this.frame);
             this.attempt.as_mut().poll(cx)

@@ -284,34 +284,53 @@ where
     /// # Errors
     ///
     /// The last attempt's error, unchanged.
-    pub async fn run<F, Fut>(self, mut attempt: F) -> Result<T, E>
+    // Not an `async fn`: its arguments would stay in the future beside the
+    // state made from them (the rules twice); the block below keeps only
+    // what the loop uses (`benches --bench footprint`). The call's state is
+    // still made on the first poll, where the deadline starts.
+    #[allow(clippy::manual_async_fn)]
+    pub fn run<F, Fut>(
+        self,
+        mut attempt: F,
+    ) -> impl Future<Output = Result<T, E>> + use<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, F, Fut>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let (mut attempts, refused) = self.attempts(false);
-        let (limit, rules) = (self.limit, self.rules);
-        // With a breaker, a retried outcome is kept through the wait: should
-        // the breaker refuse the retry, the caller gets that error back.
-        let mut kept = None;
-        loop {
-            let outcome = if let Some(error) = refusal(&mut attempts, refused) {
-                kept.take().unwrap_or(Err(error))
-            } else {
-                // The closure runs with the attempt's context set, as the
-                // body of a retried function does.
-                let future = attempts.call(&mut attempt);
-                let limited = core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
-                attempts.scoped(limited).await
-            };
-            let wait = match attempts.next_keeping(&rules, outcome) {
-                ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue((wait, outcome)) => {
-                    kept = refused.is_some().then_some(outcome);
-                    wait
-                }
-            };
-            crate::sleep::sleep(wait).await;
+        let Retry {
+            policy,
+            budget,
+            breaker,
+            rules,
+            limit,
+            types: _,
+        } = self;
+        async move {
+            let (mut attempts, refused) = start(policy, budget, breaker, false);
+            // With a breaker, a retried outcome is kept through the wait:
+            // should the breaker refuse the retry, the caller gets that error
+            // back.
+            let mut kept = None;
+            loop {
+                let outcome = if let Some(error) = refusal(&mut attempts, refused) {
+                    kept.take().unwrap_or(Err(error))
+                } else {
+                    // The closure runs with the attempt's context set, as the
+                    // body of a retried function does.
+                    let future = attempts.call(&mut attempt);
+                    let limited =
+                        core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
+                    attempts.scoped(limited).await
+                };
+                let wait = match attempts.next_keeping(&rules, outcome) {
+                    ControlFlow::Break(outcome) => return outcome,
+                    ControlFlow::Continue((wait, outcome)) => {
+                        kept = refused.is_some().then_some(outcome);
+                        wait
+                    }
+                };
+                crate::sleep::sleep(wait).await;
+            }
         }
     }
 
@@ -328,7 +347,7 @@ where
     where
         F: FnMut() -> Result<T, E>,
     {
-        let (mut attempts, refused) = self.attempts(true);
+        let (mut attempts, refused) = start(self.policy, self.budget, self.breaker, true);
         let (limit, rules) = (self.limit, self.rules);
         let mut kept = None;
         loop {
@@ -345,25 +364,27 @@ where
             }
         }
     }
+}
 
-    /// The loop's state, with the breaker if there is one, and what a refused
-    /// attempt fails with.
-    #[allow(clippy::type_complexity)]
-    fn attempts(
-        &self,
-        blocking: bool,
-    ) -> (
-        Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
-        Option<Refusal<E>>,
-    ) {
-        let attempts = if blocking {
-            Attempts::start_blocking(self.policy, self.budget, "closure")
-        } else {
-            Attempts::start(self.policy, self.budget, "closure")
-        };
-        let (breaker, refused) = self.breaker.unzip();
-        (attempts.with_breaker_if(breaker), refused)
-    }
+/// The loop's state, with the breaker if there is one, and what a refused
+/// attempt fails with.
+#[allow(clippy::type_complexity)]
+fn start<'p, E>(
+    policy: &'p Policy,
+    budget: Option<&'p RetryBudget>,
+    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
+    blocking: bool,
+) -> (
+    Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
+    Option<Refusal<E>>,
+) {
+    let attempts = if blocking {
+        Attempts::start_blocking(policy, budget, "closure")
+    } else {
+        Attempts::start(policy, budget, "closure")
+    };
+    let (breaker, refused) = breaker.unzip();
+    (attempts.with_breaker_if(breaker), refused)
 }
 
 /// The error of an attempt the breaker refuses, or `None` to make it.

@@ -252,10 +252,17 @@ pub use timeout::TimedOut;
 /// ```
 ///
 /// The function keeps its signature, visibility, generics, attributes and
-/// docs. Each attempt runs the body afresh, borrowing the arguments; a
-/// by-value `mut` argument is cloned for each attempt, so that every attempt
-/// starts from what the caller passed (its type must be `Clone`), and nothing
-/// else is cloned. The caller gets the last attempt's result, unchanged.
+/// docs. Each attempt runs the body afresh, borrowing the arguments, and
+/// starts from them as the caller passed them. A by-value `mut` argument
+/// whose type is `Clone` where the function is written (a generic type only
+/// with a `Clone` bound) is restored from a copy of the caller's value before
+/// each retry, so that what a failed attempt changed (a batch it drained) is
+/// not seen by the next; one whose type is not `Clone` (a generic
+/// `F: FnMut() -> Fut`, a channel receiver) is carried from one attempt to the
+/// next, as a `&mut` argument would be. Nothing else is cloned. Rules (`on`,
+/// `retry_after`, hooks) may capture the arguments (`on = |e| idempotent &&
+/// is_transient(e)`), and parameters configured out by `#[cfg]` are left
+/// alone. The caller gets the last attempt's result, unchanged.
 ///
 /// # Keys
 ///
@@ -272,19 +279,48 @@ pub use timeout::TimedOut;
 /// | `on_ok` | `Fn(&T) -> bool` | none | `Ok` values to retry (an HTTP 503); the last one is returned as it came |
 /// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
-/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`; for an error type without that `From` (`reqwest::Error`), bound the attempt in the client instead |
-/// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)` |
+/// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`, or with what `timed_out` builds |
+/// | `timed_out` | `Fn(TimedOut) -> E` | `E::from` | how a cut-off attempt fails, for an error type without `From<TimedOut>`: `timed_out = \|_\| Status::deadline_exceeded("attempt timed out")` |
+/// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)`, or with what `circuit_open` builds |
+/// | `circuit_open` | `Fn(CircuitOpen) -> E` | `E::from` | how a refused call fails, for an error type without `From<CircuitOpen>`: `circuit_open = \|_\| Status::unavailable("circuit open")` |
 /// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
-/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested`; a `&Policy` needs `E: From<TimedOut>`, for any other error type pass `&policy.untimed()?` |
+/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested`; a `&Policy` needs `E: From<TimedOut>` or `timed_out`; an [`UntimedPolicy`] runs with any error type |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
 /// A plain (non-async) `fn` works too: waits are `std::thread::sleep`, the
 /// deadline runs on the real clock, and every key applies; since a blocking
 /// call cannot be cut off, an attempt that returns after its `timeout` counts
 /// as timed out.
+///
+/// For an error type that can be neither extended nor built
+/// (`reqwest::Error`), return an error enum of your own that holds it, and
+/// `CircuitOpen` or `TimedOut` next to it:
+///
+/// ```
+/// # mod thiserror_free {
+/// use retry_runtime::{CircuitOpen, TimedOut};
+///
+/// #[derive(Debug)]
+/// pub enum FetchError {
+///     Http(std::io::Error), // `reqwest::Error` in a real client
+///     Open(CircuitOpen),
+///     TimedOut(TimedOut),
+/// }
+///
+/// impl From<CircuitOpen> for FetchError {
+///     fn from(open: CircuitOpen) -> Self { FetchError::Open(open) }
+/// }
+///
+/// impl From<TimedOut> for FetchError {
+///     fn from(timed_out: TimedOut) -> Self { FetchError::TimedOut(timed_out) }
+/// }
+/// # }
+/// ```
+///
+/// (with `thiserror`, `#[from] CircuitOpen` on a variant writes the `From`).
 ///
 /// `#[retry]` works under `#[async_trait]` (on impls and on default methods of
 /// traits), and above or below `#[tracing::instrument]`, `#[tokio::test]`,

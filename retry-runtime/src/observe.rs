@@ -119,16 +119,20 @@ pub(crate) type AttemptSpan = tracing::Span;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct AttemptSpan;
 
+/// An entered [`AttemptSpan`]: nothing, without the feature.
 #[cfg(not(feature = "attempt-spans"))]
-#[allow(dead_code)]
+pub(crate) struct Entered;
+
+#[cfg(not(feature = "attempt-spans"))]
 impl AttemptSpan {
     #[inline]
-    pub(crate) fn enter(&self) {}
+    pub(crate) fn enter(&self) -> Entered {
+        Entered
+    }
 }
 
 /// The span of attempt `attempt` of `function`.
 #[inline]
-#[allow(dead_code)]
 pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
     #[cfg(feature = "attempt-spans")]
     return tracing::info_span!(

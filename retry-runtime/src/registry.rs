@@ -21,7 +21,8 @@
 //! ```
 //!
 //! The tower layer and the reqwest middleware key by the request's
-//! authority with `per_authority(registry)`. With `#[retry]` or the closure
+//! authority with `per_authority(registry)`, or by a key of yours with
+//! `per_key(registry, |request| ..)`. With `#[retry]` or the closure
 //! API, look the entry up yourself and name its parts:
 //! `policy.on(is_transient).budget(upstream.budget().unwrap())`.
 //!

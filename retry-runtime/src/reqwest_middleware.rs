@@ -61,6 +61,7 @@
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
 
 use std::error::Error;
+use std::sync::Arc;
 
 use ::reqwest_middleware::{Middleware, Next};
 use http::Extensions;
@@ -130,8 +131,23 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     budget: Option<Shared<RetryBudget>>,
     breaker: Option<Shared<CircuitBreaker>>,
     upstreams: Option<Shared<Registry<Upstream>>>,
+    /// What keys the registry: the URL's `host:port` when `None`.
+    key: Option<KeyFn>,
     name: &'static str,
     classifier: C,
+}
+
+/// A function deriving a registry key from a request.
+type DeriveKey = dyn Fn(&Request) -> Option<String> + Send + Sync;
+
+/// A key of the caller's own, derived from the request.
+#[derive(Clone)]
+struct KeyFn(Arc<DeriveKey>);
+
+impl core::fmt::Debug for KeyFn {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("KeyFn(..)")
+    }
 }
 
 impl RetryMiddleware {
@@ -143,6 +159,7 @@ impl RetryMiddleware {
             budget: None,
             breaker: None,
             upstreams: None,
+            key: None,
             name: "reqwest",
             classifier: HttpClassifier {
                 grpc_codes: RetryableCodes::UNAVAILABLE,
@@ -177,6 +194,22 @@ impl<C> RetryMiddleware<C> {
     #[must_use]
     pub fn per_authority(mut self, registry: impl Into<Shared<Registry<Upstream>>>) -> Self {
         self.upstreams = Some(registry.into());
+        self.key = None;
+        self
+    }
+
+    /// One breaker and one budget per key that `key` derives from each
+    /// request (a tenant header, say), from `registry`, made on first use,
+    /// in place of the middleware's own. A request `key` gives no key to
+    /// uses the middleware's breaker and budget.
+    #[must_use]
+    pub fn per_key(
+        mut self,
+        registry: impl Into<Shared<Registry<Upstream>>>,
+        key: impl Fn(&Request) -> Option<String> + Send + Sync + 'static,
+    ) -> Self {
+        self.upstreams = Some(registry.into());
+        self.key = Some(KeyFn(Arc::new(key)));
         self
     }
 
@@ -197,14 +230,18 @@ impl<C> RetryMiddleware<C> {
             budget: self.budget,
             breaker: self.breaker,
             upstreams: self.upstreams,
+            key: self.key,
             name: self.name,
             classifier,
         }
     }
 
     /// The upstream of a request, when the middleware keys by authority.
-    fn upstream(&self, request: &Request) -> Option<std::sync::Arc<Upstream>> {
+    fn upstream(&self, request: &Request) -> Option<Arc<Upstream>> {
         let registry = self.upstreams.as_ref()?;
+        if let Some(KeyFn(key)) = &self.key {
+            return key(request).map(|key| registry.get(&key));
+        }
         let url = request.url();
         let host = url.host_str()?;
         Some(match url.port_or_known_default() {

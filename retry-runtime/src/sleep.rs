@@ -25,6 +25,9 @@ const CHUNK: Duration = Duration::from_secs(86_400 * 365 * 10);
 ///
 /// A plain tokio `Sleep`, with no state of its own, so that a retry loop
 /// waiting on it is no larger than one waiting on `tokio::time::sleep`.
+// Inlined: its `Sleep` is returned by value, and a call copies it once more
+// per wait (benches/instructions.sh).
+#[inline]
 pub fn sleep(wait: Duration) -> Sleep {
     if wait <= CHUNK {
         // The common case, as `tokio::time::sleep` makes it.

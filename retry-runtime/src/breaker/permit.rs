@@ -271,7 +271,6 @@ impl<'a, F> Holding<'a, F> {
 impl<F: Future> Future for Holding<'_, F> {
     type Output = F::Output;
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         let _hold = this.mark.as_mut().map(Mark::hold);

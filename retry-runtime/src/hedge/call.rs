@@ -63,14 +63,46 @@ pub trait Judge<R> {
     fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
 }
 
+/// How each attempt is bounded in time: by the policy's `timeout` (a
+/// [`Limit`], which keeps room for a timer in every slot), or not at all.
+pub trait Bound<F: Future> {
+    /// The attempt as it runs in its slot.
+    type Attempt: Future<Output = F::Output>;
+    /// `attempt`, cut off after `timeout` if there is one.
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt;
+}
+
+impl<F: Future<Output = R>, R> Bound<F> for Limit<R> {
+    type Attempt = Limited<F, R>;
+
+    #[inline]
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, R> {
+        self.attempt(timeout, attempt)
+    }
+}
+
+/// Attempts never cut off (no `timeout`): each slot holds the attempt alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unbounded;
+
+impl<F: Future> Bound<F> for Unbounded {
+    type Attempt = F;
+
+    #[inline]
+    fn bound(&self, _: Option<Duration>, attempt: F) -> F {
+        attempt
+    }
+}
+
 pin_project_lite::pin_project! {
     /// An attempt in its slot: its future, cut off by `timeout` if there is
     /// one, its number and start, and the breaker's permit it runs under.
-    pub struct Running<'p, F, R> {
+    pub struct Running<'p, A> {
         #[pin]
-        attempt: Limited<F, R>,
+        attempt: A,
         number: u32,
-        started: Instant,
+        // When it started, read only for a percentile hedge's latencies.
+        started: Option<Instant>,
         permit: Option<CircuitPermit<'p>>,
         // A retried function this attempt called gave up after retrying.
         inner_gave_up: bool,
@@ -82,7 +114,7 @@ pin_project_lite::pin_project! {
 pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
 
 /// What a call is given, apart from its attempts and rules.
-pub struct Setup<'p, R: Outcome> {
+pub struct Setup<'p, R: Outcome, L = Limit<R>> {
     /// The policy: `max`, `base` (the percentile hedge's first delay),
     /// `cap` (for hints), `deadline`, `timeout`.
     pub policy: &'p Policy,
@@ -92,8 +124,8 @@ pub struct Setup<'p, R: Outcome> {
     pub budget: Option<&'p RetryBudget>,
     /// The breaker every attempt asks, and what a refused call returns.
     pub breaker: Breaker<'p, R::Error>,
-    /// How an attempt past `timeout` fails.
-    pub limit: Limit<R>,
+    /// How an attempt past `timeout` fails, if it can be cut off.
+    pub limit: L,
     /// The function's name, for tracing and metrics.
     pub name: &'static str,
 }
@@ -103,11 +135,11 @@ pin_project_lite::pin_project! {
     /// answer that ended the call, or the last failure.
     #[project = HedgedProjection]
     #[must_use = "futures do nothing unless polled"]
-    pub struct Hedged<'p, R, Mk, J, S>
+    pub struct Hedged<'p, R, Mk, J, S, L = Limit<R>>
     where
         R: Outcome,
     {
-        setup: Setup<'p, R>,
+        setup: Setup<'p, R, L>,
         // The call's context (attempt number, key, deadline) for its
         // attempts; its own breaker and budget slots are unused: every
         // attempt holds a permit of its own.
@@ -135,21 +167,25 @@ pin_project_lite::pin_project! {
         timer: Option<Timer>,
         // The instant `timer` is set for.
         armed: Option<Instant>,
+        // Attempt 1 runs and the hedge after it is not scheduled yet: the
+        // clock is read only once its first poll left it running.
+        unscheduled: bool,
         #[pin]
         slots: S,
     }
 }
 
-impl<'p, R, Mk, Fut, J, S> Hedged<'p, R, Mk, J, S>
+impl<'p, R, Mk, Fut, J, S, L> Hedged<'p, R, Mk, J, S, L>
 where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     J: Judge<R>,
-    S: Slots<Running<'p, Fut, R>>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
 {
     /// A call that starts its first attempt when first polled.
-    pub fn new(setup: Setup<'p, R>, slots: S, judge: J, make: Mk) -> Self {
+    pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
         let attempts = Attempts::start(setup.policy, NoBudget, setup.name);
         Hedged {
             setup,
@@ -166,18 +202,20 @@ where
             last: None,
             timer: None,
             armed: None,
+            unscheduled: false,
             slots,
         }
     }
 }
 
-impl<'p, R, Mk, Fut, J, S> Future for Hedged<'p, R, Mk, J, S>
+impl<'p, R, Mk, Fut, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
 where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     J: Judge<R>,
-    S: Slots<Running<'p, Fut, R>>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
 {
     type Output = R;
 
@@ -221,6 +259,9 @@ where
                 }
             }
             let now = Clock::Tokio.now();
+            if core::mem::take(this.unscheduled) {
+                schedule_hedge(&mut this, now);
+            }
             if let Some(at) = *this.next {
                 if at <= now && running < this.slots.capacity() {
                     start(&mut this, now);
@@ -258,27 +299,33 @@ where
     }
 }
 
-type This<'a, 'p, R, Mk, J, S> = HedgedProjection<'a, 'p, R, Mk, J, S>;
+type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 
 /// The first poll: reads the delay and the deadlines, starts attempt 1.
 /// `Some` when the breaker refuses the call.
-fn begin<'p, R: Outcome, Mk, Fut, J, S>(this: &mut This<'_, 'p, R, Mk, J, S>) -> Option<R>
+fn begin<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>) -> Option<R>
 where
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    S: Slots<Running<'p, Fut, R>>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
 {
     let policy = this.setup.policy;
     *this.delay = this.setup.hedge.delay(policy.base());
-    let own = this.attempts.context().deadline();
+    let own = policy
+        .deadline()
+        .and_then(|_| this.attempts.context().deadline());
     let enclosing = crate::context::enclosing_deadline().get();
     *this.deadline = match (own, enclosing) {
         (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
         (own, enclosing) => own.or(enclosing),
     };
-    let now = Clock::Tokio.now();
-    *this.next = Some(now);
-    start(this, now);
+    // A call answered at its first poll reads the clock only for a
+    // percentile hedge, whose latencies need the start.
+    let now = this.setup.hedge.is_adaptive().then(|| Clock::Tokio.now());
+    if place(this, now) {
+        *this.unscheduled = true;
+    }
     if *this.started == 0 {
         // The breaker refused the call.
         *this.started = 1;
@@ -289,13 +336,14 @@ where
     None
 }
 
-/// Starts the next attempt in a free slot, if the breaker lets it, and
-/// schedules the hedge after it.
-fn start<'p, R: Outcome, Mk, Fut, J, S>(this: &mut This<'_, 'p, R, Mk, J, S>, now: Instant)
+/// Starts the next attempt at `now`, if the budget (for a hedge) and the
+/// breaker let it, and schedules the hedge after it.
+fn start<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>, now: Instant)
 where
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    S: Slots<Running<'p, Fut, R>>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
 {
     if *this.started > 0 && !core::mem::take(this.retrying) {
         // A hedge is a retry for the budget: made only if it allows one,
@@ -306,11 +354,32 @@ where
             }
         }
     }
+    let start = this.setup.hedge.is_adaptive().then_some(now);
+    if place(this, start) {
+        schedule_hedge(this, now);
+    }
+}
+
+/// Puts the next attempt in a free slot, if the breaker lets it: whether
+/// it started. `now` is its start, if it was read.
+fn place<'p, R: Outcome, Mk, Fut, J, S, L>(
+    this: &mut This<'_, 'p, R, Mk, J, S, L>,
+    now: Option<Instant>,
+) -> bool
+where
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
+{
     let permit = match this.setup.breaker {
         None => None,
         Some((breaker, _)) => match breaker.acquire() {
             Ok(permit) => Some(permit),
-            Err(CircuitOpen) => return no_more(this, Stop::Open),
+            Err(CircuitOpen) => {
+                no_more(this, Stop::Open);
+                return false;
+            }
         },
     };
     let Some(free) = (0..this.slots.capacity()).find(|&index| {
@@ -319,10 +388,10 @@ where
             .slot(index)
             .is_some_and(|slot| slot.is_none())
     }) else {
-        return;
+        return false;
     };
     let Some(mut slot) = this.slots.as_mut().slot(free) else {
-        return;
+        return false;
     };
     let number = this.started.saturating_add(1);
     *this.started = number;
@@ -331,7 +400,7 @@ where
     }
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
-    let attempt = this.setup.limit.attempt(timeout, this.make.make());
+    let attempt = this.setup.limit.bound(timeout, this.make.make());
     slot.set(Some(Running {
         attempt,
         number,
@@ -339,12 +408,12 @@ where
         permit,
         inner_gave_up: false,
     }));
-    schedule_hedge(this, now);
+    true
 }
 
 /// After a start at `now`: the next attempt is due when this one has run
 /// for the delay, if attempts are left and the deadline allows it.
-fn schedule_hedge<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, now: Instant) {
+fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, now: Instant) {
     if *this.started >= this.setup.policy.max_attempts() {
         return no_more(this, Stop::Exhausted);
     }
@@ -360,7 +429,7 @@ fn schedule_hedge<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, no
 }
 
 /// No attempt starts any more, for `stop`; those running go on.
-fn no_more<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, stop: Stop) {
+fn no_more<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, stop: Stop) {
     *this.next = None;
     *this.stop = stop;
 }
@@ -368,14 +437,14 @@ fn no_more<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>, stop: Sto
 /// What is known of an attempt that ended.
 struct Ended<'p> {
     number: u32,
-    started: Instant,
+    started: Option<Instant>,
     permit: Option<CircuitPermit<'p>>,
     inner_gave_up: bool,
 }
 
 /// An attempt ended with `outcome`: `Some` when that ends the call.
-fn settle<'p, R: Outcome, Mk, J, S>(
-    this: &mut This<'_, 'p, R, Mk, J, S>,
+fn settle<'p, R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, 'p, R, Mk, J, S, L>,
     outcome: R,
     ended: Ended<'p>,
 ) -> Option<R>
@@ -388,6 +457,8 @@ where
         permit,
         inner_gave_up,
     } = ended;
+    // Attempt 1 ended at its first poll: what follows is decided here.
+    *this.unscheduled = false;
     match this.judge.verdict(&outcome) {
         Classification::Done => {
             if let Some(permit) = permit {
@@ -396,10 +467,12 @@ where
             if let Some(budget) = this.setup.budget {
                 budget.record_success();
             }
-            let now = Clock::Tokio.now();
-            this.setup
-                .hedge
-                .record(now.saturating_duration_since(started));
+            if let Some(started) = started {
+                let now = Clock::Tokio.now();
+                this.setup
+                    .hedge
+                    .record(now.saturating_duration_since(started));
+            }
             this.attempts.succeeded();
             Some(outcome)
         }
@@ -444,8 +517,8 @@ where
 /// A failure the rules retry: the next attempt starts at once, or after the
 /// server's hint, in place of the hedge, if attempts, budget, deadline and
 /// hint allow one.
-fn schedule_after_failure<R: Outcome, Mk, J, S>(
-    this: &mut This<'_, '_, R, Mk, J, S>,
+fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
     number: u32,
     hint: Option<Duration>,
@@ -488,7 +561,7 @@ fn schedule_after_failure<R: Outcome, Mk, J, S>(
 }
 
 /// Every attempt failed and none may start: the last failure, unchanged.
-fn give_up<R: Outcome, Mk, J, S>(this: &mut This<'_, '_, R, Mk, J, S>) -> Option<R> {
+fn give_up<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>) -> Option<R> {
     let stop = *this.stop;
     observe::stopped(this.setup.name, *this.started, stop);
     if stop.gave_up_retrying() {

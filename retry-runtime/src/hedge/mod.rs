@@ -90,7 +90,7 @@ mod tower;
 
 use core::time::Duration;
 
-pub use call::{Breaker, Hedged, Judge, MakeAttempt, Running, Setup};
+pub use call::{Bound, Breaker, Hedged, Judge, MakeAttempt, Running, Setup, Unbounded};
 pub use closure::HedgedRetry;
 pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
 pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
@@ -183,6 +183,13 @@ impl Hedge {
         }
     }
 
+    /// Whether the delay follows the latencies, which then need each
+    /// attempt's start.
+    #[inline]
+    pub(crate) fn is_adaptive(&self) -> bool {
+        matches!(self.kind, Kind::Percentile { .. })
+    }
+
     /// A successful attempt took `latency`.
     #[inline]
     pub(crate) fn record(&self, latency: Duration) {
@@ -199,11 +206,11 @@ pub mod private {
     use core::time::Duration;
 
     pub use super::slots::{Boxed, End, Slot};
-    pub use super::{Hedge, Hedged, Latencies, Setup};
-    use super::{Judge, Running, Slots};
+    use super::{Bound, Judge, Running, Slots};
+    pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
     use crate::__private::Limit;
     use crate::decision::Classification;
-    use crate::rules::{Classify, Hint, OnRetry, Outcome, Rules, RulesFor};
+    use crate::rules::{Hint, OnRetry, Outcome, RetryIf, Rules, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
     /// The rules of a hedged function, tied to its return type `R` (as
@@ -220,8 +227,8 @@ pub mod private {
     ) -> impl Judge<R>
     where
         R: Outcome,
-        On: Classify<R::Error>,
-        OnOk: Classify<R::Ok>,
+        On: RetryIf<R::Error>,
+        OnOk: RetryIf<R::Ok>,
         Ra: Hint<R::Error>,
         RaOk: Hint<R::Ok>,
         Hook: OnRetry<R::Error>,
@@ -286,23 +293,24 @@ pub mod private {
     /// The hedged call of an attribute.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn run<'p, R, Mk, Fut, J, S>(
+    pub fn run<'p, R, Mk, Fut, J, S, L>(
         policy: &'p Policy,
         hedge: Hedge,
         budget: Option<&'p RetryBudget>,
         breaker: super::Breaker<'p, R::Error>,
-        limit: Limit<R>,
+        limit: L,
         name: &'static str,
         slots: S,
         judge: J,
         make: Mk,
-    ) -> Hedged<'p, R, Mk, J, S>
+    ) -> Hedged<'p, R, Mk, J, S, L>
     where
         R: Outcome,
         Mk: FnMut() -> Fut,
         Fut: Future<Output = R>,
         J: Judge<R>,
-        S: Slots<Running<'p, Fut, R>>,
+        L: Bound<Fut>,
+        S: Slots<Running<'p, L::Attempt>>,
     {
         Hedged::new(
             Setup {

@@ -8,8 +8,7 @@ use core::time::Duration;
 use ::tower::{Layer, Service};
 
 use super::slots::Boxed;
-use super::{Hedge, Hedged, Judge, Setup};
-use crate::__private::Limit;
+use super::{Hedge, Hedged, Judge, Setup, Unbounded};
 use crate::tower::{Classify, HttpClassifier};
 use crate::{Classification, Policy, RetryBudget};
 
@@ -133,13 +132,8 @@ pub type ResponseFuture<S, C, Req> = Hedged<
     Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
     Copies<S, Req>,
     Judged<C, Req>,
-    Boxed<
-        super::Running<
-            'static,
-            RequestCopy<S, Req>,
-            Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
-        >,
-    >,
+    Boxed<super::Running<'static, RequestCopy<S, Req>>>,
+    Unbounded,
 >;
 
 impl<S, C, Req> Service<Req> for HedgeService<S, C>
@@ -175,7 +169,7 @@ where
                 hedge,
                 budget: layer.budget,
                 breaker: None,
-                limit: Limit::untimed(),
+                limit: Unbounded,
                 name: layer.name,
             },
             Boxed::new(layer.policy.max_attempts()),

@@ -133,7 +133,7 @@ pub use self::classify::{Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
 use self::service::Settings;
 pub use self::service::{ResponseFuture, RetryService};
-pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, Selected, Upstreams};
+pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, PerKey, Selected, Upstreams};
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
@@ -269,6 +269,40 @@ impl<C, U> RetryLayer<C, U> {
         registry: impl Into<Shared<Registry<Upstream>>>,
     ) -> RetryLayer<C, PerAuthority> {
         self.with_upstreams(PerAuthority(registry.into()))
+    }
+
+    /// One breaker and one budget per key that `key` derives from each
+    /// request's head (a tenant header, say), from `registry`, made on
+    /// first use. Refusals fail with [`BreakerError::Open`]. A request
+    /// `key` gives no key to uses the layer's budget and no breaker.
+    ///
+    /// ```
+    /// use std::sync::Arc;
+    /// use retry_runtime::registry::{Registry, Upstream};
+    /// use retry_runtime::tower::RetryLayer;
+    /// use retry_runtime::{CircuitBreaker, Policy};
+    ///
+    /// static POLICY: Policy = Policy::new();
+    ///
+    /// let tenants = Arc::new(Registry::new(1024, |_tenant: &str| {
+    ///     Upstream::new().with_breaker(CircuitBreaker::new())
+    /// }));
+    /// let layer = RetryLayer::new(&POLICY).per_key(tenants, |head: &http::request::Parts| {
+    ///     let tenant = head.headers.get("x-tenant")?.to_str().ok()?;
+    ///     Some(tenant.to_owned())
+    /// });
+    /// # let _ = layer;
+    /// ```
+    #[must_use]
+    pub fn per_key<F>(
+        self,
+        registry: impl Into<Shared<Registry<Upstream>>>,
+        key: F,
+    ) -> RetryLayer<C, PerKey<F>>
+    where
+        F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
+    {
+        self.with_upstreams(PerKey(registry.into(), key))
     }
 
     fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2> {

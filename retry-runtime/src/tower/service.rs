@@ -89,7 +89,9 @@ where
         // one stays behind for the next request (as tower's `Retry` does).
         let clone = self.inner.clone();
         let service = core::mem::replace(&mut self.inner, clone);
-        let selected = self.upstreams.select(request.uri());
+        let (head, body) = request.into_parts();
+        let selected = self.upstreams.select(&head);
+        let request = Request::from_parts(head, body);
         ResponseFuture {
             inner: Box::pin(attempts::<S, C, U, B, ResB>(
                 service,

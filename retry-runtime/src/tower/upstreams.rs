@@ -1,6 +1,7 @@
 //! Which circuit breaker and retry budget a request's call uses: the
 //! layer's own, one breaker for every request, or one of each per upstream
-//! from a [`Registry`], keyed by the request's authority.
+//! from a [`Registry`], keyed by the request's authority or by a key of
+//! your own.
 
 use std::sync::Arc;
 
@@ -15,8 +16,8 @@ pub trait Upstreams: Clone + Send + Sync + 'static {
     /// The service's error, given the inner service's `E`.
     type Error<E>;
 
-    /// The breaker and budget of a request to `uri`.
-    fn select(&self, uri: &http::Uri) -> Selected;
+    /// The breaker and budget of a request with this head.
+    fn select(&self, head: &http::request::Parts) -> Selected;
 
     /// The inner service's error, as the service's.
     fn service<E>(error: E) -> Self::Error<E>;
@@ -63,7 +64,7 @@ pub struct NoUpstreams;
 impl Upstreams for NoUpstreams {
     type Error<E> = E;
 
-    fn select(&self, _: &http::Uri) -> Selected {
+    fn select(&self, _: &http::request::Parts) -> Selected {
         Selected::default()
     }
 
@@ -84,7 +85,7 @@ pub struct OneBreaker(pub(super) Shared<CircuitBreaker>);
 impl Upstreams for OneBreaker {
     type Error<E> = BreakerError<E>;
 
-    fn select(&self, _: &http::Uri) -> Selected {
+    fn select(&self, _: &http::request::Parts) -> Selected {
         Selected(Choice::Breaker(self.0.clone()))
     }
 
@@ -108,9 +109,47 @@ pub struct PerAuthority(pub(super) Shared<Registry<Upstream>>);
 impl Upstreams for PerAuthority {
     type Error<E> = BreakerError<E>;
 
-    fn select(&self, uri: &http::Uri) -> Selected {
-        match uri.authority() {
+    fn select(&self, head: &http::request::Parts) -> Selected {
+        match head.uri.authority() {
             Some(authority) => Selected(Choice::Upstream(self.0.get(authority.as_str()))),
+            None => Selected::default(),
+        }
+    }
+
+    fn service<E>(error: E) -> BreakerError<E> {
+        BreakerError::Service(error)
+    }
+
+    fn refused<E>(open: CircuitOpen) -> Option<BreakerError<E>> {
+        Some(BreakerError::Open(open))
+    }
+}
+
+/// A breaker and a budget per key, from a [`Registry`]: the key is what a
+/// function of yours derives from the request's head (a tenant header, a
+/// path prefix, a host from another header)
+/// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
+/// gives no key uses the layer's budget and no breaker.
+#[derive(Clone)]
+pub struct PerKey<F>(pub(super) Shared<Registry<Upstream>>, pub(super) F);
+
+impl<F> core::fmt::Debug for PerKey<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("PerKey")
+            .field(&self.0)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> Upstreams for PerKey<F>
+where
+    F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
+{
+    type Error<E> = BreakerError<E>;
+
+    fn select(&self, head: &http::request::Parts) -> Selected {
+        match (self.1)(head) {
+            Some(key) => Selected(Choice::Upstream(self.0.get(&key))),
             None => Selected::default(),
         }
     }

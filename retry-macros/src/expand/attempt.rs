@@ -1,0 +1,222 @@
+//! The attempt expression: one run of the body, cut off by `timeout` (or a
+//! `policy` that may carry one), behind the breaker when there is one.
+//!
+//! ```text
+//! // Output, async, with `timeout` and `breaker`:
+//! if attempts.acquire() {
+//!     let limit = timeout_key::<Ret>();        // or timed_out_with::<Ret>(|t| ..)
+//!     let attempt = pin!(limit.attempt(attempts.attempt_timeout(), async { /* body */ }));
+//!     attempts.scoped(attempt).await
+//! } else {
+//!     match last.take() {                      // a refused retry: the last error
+//!         Some(outcome) => outcome,
+//!         None => circuit_open(),              // or circuit_open_with(circuit_open)
+//!     }
+//! }
+//! ```
+//!
+//! Each conversion is spanned on the key that asks for it, so that an error
+//! type that cannot express a cut-off attempt or a refused call is one error,
+//! on that key.
+
+use proc_macro2::{Group, Span, TokenStream};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Expr, Ident};
+
+use super::{call_spanned, Expansion};
+use crate::check::timeout_span;
+
+/// How a cut-off attempt fails.
+enum Limit {
+    /// No time limit.
+    None,
+    /// `policy = ...` without `timed_out`: the limit the policy's type allows,
+    /// in the local `limit`.
+    Policy,
+    /// `timeout = ...` (or `policy` with `timed_out`): made at `span`, by
+    /// `E::from(TimedOut)` or by the key.
+    Key { span: Span, timed_out: Option<Expr> },
+}
+
+impl Expansion<'_> {
+    fn limit(&self) -> Limit {
+        let config = self.config;
+        match (&config.timed_out, &config.policy, timeout_span(config)) {
+            (Some(timed_out), _, _) => Limit::Key {
+                span: timed_out.span(),
+                timed_out: Some(timed_out.clone()),
+            },
+            (None, Some(_), _) => Limit::Policy,
+            (None, None, Some(span)) => Limit::Key {
+                span,
+                timed_out: None,
+            },
+            (None, None, None) => Limit::None,
+        }
+    }
+
+    /// The time limit of `timeout` (or `policy` with `timed_out`), made at
+    /// the key, so that an error type that cannot express a cut-off attempt,
+    /// or a conversion of the wrong type, is reported there.
+    fn keyed_limit(&self, span: Span, timed_out: Option<&Expr>) -> TokenStream {
+        let Expansion {
+            private, output, ..
+        } = self;
+        match timed_out {
+            // The conversion is written inside a closure that captures
+            // nothing, which is what a limit holds.
+            Some(timed_out) => {
+                let cut_off = Ident::new("timed_out", Span::mixed_site());
+                let error = Ident::new("error", Span::mixed_site());
+                let convert = quote_spanned! {span=>
+                    |#cut_off| {
+                        #[allow(clippy::redundant_closure_call)]
+                        let #error = (#timed_out)(#cut_off);
+                        #private::Outcome::from_error(#error)
+                    }
+                };
+                call_spanned(quote!(#private::timed_out_with::<#output>), convert, span)
+            }
+            None => call_spanned(
+                quote!(#private::timeout_key::<#output>),
+                TokenStream::new(),
+                span,
+            ),
+        }
+    }
+
+    /// One attempt: `statements` (the body, in its block) run afresh, its
+    /// outcome of the return type.
+    pub(super) fn attempt(
+        &self,
+        (fake_return, statements): (TokenStream, Group),
+        body_span: Span,
+        names: &Names,
+    ) -> TokenStream {
+        let Expansion {
+            output,
+            arguments,
+            private,
+            ..
+        } = self;
+        let Names {
+            attempts,
+            attempt,
+            limit,
+            outcome,
+            last,
+            ..
+        } = names;
+        let fresh = &arguments.fresh;
+        let capture = &arguments.capture;
+        let limit = match self.limit() {
+            Limit::None => None,
+            Limit::Policy => Some(quote!(#limit)),
+            Limit::Key { span, timed_out } => Some(self.keyed_limit(span, timed_out.as_ref())),
+        };
+        let run = if self.is_async {
+            // The attempt: the original body in a block of its own, spanned
+            // on the body so that the compiler's errors about it point there.
+            let body = quote_spanned! {body_span=>
+                async {
+                    #capture
+                    #fake_return
+                    #statements
+                }
+            };
+            let body = match limit {
+                Some(limit) => quote!(#limit.attempt(#attempts.attempt_timeout(), #body)),
+                None => body,
+            };
+            quote! {
+                let #attempt = ::core::pin::pin!(#body);
+                #attempts.scoped(#attempt).await
+            }
+        } else {
+            // A blocking attempt cannot be cut off: one that returns after
+            // its limit counts as timed out.
+            let body = quote_spanned! {body_span=>
+                || -> #output #statements
+            };
+            match limit {
+                Some(limit) => quote!(#attempts.call_limited(#limit, #body)),
+                None => quote!(#attempts.call(#body)),
+            }
+        };
+        let run = quote!({ #fresh #run });
+        match &self.config.breaker {
+            Some(breaker) => {
+                // A retry the breaker refuses returns the caller's own last
+                // error, kept through the wait, not the refusal.
+                let refused = self.refused(breaker);
+                quote! {
+                    if #attempts.acquire() {
+                        #run
+                    } else {
+                        match #last.take() {
+                            #private::Some(#outcome) => #outcome,
+                            #private::None => #refused,
+                        }
+                    }
+                }
+            }
+            None => run,
+        }
+    }
+
+    /// The outcome of a call the breaker refused: `E::from(CircuitOpen)`,
+    /// checked on the breaker's name, or what `circuit_open` builds, checked
+    /// on that key.
+    fn refused(&self, breaker: &Expr) -> TokenStream {
+        let Expansion {
+            private, output, ..
+        } = self;
+        match &self.config.circuit_open {
+            Some(circuit_open) => call_spanned(
+                quote!(#private::circuit_open_with::<#output, _>),
+                self.rule_value(circuit_open),
+                circuit_open.span(),
+            ),
+            None => {
+                // On the breaker's name rather than its `&`, the first token.
+                let span = match breaker {
+                    Expr::Reference(reference) => reference.expr.span(),
+                    other => other.span(),
+                };
+                call_spanned(
+                    quote!(#private::circuit_open::<#output>),
+                    TokenStream::new(),
+                    span,
+                )
+            }
+        }
+    }
+}
+
+/// The expansion's own locals, invisible to the body.
+pub(super) struct Names {
+    pub attempts: Ident,
+    pub attempt: Ident,
+    pub outcome: Ident,
+    pub wait: Ident,
+    pub limit: Ident,
+    pub policy: Ident,
+    /// With `breaker`: the last retried outcome, kept through the wait.
+    pub last: Ident,
+}
+
+impl Names {
+    pub fn new() -> Self {
+        let span = Span::mixed_site();
+        Names {
+            attempts: Ident::new("attempts", span),
+            attempt: Ident::new("attempt", span),
+            outcome: Ident::new("outcome", span),
+            wait: Ident::new("wait", span),
+            limit: Ident::new("limit", span),
+            policy: Ident::new("policy", span),
+            last: Ident::new("last", span),
+        }
+    }
+}

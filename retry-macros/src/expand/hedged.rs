@@ -1,0 +1,109 @@
+//! A hedged call (`hedge = ...`): the attempts run side by side and share
+//! the arguments; the call itself is written by `crate::hedge`.
+
+use proc_macro2::{Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident};
+
+use super::{call_spanned, Expansion};
+use crate::check::timeout_span;
+
+impl Expansion<'_> {
+    pub(super) fn hedged(&self, hedge: crate::parse::Hedge, attempt: TokenStream) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            krate,
+            output,
+            ..
+        } = self;
+        let span = Span::mixed_site();
+        let limit = Ident::new("limit", span);
+        let policy_copy = Ident::new("policy", span);
+        let (policy, max, limit) = match (&config.policy, timeout_span(config)) {
+            (Some(_), _) => (quote!(&#policy_copy), None, quote!(#limit)),
+            (None, Some(span)) => (
+                self.policy_const(),
+                Some(config.max),
+                call_spanned(
+                    quote!(#private::hedge::timed::<#output>),
+                    TokenStream::new(),
+                    span,
+                ),
+            ),
+            (None, None) => (
+                self.policy_const(),
+                Some(config.max),
+                // No timeout: the slots keep no room for one.
+                quote!(#private::hedge::Unbounded),
+            ),
+        };
+        let breaker = match &config.breaker {
+            Some(breaker) => {
+                let span = match breaker {
+                    Expr::Reference(reference) => reference.expr.span(),
+                    other => other.span(),
+                };
+                call_spanned(
+                    quote!(#private::hedge::breaker::<#output>),
+                    quote!(#breaker),
+                    span,
+                )
+            }
+            None => quote!(#private::hedge::no_breaker::<#output>()),
+        };
+        let name = &self.name;
+        crate::hedge::expand(crate::hedge::Parts {
+            hedge,
+            private,
+            krate,
+            policy,
+            max,
+            budget: config.budget.as_ref().map_or_else(
+                || quote!(#private::None),
+                |budget| quote!(#private::budget(#budget)),
+            ),
+            breaker,
+            limit,
+            name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
+            rules: self.hedged_rules(),
+            attempt,
+        })
+    }
+
+    /// The rules of a hedged call, in the order `hedge::rules` takes them.
+    /// The bounds of the rules and the return type are checked in this one
+    /// call, spanned on the rule when only one is written, so that a rule of
+    /// the wrong signature is reported on it; otherwise on the return type.
+    fn hedged_rules(&self) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            output,
+            ..
+        } = self;
+        let rules = [
+            (&config.on, quote!(#private::every_error)),
+            (&config.on_ok, quote!(#private::no_value)),
+            (&config.retry_after, quote!(#private::no_hint)),
+            (&config.retry_after_ok, quote!(#private::no_hint)),
+            (&config.on_retry, quote!(#private::no_hook)),
+            (&config.on_retry_ok, quote!(#private::no_hook)),
+        ];
+        let written: Vec<&Expr> = rules.iter().filter_map(|(rule, _)| rule.as_ref()).collect();
+        let span = match written.as_slice() {
+            [rule] => rule.span(),
+            _ => output.span(),
+        };
+        let args = rules.iter().map(|(rule, default)| {
+            rule.as_ref()
+                .map_or_else(|| default.clone(), |rule| quote!(#rule))
+        });
+        call_spanned(
+            quote!(#private::hedge::rules::<#output, _, _, _, _, _, _>),
+            quote!(#(#args),*),
+            span,
+        )
+    }
+}

@@ -1,0 +1,393 @@
+//! Writes the retry loop around a checked function.
+//!
+//! ```text
+//! // Input:
+//! #[retry(max = 4, on = is_transient)]
+//! async fn f(x: X, r: &R) -> Ret { /* body */ }
+//! // Output:
+//! async fn f(x: X, r: &R) -> Ret {
+//!     let mut x = x;                            // see `arguments`
+//!     let mut attempts = Attempts::start(const { &Policy::new().with_max_attempts(4) }, NoBudget, name);
+//!     loop {
+//!         let outcome: Ret = { /* the attempt: see `attempt` */ };
+//!         let wait = match attempts.next(&rules::<Ret>().on(is_transient), outcome) {
+//!             Break(outcome) => return outcome,   // see `rules`
+//!             Continue(wait) => wait,
+//!         };
+//!         sleep(wait).await;
+//!     }
+//! }
+//! ```
+//!
+//! The body goes into a non-`move` async block (a closure for a plain `fn`),
+//! so each attempt borrows the arguments afresh and a body that moves one
+//! gets the compiler's own "moved in previous iteration of loop" error at the
+//! move. The outcome is consumed by `next` before the wait, so an error that
+//! is not `Send` never makes the future `!Send`; with `breaker`,
+//! `next_keeping` hands a retried outcome back and the loop keeps it through
+//! the wait, to return it should the breaker refuse the retry (there the
+//! error must be `Send` for the future to be). Locals use
+//! `Span::mixed_site()`, invisible to the body; the braces around the body
+//! are the expansion's, so a one-line body is no `unused_braces` of the
+//! user's.
+//!
+//! Under `#[async_trait]` and `#[tracing::instrument]` (when they run first),
+//! the loop goes inside the `async move` block they made, once the arguments
+//! are moved into it; see `signatures::Shape`.
+
+mod arguments;
+mod attempt;
+mod hedged;
+mod rules;
+
+use core::time::Duration;
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
+use quote::{quote, quote_spanned};
+use syn::spanned::Spanned;
+use syn::{Ident, Type};
+
+use crate::parse::{Config, Function};
+use crate::signatures::{replace_at, Shape};
+use arguments::{arguments, async_trait_moves, Arguments};
+use attempt::Names;
+
+pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
+    let Some(output) = shape.output(&function).cloned() else {
+        unreachable!("signatures::function rejects functions without a return type")
+    };
+    let docs = if function
+        .attrs
+        .iter()
+        .any(|attr| attr.path().is_ident("doc"))
+    {
+        crate::rustdoc::retries(
+            &config,
+            function.sig.asyncness.is_some() || matches!(shape, Shape::AsyncTrait(_)),
+            &arguments::kept(&function.sig),
+        )
+    } else {
+        // Without docs of the user's, the section would hide a missing one
+        // from `missing_docs`.
+        Vec::new()
+    };
+    let Function {
+        attrs,
+        vis,
+        mut sig,
+        inner_attrs,
+        body,
+        body_span,
+    } = function;
+    let body = body.unwrap_or_default();
+    let krate = config
+        .krate
+        .as_ref()
+        .map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
+    let private = quote!(#krate::__private);
+    let name = sig.ident.to_string();
+    let expansion = |arguments, is_async| Expansion {
+        config: &config,
+        private: &private,
+        krate: &krate,
+        output: &output,
+        name: name.clone(),
+        arguments,
+        is_async,
+    };
+    let statements = match shape {
+        Shape::Plain => {
+            let is_async = sig.asyncness.is_some();
+            let arguments = shared_or_rebound(&mut sig, &config, &private, is_async);
+            expansion(&arguments, is_async).run(body, body_span)
+        }
+        Shape::AsyncTrait(parts) => {
+            let parts = *parts;
+            let (moves, arguments) = async_trait_moves(parts.moves, &sig, &private);
+            let guard = parts.guard;
+            let pin = parts.pin;
+            let block_span = parts.block.brace_token.span.join();
+            let stmts = parts.block.stmts;
+            let run = expansion(&arguments, true).run(quote!(#(#stmts)*), block_span);
+            quote! {
+                #pin(async move {
+                    #(#guard)*
+                    #(#moves)*
+                    #run
+                })
+            }
+        }
+        Shape::Instrumented { body, path, block } => {
+            // The arguments are moved into tracing's `async move` block (or
+            // `move` closure) once; the loop inside it borrows them.
+            let is_async = sig.asyncness.is_some();
+            let arguments = shared_or_rebound(&mut sig, &config, &private, is_async);
+            let run = expansion(&arguments, is_async).run(block.stream(), block.span());
+            let mut replaced = Group::new(Delimiter::Brace, run);
+            replaced.set_span(block.span());
+            replace_at(body, &path, TokenTree::Group(replaced))
+        }
+    };
+    quote! {
+        #(#attrs)*
+        #(#[doc = #docs])*
+        #vis #sig {
+            #(#inner_attrs)*
+            #statements
+        }
+    }
+}
+
+/// What the loop does with the arguments; hedged attempts run side by side
+/// and share them by `&`, so none is rebound.
+fn shared_or_rebound(
+    sig: &mut syn::Signature,
+    config: &Config,
+    private: &TokenStream,
+    is_async: bool,
+) -> Arguments {
+    if config.hedge.is_some() {
+        Arguments::default()
+    } else {
+        arguments(sig, private, is_async)
+    }
+}
+
+/// What every part of the loop needs: the keys, where the runtime is, the
+/// return type, the arguments, and whether waits are awaited.
+struct Expansion<'a> {
+    config: &'a Config,
+    private: &'a TokenStream,
+    krate: &'a TokenStream,
+    output: &'a Type,
+    name: String,
+    arguments: &'a Arguments,
+    is_async: bool,
+}
+
+impl Expansion<'_> {
+    /// The loop around `body`, the statements of one attempt.
+    fn run(&self, body: TokenStream, body_span: Span) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            output,
+            ..
+        } = self;
+        let names = Names::new();
+        let Names {
+            attempts,
+            outcome,
+            wait,
+            limit,
+            policy: policy_copy,
+            last,
+            ..
+        } = &names;
+
+        let (copy_policy, policy) = match (&config.policy, &config.timed_out) {
+            // Spanned on the policy, so that an error type that cannot
+            // express the timeout a `Policy` may carry is reported there.
+            (Some(policy), None) => {
+                let split = call_spanned(
+                    quote!(#private::runtime_policy::<#output, _>),
+                    quote!(#policy),
+                    policy.span(),
+                );
+                (
+                    quote!(let (#policy_copy, #limit) = #split;),
+                    quote!(&#policy_copy),
+                )
+            }
+            // With `timed_out`, any error type: the key says how a cut-off
+            // attempt fails.
+            (Some(policy), Some(_)) => {
+                let copy = call_spanned(
+                    quote!(#private::keyed_policy),
+                    quote!(#policy),
+                    policy.span(),
+                );
+                (quote!(let #policy_copy = #copy;), quote!(&#policy_copy))
+            }
+            (None, _) => (TokenStream::new(), self.policy_const()),
+        };
+        let budget = config.budget.as_ref().map_or_else(
+            || quote!(#private::NoBudget),
+            |budget| quote!(#private::budget(#budget)),
+        );
+        let name = &self.name;
+        let name = quote!(::core::concat!(::core::module_path!(), "::", #name));
+        let start = if self.is_async {
+            quote!(start)
+        } else {
+            quote!(start_blocking)
+        };
+        // With `breaker`, every attempt asks it first.
+        let with_breaker = config
+            .breaker
+            .as_ref()
+            .map(|breaker| quote!(.with_breaker(#breaker)));
+        let statements = Self::statements(output, body, body_span);
+        if let (Some(hedge), true) = (config.hedge, self.is_async) {
+            let (fake_return, statements) = statements;
+            let body = quote_spanned! {body_span=>
+                async {
+                    #fake_return
+                    #statements
+                }
+            };
+            let parts = self.hedged(hedge, body);
+            return quote!(#copy_policy #parts);
+        }
+        let attempt = self.attempt(statements, body_span, &names);
+        // Spanned on the return type, as `rules::<Ret>()` is: should it not
+        // be a `Result`, the error here is the one already reported there,
+        // and is not repeated.
+        let rules = self.rules();
+        // Its arguments, from which the compiler infers the type the call is
+        // bound by, are located there too.
+        let at = Span::mixed_site().located_at(output.span());
+        let attempts_at = Ident::new("attempts", at);
+        let outcome_at = Ident::new("outcome", at);
+        // With `breaker`, a retried outcome comes back with the wait and is
+        // kept through it, to be returned should the breaker refuse the retry.
+        let (next_fn, keep, continued) = if config.breaker.is_some() {
+            (
+                quote!(#private::Attempts::next_keeping),
+                quote!(let mut #last: ::core::option::Option<#output> = #private::None;),
+                quote!(#private::ControlFlow::Continue((#wait, #outcome)) => {
+                    #last = #private::Some(#outcome);
+                    #wait
+                }),
+            )
+        } else {
+            (
+                quote!(#private::Attempts::next),
+                TokenStream::new(),
+                quote!(#private::ControlFlow::Continue(#wait) => #wait,),
+            )
+        };
+        let next = call_spanned(
+            next_fn,
+            quote_spanned!(output.span()=> &mut #attempts_at, &#rules, #outcome_at),
+            output.span(),
+        );
+        let sleep = if self.is_async {
+            quote!(#private::sleep(#wait).await;)
+        } else {
+            quote!(#private::sleep_blocking(#wait);)
+        };
+        let Arguments {
+            before, restore, ..
+        } = self.arguments;
+
+        quote! {
+            #before
+            #copy_policy
+            let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
+            #keep
+            loop {
+                let #outcome: #output = #attempt;
+                let #wait = match #next {
+                    #private::ControlFlow::Break(#outcome) => return #outcome,
+                    #continued
+                };
+                #sleep
+                #restore
+            }
+        }
+    }
+
+    /// The body's statements in a block of their own, and a fake return to
+    /// put before it in an async block, which gives that block the
+    /// function's return type, so `?` and `.into()` in the body infer as they
+    /// did before. The statements get a block of their own, so that items at
+    /// the top of the body do not follow a statement. Its braces are the expansion's, not the user's:
+    /// braces the user did not write are no `unused_braces` of theirs.
+    fn statements(output: &Type, body: TokenStream, body_span: Span) -> (TokenStream, Group) {
+        let fake = Ident::new("fake", Span::mixed_site());
+        let mut statements = Group::new(Delimiter::Brace, body);
+        statements.set_span(Span::mixed_site().located_at(body_span));
+        let fake_return = quote! {
+            #[allow(
+                unreachable_code,
+                clippy::diverging_sub_expression,
+                clippy::empty_loop,
+                clippy::let_unit_value,
+                clippy::unreachable,
+                clippy::needless_return
+            )]
+            if false {
+                let #fake: #output = loop {};
+                return #fake;
+            }
+        };
+        (fake_return, statements)
+    }
+
+    fn policy_const(&self) -> TokenStream {
+        let Expansion { krate, config, .. } = self;
+        let max = config.max;
+        let base = duration(config.base);
+        let cap = duration(config.cap);
+        let multiplier = config.multiplier;
+        let jitter = Ident::new(config.jitter.variant(), Span::call_site());
+        let nested = Ident::new(config.nested.variant(), Span::call_site());
+        let deadline = config.deadline.map(|d| {
+            let d = duration(d);
+            quote!(.with_deadline(#d))
+        });
+        let timeout = config.timeout.map(|d| {
+            let d = duration(d);
+            quote!(.with_timeout(#d))
+        });
+        quote! {
+            const {
+                &#krate::Policy::new()
+                    .with_max_attempts(#max)
+                    .with_base(#base)
+                    .with_cap(#cap)
+                    .with_multiplier(#multiplier)
+                    .with_jitter(#krate::Jitter::#jitter)
+                    .with_nested(#krate::Nested::#nested)
+                    #deadline
+                    #timeout
+            }
+        }
+    }
+}
+
+fn duration(d: Duration) -> TokenStream {
+    let secs = d.as_secs();
+    let nanos = d.subsec_nanos();
+    quote!(::core::time::Duration::new(#secs, #nanos))
+}
+
+/// A call of `function` with `args`, the call itself located at `span`, so
+/// that the compiler reports an unmet bound of `function` there. The
+/// arguments keep their own spans.
+pub(crate) fn call_spanned(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
+    let function = respan(function, span);
+    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    args.set_span(span);
+    quote!(#function #args)
+}
+
+/// `tokens` with every span set to `span`, so the compiler reports what goes
+/// wrong in them there.
+pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
+    tokens
+        .into_iter()
+        .map(|mut token| {
+            if let proc_macro2::TokenTree::Group(group) = &token {
+                let mut inner =
+                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
+                inner.set_span(span);
+                token = inner.into();
+            } else {
+                token.set_span(span);
+            }
+            token
+        })
+        .collect()
+}

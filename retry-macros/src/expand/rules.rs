@@ -1,0 +1,102 @@
+//! The rules call: each rule named by its key, on the function's return
+//! type.
+//!
+//! ```text
+//! // Input:
+//! #[retry(on = is_transient, retry_after = |e| e.retry_after())]
+//! // Output, after each attempt:
+//! {
+//!     let rules = __private::rules::<Ret>();
+//!     let rules = RuleSet::on(rules, is_transient);
+//!     let rules = RuleSet::retry_after(rules, |e| e.retry_after());
+//!     rules
+//! }
+//! ```
+//!
+//! The rules are built after each attempt, not once before the loop, so that
+//! a rule may capture an argument the attempt borrows uniquely
+//! (`on = |e| idempotent && is_transient(e)`): the two borrows never overlap.
+//! A rule that names a by-value argument (`on = when`, `when: W`) borrows it,
+//! rather than moving it out on the first attempt.
+
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
+use quote::quote;
+use syn::spanned::Spanned;
+use syn::{Expr, Ident};
+
+use super::{call_spanned, respan, Expansion};
+
+impl Expansion<'_> {
+    /// `rules::<Ret>()` with a call for each rule the attribute writes. The
+    /// call that names the return type is spanned on it, so that a return
+    /// type that is not a `Result` is reported there, once; each rule's call
+    /// is spanned on the rule, so that a rule of the wrong type is reported
+    /// on it.
+    pub(super) fn rules(&self) -> TokenStream {
+        let Expansion {
+            config,
+            private,
+            output,
+            ..
+        } = self;
+        let rules = Ident::new("rules", Span::mixed_site());
+        let start = call_spanned(
+            quote!(#private::rules::<#output>),
+            TokenStream::new(),
+            output.span(),
+        );
+        let written = [
+            ("on", &config.on),
+            ("on_ok", &config.on_ok),
+            ("retry_after", &config.retry_after),
+            ("retry_after_ok", &config.retry_after_ok),
+            ("on_retry", &config.on_retry),
+            ("on_retry_ok", &config.on_retry_ok),
+        ];
+        // `RuleSet::on(rules, ..)` rather than `rules.on(..)`: a method
+        // call's span starts at its receiver, and the whole call must be on
+        // the rule for an error about it to be reported there only.
+        let set = written.into_iter().filter_map(|(key, rule)| {
+            let rule = rule.as_ref()?;
+            let method = Ident::new(key, Span::call_site());
+            let value = self.rule_value(rule);
+            let call = call_spanned(
+                quote!(#private::RuleSet::#method),
+                quote!(#rules, #value),
+                rule.span(),
+            );
+            Some(quote!(let #rules = #call;))
+        });
+        // The block is located at the return type too, as every argument of
+        // the call that takes it.
+        let mut block = Group::new(
+            Delimiter::Brace,
+            quote! {
+                let #rules = #start;
+                #(#set)*
+                #rules
+            },
+        );
+        block.set_span(output.span());
+        quote!(#block)
+    }
+
+    /// A rule as the expansion passes it: a by-value argument borrowed, so
+    /// that every attempt can still use it; anything else as written.
+    pub(super) fn rule_value(&self, rule: &Expr) -> TokenStream {
+        match rule {
+            Expr::Path(path)
+                if path.qself.is_none()
+                    && self
+                        .arguments
+                        .by_value
+                        .iter()
+                        .any(|argument| path.path.is_ident(argument)) =>
+            {
+                let and = respan(quote!(&), Span::mixed_site().located_at(rule.span()));
+                quote!(#and #rule)
+            }
+            _ => quote!(#rule),
+        }
+    }
+}

@@ -1,0 +1,187 @@
+//! The schedule keys: `max`, `base`, `cap`, `multiplier`, `jitter`,
+//! `deadline`, `timeout` and `hedge`, each a literal read into its type
+//! while compiling (`hedge` is read in `hedge.rs` beside this file).
+
+use core::time::Duration;
+
+use proc_macro2::Span;
+use quote::ToTokens;
+use syn::spanned::Spanned;
+use syn::{Expr, Lit};
+
+use retry_core::{parse_duration, DurationError};
+
+use super::{is_negative, literal, Config};
+
+/// `jitter = "..."`: how a wait is drawn below its ceiling.
+#[derive(Clone, Copy, PartialEq, Eq)]
+pub enum Jitter {
+    Full,
+    Equal,
+    Decorrelated,
+    None,
+}
+
+impl Jitter {
+    /// Every jitter, by the name the attribute takes.
+    pub const ALL: [(&'static str, Jitter); 4] = [
+        ("full", Jitter::Full),
+        ("equal", Jitter::Equal),
+        ("decorrelated", Jitter::Decorrelated),
+        ("none", Jitter::None),
+    ];
+
+    /// The name of the runtime's `Jitter` variant.
+    pub fn variant(self) -> &'static str {
+        match self {
+            Jitter::Full => "Full",
+            Jitter::Equal => "Equal",
+            Jitter::Decorrelated => "Decorrelated",
+            Jitter::None => "None",
+        }
+    }
+}
+
+const DURATION_HELP: &str =
+    "write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\" (units: ns, us, ms, s, m, h)";
+
+impl Config {
+    pub(super) fn set_max(&mut self, value: &Expr) -> syn::Result<()> {
+        let help = "`max` takes an integer, the number of attempts with the first call included: `max = 4`";
+        let Some(Lit::Int(int)) = literal(value) else {
+            return Err(match literal(value) {
+                Some(Lit::Str(s)) => syn::Error::new(s.span(), format!("{help}, without quotes")),
+                _ if is_negative(value) => syn::Error::new(
+                    value.span(),
+                    "`max` must be at least 1: it counts every attempt, the first call included",
+                ),
+                _ => syn::Error::new_spanned(value, help),
+            });
+        };
+        self.max = int.base10_parse::<u32>().map_err(|_| {
+            syn::Error::new(
+                int.span(),
+                format!("`max` must be a whole number from 1 to {}", u32::MAX),
+            )
+        })?;
+        Ok(())
+    }
+
+    pub(super) fn set_base(&mut self, value: &Expr) -> syn::Result<()> {
+        self.base = duration("base", value)?;
+        Ok(())
+    }
+
+    pub(super) fn set_cap(&mut self, value: &Expr) -> syn::Result<()> {
+        self.cap = duration("cap", value)?;
+        Ok(())
+    }
+
+    pub(super) fn set_multiplier(&mut self, value: &Expr) -> syn::Result<()> {
+        let help = "`multiplier` takes a number of at least 1, such as `multiplier = 2` (each ceiling doubles)";
+        let parsed = match literal(value) {
+            Some(Lit::Int(int)) => int.base10_parse::<f64>(),
+            Some(Lit::Float(float)) => float.base10_parse::<f64>(),
+            Some(Lit::Str(s)) => {
+                return Err(syn::Error::new(s.span(), format!("{help}, without quotes")))
+            }
+            _ if is_negative(value) => return Err(syn::Error::new(
+                value.span(),
+                "`multiplier` must be at least 1: below 1 each wait would be shorter than the last",
+            )),
+            _ => return Err(syn::Error::new_spanned(value, help)),
+        };
+        match parsed {
+            Ok(m) if m.is_finite() => {
+                self.multiplier = m;
+                Ok(())
+            }
+            _ => Err(syn::Error::new_spanned(
+                value,
+                format!("{help}; this one is not a finite number"),
+            )),
+        }
+    }
+
+    pub(super) fn set_jitter(&mut self, value: &Expr) -> syn::Result<()> {
+        let names = Jitter::ALL
+            .map(|(name, _)| format!("\"{name}\""))
+            .join(", ");
+        let Some(Lit::Str(s)) = literal(value) else {
+            let written = value.to_token_stream().to_string();
+            let example = Jitter::ALL
+                .iter()
+                .find(|(n, _)| *n == written)
+                .map_or("full", |(n, _)| n);
+            return Err(syn::Error::new(
+                value.span(),
+                format!("`jitter` takes a string: write `jitter = \"{example}\"` (one of {names})"),
+            ));
+        };
+        let name = s.value();
+        if let Some(&(_, jitter)) = Jitter::ALL.iter().find(|(n, _)| *n == name) {
+            self.jitter = jitter;
+            return Ok(());
+        }
+        let suggestion = crate::suggest::closest(&name, Jitter::ALL.map(|(n, _)| n))
+            .map(|n| format!("; did you mean \"{n}\"?"))
+            .unwrap_or_default();
+        Err(syn::Error::new(
+            s.span(),
+            format!("unknown jitter {name:?}{suggestion} The jitters are {names}"),
+        ))
+    }
+
+    pub(super) fn set_deadline(&mut self, value: &Expr) -> syn::Result<()> {
+        self.deadline = Some(duration("deadline", value)?);
+        Ok(())
+    }
+
+    pub(super) fn set_timeout(&mut self, value: &Expr) -> syn::Result<()> {
+        self.timeout = Some(duration("timeout", value)?);
+        Ok(())
+    }
+}
+
+pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
+    let text = match literal(value) {
+        Some(Lit::Str(s)) => s,
+        // A whole number most likely means milliseconds, a decimal seconds.
+        Some(Lit::Int(int)) => return Err(bare_number(key, int.span(), int.base10_digits(), "ms")),
+        Some(Lit::Float(float)) => {
+            return Err(bare_number(key, float.span(), float.base10_digits(), "s"))
+        }
+        _ => {
+            return Err(syn::Error::new(
+                value.span(),
+                format!(
+                    "`{key}` takes a duration string such as `{key} = \"200ms\"`; {DURATION_HELP}"
+                ),
+            ))
+        }
+    };
+    parse_duration(&text.value()).map_err(|error| {
+        let hint = match error {
+            DurationError::MissingUnit => format!(
+                "; a number needs a unit: write `{key} = \"{}ms\"`",
+                text.value()
+            ),
+            _ => format!("; {DURATION_HELP}"),
+        };
+        syn::Error::new(
+            text.span(),
+            format!(
+                "invalid duration {:?} for `{key}`: {error}{hint}",
+                text.value()
+            ),
+        )
+    })
+}
+
+/// A number where a duration string belongs: suggest it with a unit.
+fn bare_number(key: &str, span: Span, digits: &str, unit: &str) -> syn::Error {
+    syn::Error::new(
+        span,
+        format!("`{key}` takes a duration string with a unit, not a bare number: write `{key} = \"{digits}{unit}\"`"),
+    )
+}
