@@ -15,7 +15,7 @@ use axum::http::{header, StatusCode};
 use axum::response::IntoResponse;
 use axum::routing::get;
 use axum::Router;
-use retry_runtime::{classify::reqwest as transient, current_attempt, retry};
+use retry_runtime::{classify::reqwest as transient, current_attempt, retry, Stop, Stopped};
 use tokio::time::Instant;
 
 /// How many times each endpoint has been called.
@@ -98,6 +98,7 @@ fn report_error(error: &reqwest::Error, attempt: u32, wait: Duration) {
     retry_after_ok = transient::retry_after,
     on_retry = report_error,
     on_retry_ok = report_response,
+    on_give_up = report_stop,
 )]
 async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::Response> {
     let response = client.get(url).send().await?;
@@ -106,40 +107,21 @@ async fn fetch(client: &reqwest::Client, url: &str) -> reqwest::Result<reqwest::
     Ok(response)
 }
 
-/// Says why a call stopped retrying, from the runtime's `tracing` events.
-struct StopReasons;
-
-impl<S: tracing::Subscriber> tracing_subscriber::Layer<S> for StopReasons {
-    fn on_event(&self, event: &tracing::Event<'_>, _: tracing_subscriber::layer::Context<'_, S>) {
-        struct Reason(Option<String>);
-        impl tracing::field::Visit for Reason {
-            fn record_debug(&mut self, _: &tracing::field::Field, _: &dyn std::fmt::Debug) {}
-            fn record_str(&mut self, field: &tracing::field::Field, value: &str) {
-                if field.name() == "reason" {
-                    self.0 = Some(value.to_owned());
-                }
-            }
-        }
-        let mut reason = Reason(None);
-        event.record(&mut reason);
-        let why = match reason.0.as_deref() {
-            Some("not_retryable") => "the failure is not transient; retrying cannot help",
-            Some("exhausted") => "no attempts left",
-            Some("hint_too_long") => "the server asked for a wait longer than `cap`",
-            Some("deadline") => "the next wait would pass the deadline",
-            Some("budget") => "the retry budget is spent",
-            Some(other) => other,
-            None => return,
-        };
-        println!("    stopped: {why}");
-    }
+/// Says why a call stopped retrying: called once when it gives up.
+fn report_stop(_: &reqwest::Result<reqwest::Response>, stopped: &Stopped) {
+    let why = match stopped.reason() {
+        Stop::NotRetryable => "the failure is not transient; retrying cannot help",
+        Stop::Exhausted => "no attempts left",
+        Stop::HintTooLong => "the server asked for a wait longer than `cap`",
+        Stop::Deadline => "the next wait would pass the deadline",
+        Stop::Budget => "the retry budget is spent",
+        other => other.as_str(),
+    };
+    println!("    stopped: {why} ({stopped})");
 }
 
 #[tokio::main]
 async fn main() -> Result<(), Box<dyn std::error::Error>> {
-    use tracing_subscriber::layer::SubscriberExt;
-    tracing::subscriber::set_global_default(tracing_subscriber::registry().with(StopReasons))?;
-
     let app = Router::new()
         .route("/flaky", get(flaky))
         .route("/bad-request", get(bad_request))

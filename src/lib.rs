@@ -14,6 +14,8 @@ mod pages {
     pub struct Keys;
     #[doc = include_str!("../docs/semantics.md")]
     pub struct Semantics;
+    #[doc = include_str!("../docs/nesting.md")]
+    pub struct Nesting;
     #[doc = include_str!("../docs/breaker.md")]
     pub struct Breaker;
     #[doc = include_str!("../docs/hedging.md")]

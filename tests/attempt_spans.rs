@@ -104,7 +104,8 @@ fn blocking() -> Result<(), Failure> {
 #[tokio::test(start_paused = true)]
 async fn each_attempt_of_a_retried_function_has_a_span() {
     let spans = Spans::default();
-    let _guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
 
     let calls = AtomicU32::new(0);
     assert_eq!(third_time_lucky(&calls).await.unwrap(), 3);

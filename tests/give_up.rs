@@ -124,3 +124,107 @@ async fn a_hedged_call_that_fails_everywhere_is_reported_once() {
     assert_eq!(seen[0].1.reason(), Stop::Exhausted);
     assert_eq!(seen[0].1.attempts(), 3);
 }
+
+mod attribute {
+    use std::cell::RefCell;
+    use std::time::Duration;
+
+    use retry_runtime::{retry, Stop, Stopped};
+
+    #[derive(Debug, PartialEq)]
+    struct Failure {
+        transient: bool,
+    }
+
+    thread_local! {
+        static REPORTED: RefCell<Vec<String>> = RefCell::default();
+    }
+
+    fn report(result: &Result<u32, Failure>, stopped: &Stopped) {
+        REPORTED.with(|reported| reported.borrow_mut().push(format!("{result:?}: {stopped}")));
+    }
+
+    fn reported() -> Vec<String> {
+        REPORTED.with(RefCell::take)
+    }
+
+    #[retry(max = 3, base = "100ms", jitter = "none", on = |f| f.transient, on_give_up = report)]
+    async fn failing(transient: bool) -> Result<u32, Failure> {
+        Err(Failure { transient })
+    }
+
+    #[retry(max = 3, base = "100ms", jitter = "none", on_give_up = report)]
+    async fn succeeding() -> Result<u32, Failure> {
+        Ok(7)
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_key_reports_each_give_up_once_and_no_success() {
+        reported();
+        failing(true).await.unwrap_err();
+        failing(false).await.unwrap_err();
+        succeeding().await.unwrap();
+        assert_eq!(
+            reported(),
+            [
+                "Err(Failure { transient: true }): exhausted after 3 attempts in 300ms",
+                "Err(Failure { transient: false }): not_retryable after 1 attempt in 0ns",
+            ]
+        );
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_closure_infers_its_arguments_and_may_capture_the_arguments() {
+        #[retry(max = 2, base = "10ms", on_give_up = |result, stopped| log.borrow_mut().push((result.is_err(), stopped.reason(), stopped.attempts())))]
+        async fn logged(log: &RefCell<Vec<(bool, Stop, u32)>>) -> Result<(), Failure> {
+            Err(Failure { transient: true })
+        }
+        let log = RefCell::default();
+        logged(&log).await.unwrap_err();
+        assert_eq!(log.take(), [(true, Stop::Exhausted, 2)]);
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_retried_ok_value_returned_at_the_end_is_reported() {
+        #[retry(max = 2, base = "10ms", on_ok = |status| *status == 503, on_give_up = |result, stopped| SEEN.with(|seen| seen.borrow_mut().push((*result.as_ref().unwrap(), stopped.reason()))))]
+        async fn unavailable() -> Result<u16, Failure> {
+            Ok(503)
+        }
+        thread_local! {
+            static SEEN: RefCell<Vec<(u16, Stop)>> = RefCell::default();
+        }
+        assert_eq!(unavailable().await, Ok(503));
+        assert_eq!(SEEN.with(RefCell::take), [(503, Stop::Exhausted)]);
+    }
+
+    #[test]
+    fn a_plain_function_reports_too() {
+        #[retry(max = 2, base = "1ms", on_give_up = report)]
+        fn blocking() -> Result<u32, Failure> {
+            Err(Failure { transient: true })
+        }
+        reported();
+        blocking().unwrap_err();
+        let reported = reported();
+        assert_eq!(reported.len(), 1);
+        assert!(reported[0]
+            .starts_with("Err(Failure { transient: true }): exhausted after 2 attempts in "));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn a_hedged_function_reports_too() {
+        #[retry(max = 3, hedge = "50ms", on_give_up = report)]
+        async fn hedged() -> Result<u32, Failure> {
+            tokio::time::sleep(Duration::from_millis(10)).await;
+            Err(Failure { transient: true })
+        }
+        reported();
+        hedged().await.unwrap_err();
+        let reported = reported();
+        assert_eq!(reported.len(), 1);
+        assert!(
+            reported[0].starts_with("Err(Failure { transient: true }): exhausted after 3 attempts"),
+            "{reported:?}"
+        );
+    }
+}

@@ -27,7 +27,7 @@ pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
     if base == 0 || multiplier.is_nan() || multiplier <= 1.0 || n == 0 {
         return base;
     }
-    if multiplier.fract() == 0.0 {
+    if is_whole(multiplier) {
         // A whole multiplier of 2^64 or more passes any cap in one step.
         if multiplier >= 18_446_744_073_709_551_616.0 {
             return cap;
@@ -46,17 +46,76 @@ pub fn ceiling(base: u64, cap: u64, multiplier: f64, n: u32) -> u64 {
         return ceiling;
     }
     #[allow(clippy::cast_precision_loss)]
-    let ceiling = base as f64 * multiplier.powf(f64::from(n));
+    let ceiling = base as f64 * power(multiplier, n);
     #[allow(clippy::cast_precision_loss)]
     let below_cap = ceiling < cap as f64;
     if below_cap {
         // Saturating float-to-int conversion, below the cap by the check.
         #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let ceiling = ceiling.round() as u64;
+        let ceiling = round(ceiling);
         ceiling.min(cap)
     } else {
         cap
     }
+}
+
+/// Whether `x` (above 1) is a whole number, as `x.fract() == 0.0` says.
+fn is_whole(x: f64) -> bool {
+    // From 2^53 up every `f64` is whole (the infinite one goes on to the
+    // float path either way: it passes any cap).
+    if x >= 9_007_199_254_740_992.0 {
+        return x.is_finite();
+    }
+    // Below 2^53 the conversion truncates and converts back exactly.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let truncated = x as u64;
+    #[allow(clippy::cast_precision_loss)]
+    let back = truncated as f64;
+    back == x
+}
+
+/// `x` (non-negative, below 2^64) rounded half away from zero, as
+/// `x.round() as u64` gives it.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss
+)]
+fn round(x: f64) -> u64 {
+    let truncated = x as u64;
+    // Exact: below 2^53 `truncated` converts back exactly, and from 2^53 up
+    // `x` is whole, so the fraction is zero.
+    if x - truncated as f64 >= 0.5 {
+        truncated.saturating_add(1)
+    } else {
+        truncated
+    }
+}
+
+/// `x^n`: the standard library's `powf`.
+#[cfg(feature = "std")]
+fn power(x: f64, n: u32) -> f64 {
+    x.powf(f64::from(n))
+}
+
+/// `x^n` by repeated squaring, for want of `powf` without the standard
+/// library.
+#[cfg(not(feature = "std"))]
+fn power(x: f64, n: u32) -> f64 {
+    power_by_squaring(x, n)
+}
+
+#[cfg_attr(all(feature = "std", not(test)), allow(dead_code))]
+fn power_by_squaring(x: f64, n: u32) -> f64 {
+    let (mut result, mut base, mut n) = (1.0, x, n);
+    while n > 0 {
+        if n & 1 == 1 {
+            result *= base;
+        }
+        base *= base;
+        n >>= 1;
+    }
+    result
 }
 
 /// Uniform in `[low, high]` (both included), from a uniform `sample`: 0 gives
@@ -106,7 +165,49 @@ pub fn worst_case_total(
 
 #[cfg(test)]
 mod tests {
-    use super::ceiling;
+    use super::{ceiling, is_whole, power_by_squaring, round};
+
+    /// The `no_std` stand-ins for `fract` and `round` give the standard
+    /// library's answers, and the one for `powf` its answer to a few parts
+    /// in 10^15.
+    #[test]
+    fn the_no_std_arithmetic_agrees_with_the_standard_library() {
+        for x in [
+            1.0_f64,
+            1.5,
+            2.0,
+            2.5,
+            3.0,
+            1e15,
+            9_007_199_254_740_993.0,
+            1e300,
+        ] {
+            assert_eq!(is_whole(x), x.fract() == 0.0, "{x}");
+        }
+        assert!(!is_whole(f64::INFINITY));
+        for x in [
+            0.0_f64,
+            0.49,
+            0.5,
+            1.5,
+            2.5,
+            1e6 + 0.4999,
+            4_503_599_627_370_495.5,
+            1.8e19,
+        ] {
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let expected = x.round() as u64;
+            assert_eq!(round(x), expected, "{x}");
+        }
+        for multiplier in [1.1_f64, 1.5, 1.618, 2.5, 3.7] {
+            for n in 0..60 {
+                let by_squaring = power_by_squaring(multiplier, n);
+                let by_powf = multiplier.powf(f64::from(n));
+                let error = (by_squaring - by_powf).abs() / by_powf;
+                assert!(error < 1e-14, "{multiplier}^{n}: {error:e}");
+            }
+        }
+    }
 
     #[test]
     fn whole_multipliers_of_two_to_the_32_and_above_are_exact() {

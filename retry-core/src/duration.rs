@@ -4,6 +4,8 @@
 //! compiling, and a policy read from configuration at run time accept exactly
 //! the same strings.
 
+use alloc::borrow::ToOwned;
+use alloc::string::String;
 use core::fmt;
 use core::time::Duration;
 
@@ -44,7 +46,7 @@ impl fmt::Display for DurationError {
     }
 }
 
-impl std::error::Error for DurationError {}
+impl core::error::Error for DurationError {}
 
 /// Nanoseconds per unit, largest first; the position gives the order units
 /// must appear in.
@@ -205,6 +207,7 @@ fn exact_sum(groups: &[Group<'_>]) -> Result<u128, DurationError> {
 #[cfg(test)]
 mod tests {
     use super::{parse_duration, DurationError};
+    use alloc::format;
     use core::time::Duration;
 
     #[test]

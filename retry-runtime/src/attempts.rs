@@ -39,7 +39,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     /// function in `tracing` events.
     #[must_use]
     pub fn start(policy: &'p Policy, budget: U, name: &'static str) -> Self {
-        Self::new(policy, budget, name, Clock::Tokio)
+        Self::new(policy, budget, name, Clock::Async)
     }
 
     /// Call just before the first attempt of a plain function.

@@ -6,8 +6,6 @@
 
 use core::time::Duration;
 
-use retry_core::backoff;
-
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, Frame};
 use crate::decision::{self, Failure, Stop};
@@ -21,10 +19,12 @@ pub(crate) struct CallState<'p> {
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
     frame: Frame,
-    /// The last wait in nanoseconds, for decorrelated jitter; read only
-    /// after the first retry (`base` stands for it before). Nanoseconds
-    /// rather than a `Duration` keep the future small.
-    previous: u64,
+    /// What the last retry leaves the next ([`decision::Failure::carry`]):
+    /// the ceiling of its wait, or for decorrelated jitter the wait; unread
+    /// before the first retry. Only `retry` moves the attempt on past 1
+    /// (hedging, which sets it, never retries through here), so it is always
+    /// that of retry `attempt - 2`.
+    carry: u64,
     /// Counted in flight in the attempt this call runs inside, until it
     /// returns.
     counted: bool,
@@ -46,7 +46,7 @@ impl<'p> CallState<'p> {
         CallState {
             policy,
             frame: Frame::first(policy.max_attempts(), deadline, clock),
-            previous: 0,
+            carry: 0,
             counted: context::started(),
             #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
@@ -108,17 +108,13 @@ impl<'p> CallState<'p> {
         let failure = Failure {
             attempt: self.frame.attempt,
             hint,
-            previous: if self.frame.attempt == 1 {
-                self.policy.base()
-            } else {
-                Duration::from_nanos(self.previous)
-            },
+            carry: self.carry,
             // Every retryable failure takes from the budget, the last one too.
             budget_allows: budget.is_none_or(RetryBudget::record_failure),
             inner_gave_up: core::mem::take(&mut self.frame.inner_gave_up),
             time_left: self.time_left(),
         };
-        let mut decision = decision::decide(self.policy, &failure, crate::rng::next_u64);
+        let mut decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64);
         // The failure may have opened the breaker: no retry would be let
         // through, so do not wait for one.
         if decision.is_ok() {
@@ -128,9 +124,9 @@ impl<'p> CallState<'p> {
             }
         }
         match decision {
-            Ok(wait) => {
+            Ok((wait, carry)) => {
                 observe::retrying(self.name(), self.frame.attempt, wait);
-                self.previous = backoff::nanos(wait);
+                self.carry = carry;
                 self.frame.attempt += 1;
                 // Retried calls the failed attempt left running (dropped
                 // with it) are not part of the next.

@@ -1,26 +1,46 @@
-//! The two clocks a call can run on: tokio's for an `async fn` (so a paused
-//! test clock runs a schedule instantly), the real one for a plain function,
-//! whose waits block the thread.
+//! The two clocks a call can run on, and the instant both count in.
+//!
+//! An `async fn`'s clock is tokio's inside a tokio runtime, so that a paused
+//! test clock runs a schedule instantly and exactly; anywhere else (smol,
+//! `futures::executor`, a JS host) it is the real one, which the waits of
+//! [`crate::sleep`] follow. A plain function's clock is always the real one:
+//! its waits block the thread.
+//!
+//! The instant type is tokio's `Instant` on native targets (a
+//! `std::time::Instant` that tokio's clock may also produce), and on
+//! `wasm32-unknown-unknown`, where `std::time::Instant::now` traps, the
+//! host's `performance.now()` ([`crate::timer::host`]).
 
 use core::time::Duration;
 
-use tokio::time::Instant;
+pub(crate) use crate::timer::Instant;
 
 /// Which clock a call reads and waits on.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) enum Clock {
-    /// `tokio::time`: an `async fn`.
-    Tokio,
-    /// `std::time`: a plain function.
+    /// An `async fn`: tokio's clock in a tokio runtime, the real one
+    /// elsewhere.
+    Async,
+    /// A plain function: the real clock.
     Blocking,
 }
 
 impl Clock {
+    /// The clock of a call that blocks its thread or not.
+    #[inline]
+    pub(crate) fn of(blocking: bool) -> Self {
+        if blocking {
+            Clock::Blocking
+        } else {
+            Clock::Async
+        }
+    }
+
     #[inline]
     pub(crate) fn now(self) -> Instant {
         match self {
-            Clock::Tokio => Instant::now(),
-            Clock::Blocking => Instant::from_std(std::time::Instant::now()),
+            Clock::Async => crate::timer::now(),
+            Clock::Blocking => crate::timer::real_now(),
         }
     }
 
@@ -28,13 +48,21 @@ impl Clock {
     pub(crate) fn until(self, deadline: Instant) -> Duration {
         deadline.saturating_duration_since(self.now())
     }
+
+    /// The time from `earlier` until now, zero if `earlier` is later.
+    pub(crate) fn since(self, earlier: Instant) -> Duration {
+        self.now().saturating_duration_since(earlier)
+    }
 }
 
-/// Blocks the thread for a plain function's wait.
+/// Blocks the thread for a plain function's wait, for at least `wait`.
+///
+/// Never panics: on a JS host, which cannot block, it spins on the host's
+/// clock (prefer an `async fn` there).
 #[doc(hidden)]
 #[inline]
 pub fn sleep_blocking(wait: Duration) {
-    std::thread::sleep(wait);
+    crate::timer::block_for(wait);
 }
 
 /// A deadline, or none, in 8 bytes where `Option<Instant>` takes 16: the
@@ -61,7 +89,7 @@ impl Deadline {
         // An instant before the epoch (a paused clock started more than the
         // epoch's margin before the process first needed it) counts from
         // the epoch: a deadline already passed.
-        let since = at.into_std().saturating_duration_since(epoch());
+        let since = at.saturating_duration_since(epoch());
         if let Ok(nanos) = u64::try_from(since.as_nanos()) {
             if nanos < COARSE {
                 return Deadline(nanos);
@@ -79,16 +107,16 @@ impl Deadline {
             coarse if coarse & COARSE != 0 => Duration::from_millis(coarse & !COARSE),
             nanos => Duration::from_nanos(nanos),
         };
-        epoch().checked_add(since).map(Instant::from_std)
+        epoch().checked_add(since)
     }
 }
 
 /// The process's time zero for deadlines: a year before it first needed
 /// one, so that a paused test clock started earlier is still after it.
-fn epoch() -> std::time::Instant {
-    static EPOCH: std::sync::OnceLock<std::time::Instant> = std::sync::OnceLock::new();
+pub(crate) fn epoch() -> Instant {
+    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
     *EPOCH.get_or_init(|| {
-        let now = std::time::Instant::now();
+        let now = crate::timer::real_now();
         now.checked_sub(Duration::from_secs(86_400 * 365))
             .unwrap_or(now)
     })

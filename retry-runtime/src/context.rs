@@ -23,7 +23,7 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::cell::Cell;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
@@ -102,7 +102,7 @@ impl AttemptContext {
         let clock = if self.blocking {
             Clock::Blocking
         } else {
-            Clock::Tokio
+            Clock::Async
         };
         Some(clock.until(self.deadline?))
     }
@@ -163,7 +163,7 @@ impl Frame {
         if self.blocking {
             Clock::Blocking
         } else {
-            Clock::Tokio
+            Clock::Async
         }
     }
 
@@ -262,6 +262,10 @@ pub(crate) fn report_gave_up() {
 // two thread-local loads and a test (benches/instructions.sh).
 #[inline]
 pub(crate) fn started() -> bool {
+    // Outside any attempt (depth 0), the common case, no frame is read.
+    if STACK.with(|stack| stack.depth.get() == 0) {
+        return false;
+    }
     innermost(|current| {
         let mut frame = current.get();
         if frame.attempt == 0 {
@@ -356,6 +360,8 @@ impl<'a, F> Scoped<'a, F> {
 impl<F: Future> Future for Scoped<'_, F> {
     type Output = F::Output;
 
+    // Inlined: around every poll of every attempt (benches/instructions.sh).
+    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.get_mut();
         let _span = this.span.enter();

@@ -8,7 +8,9 @@
 use core::fmt;
 use core::time::Duration;
 
-use crate::{Nested, Policy};
+use retry_core::backoff::nanos;
+
+use crate::{Jitter, Nested, Policy};
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -107,8 +109,10 @@ pub(crate) struct Failure {
     pub attempt: u32,
     /// The server's hint, if it gave one.
     pub hint: Option<Duration>,
-    /// The wait before the attempt that failed, `base` before the first.
-    pub previous: Duration,
+    /// What the call kept from its last retry (see [`Policy::next_wait`]):
+    /// the ceiling of its wait, or for decorrelated jitter the wait itself;
+    /// unread before the first retry.
+    pub carry: u64,
     /// Whether the budget had a token for a retry.
     pub budget_allows: bool,
     /// Whether a retried function called by this attempt gave up after
@@ -122,11 +126,22 @@ pub(crate) struct Failure {
 /// Retry after this wait, or stop for this reason. `random` gives the
 /// samples for the backoff's jitter and the hint's spread, drawn only when a
 /// wait is computed.
+#[cfg(test)]
 pub(crate) fn decide(
     policy: &Policy,
     failure: &Failure,
-    mut random: impl FnMut() -> u64,
+    random: impl FnMut() -> u64,
 ) -> Result<Duration, Stop> {
+    decide_carrying(policy, failure, random).map(|(wait, _)| wait)
+}
+
+/// [`decide`], with what the call keeps for its next retry's
+/// [`Failure::carry`].
+pub(crate) fn decide_carrying(
+    policy: &Policy,
+    failure: &Failure,
+    mut random: impl FnMut() -> u64,
+) -> Result<(Duration, u64), Stop> {
     if failure.attempt >= policy.max_attempts() {
         return Err(Stop::Exhausted);
     }
@@ -138,7 +153,8 @@ pub(crate) fn decide(
     }
     // Retry n follows attempt n + 1: n = 0 before the first retry.
     let n = failure.attempt.saturating_sub(1);
-    let backoff = policy.wait_with(n, failure.previous, random());
+    let (backoff, ceiling) = policy.next_wait(n, failure.carry, random());
+    let backoff = Duration::from_nanos(backoff);
     let wait = match failure.hint {
         Some(hint) => policy
             .hinted_wait(backoff, hint, random())
@@ -152,13 +168,17 @@ pub(crate) fn decide(
             return Err(Stop::Deadline);
         }
     }
-    Ok(wait)
+    let carry = if policy.jitter() == Jitter::Decorrelated {
+        nanos(wait)
+    } else {
+        ceiling
+    };
+    Ok((wait, carry))
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::Jitter;
 
     const POLICY: Policy = Policy::new()
         .with_max_attempts(3)
@@ -169,7 +189,7 @@ mod tests {
         Failure {
             attempt,
             hint: None,
-            previous: POLICY.base(),
+            carry: 0,
             budget_allows: true,
             inner_gave_up: false,
             time_left: None,
@@ -182,8 +202,13 @@ mod tests {
             decide(&POLICY, &failure(1), || 0),
             Ok(Duration::from_millis(100))
         );
+        // After retry 0, whose ceiling the call carries.
+        let second = Failure {
+            carry: 100_000_000,
+            ..failure(2)
+        };
         assert_eq!(
-            decide(&POLICY, &failure(2), || 0),
+            decide(&POLICY, &second, || 0),
             Ok(Duration::from_millis(200))
         );
     }
@@ -241,5 +266,49 @@ mod tests {
             ..failure(1)
         };
         assert_eq!(decide(&POLICY, &spent, || 0), Err(Stop::Budget));
+    }
+
+    #[test]
+    fn the_carried_ceiling_is_the_ceiling_computed_afresh() {
+        let base = Duration::from_nanos(3);
+        for multiplier in [
+            0.0,
+            0.5,
+            1.0,
+            1.5,
+            2.0,
+            3.0,
+            7.0,
+            1e19,
+            18_446_744_073_709_551_616.0,
+            1e30,
+            f64::INFINITY,
+            f64::NAN,
+        ] {
+            for cap in [
+                Duration::ZERO,
+                base,
+                Duration::from_micros(5),
+                Duration::MAX,
+            ] {
+                for base in [Duration::ZERO, base, Duration::from_millis(1)] {
+                    let policy = POLICY
+                        .with_max_attempts(u32::MAX)
+                        .with_base(base)
+                        .with_cap(cap)
+                        .with_multiplier(multiplier);
+                    let mut carry = 0;
+                    for n in 0..80 {
+                        let (wait, ceiling) = policy.next_wait(n, carry, u64::MAX);
+                        assert_eq!(Duration::from_nanos(ceiling), policy.ceiling(n));
+                        assert_eq!(
+                            Duration::from_nanos(wait),
+                            policy.wait_with(n, base, u64::MAX)
+                        );
+                        carry = ceiling;
+                    }
+                }
+            }
+        }
     }
 }

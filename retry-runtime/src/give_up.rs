@@ -31,9 +31,9 @@ impl<R, F: Fn(&R, &Stopped)> OnGiveUp<R> for F {}
 pub enum Started {
     /// An `async` loop: tokio's clock, so a paused test clock measures the
     /// waits it skipped.
-    Tokio(tokio::time::Instant),
+    Tokio(crate::clock::Instant),
     /// A blocking loop: the real clock.
-    Blocking(std::time::Instant),
+    Blocking(crate::clock::Instant),
 }
 
 impl Started {
@@ -42,7 +42,7 @@ impl Started {
     #[must_use]
     pub fn tokio() -> Self {
         stopped::forget();
-        Started::Tokio(tokio::time::Instant::now())
+        Started::Tokio(crate::clock::Clock::Async.now())
     }
 
     /// Now, for a blocking loop.
@@ -50,23 +50,38 @@ impl Started {
     #[must_use]
     pub fn blocking() -> Self {
         stopped::forget();
-        Started::Blocking(std::time::Instant::now())
+        Started::Blocking(crate::clock::Clock::Blocking.now())
     }
 
     fn elapsed(self) -> Duration {
         match self {
-            Started::Tokio(started) => started.elapsed(),
-            Started::Blocking(started) => started.elapsed(),
+            Started::Tokio(started) => crate::clock::Clock::Async.since(started),
+            Started::Blocking(started) => crate::clock::Clock::Blocking.since(started),
         }
+    }
+}
+
+/// A hook the loop can call when the call gives up.
+#[doc(hidden)]
+pub trait GiveUpHook<R> {
+    /// Calls the hook.
+    fn gave_up(&self, outcome: &R, stopped: &Stopped);
+}
+
+impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
+    #[inline]
+    fn gave_up(&self, outcome: &R, stopped: &Stopped) {
+        self(outcome, stopped);
     }
 }
 
 /// `on_give_up = ...` as the expansion passes it: bounded on the function's
 /// return type `R`, so that a closure's argument types are inferred and a
-/// hook of the wrong type is one error, on the key's value.
+/// hook of the wrong type is one error, on the key's value. The result is
+/// opaque, so that the call that uses it still type-checks then.
 #[doc(hidden)]
 #[inline]
-pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> G {
+pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
     hook
 }
 
@@ -75,7 +90,7 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> G {
 /// value. What the expansion calls for the key, right after the loop.
 #[doc(hidden)]
 #[inline]
-pub fn gave_up<R, G: OnGiveUp<R>>(hook: &G, started: Started, outcome: &R) {
+pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, started: Started, outcome: &R) {
     if let Some(ended) = stopped::last_call() {
         if ended.reason() != Stop::Done {
             report(hook, started, outcome, ended);
@@ -85,9 +100,9 @@ pub fn gave_up<R, G: OnGiveUp<R>>(hook: &G, started: Started, outcome: &R) {
 
 #[cold]
 #[inline(never)]
-fn report<R, G: OnGiveUp<R>>(hook: &G, started: Started, outcome: &R, ended: Stopped) {
+fn report<R, H: GiveUpHook<R>>(hook: &H, started: Started, outcome: &R, ended: Stopped) {
     let stopped = Stopped::new(ended.reason(), ended.attempts(), Some(started.elapsed()));
-    hook(outcome, &stopped);
+    hook.gave_up(outcome, &stopped);
 }
 
 /// A closure loop with an `on_give_up` hook: made by [`Retry::on_give_up`],

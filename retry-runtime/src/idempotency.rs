@@ -35,8 +35,6 @@
 //! unchanged on each of its attempts).
 
 use core::fmt;
-use std::cell::Cell;
-use std::hash::{BuildHasher, Hasher};
 
 /// The name of the header that carries the key, as Stripe and the IETF
 /// draft spell it.
@@ -44,10 +42,13 @@ pub const HEADER: &str = "idempotency-key";
 
 /// A random UUID (version 4: 122 random bits), made once per retried call.
 ///
-/// Printed as a UUID, `8-4-4-4-12` lowercase hex digits. Keys must differ
-/// between calls and clients, not be secret: they come from a generator per
-/// thread seeded from the operating system, which
-/// [`seed_thread_rng`](crate::seed_thread_rng) does not touch.
+/// Printed as a UUID, `8-4-4-4-12` lowercase hex digits. Each key is 122 bits
+/// drawn from the operating system's cryptographic random source
+/// (`getrandom`; on `wasm32-unknown-unknown`, the JS host's
+/// `crypto.getRandomValues`), not from the jitter generator: no key can be
+/// predicted from others, so two clients never collide and one client
+/// cannot guess another's. [`seed_thread_rng`](crate::seed_thread_rng) does
+/// not touch them.
 #[derive(Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
 pub struct IdempotencyKey([u64; 2]);
 
@@ -55,16 +56,22 @@ impl IdempotencyKey {
     /// The all-zero key, never made by [`IdempotencyKey::random`].
     pub(crate) const NIL: Self = IdempotencyKey([0, 0]);
 
-    /// A new random key.
+    /// A new random key, from the operating system's (or the JS host's)
+    /// cryptographic random source.
+    ///
+    /// # Panics
+    ///
+    /// Never. Should the random source fail (no platform the crate supports
+    /// makes it), the key is drawn from a generator seeded from the
+    /// standard library's per-process keys and the clock instead: still
+    /// unique in practice, no longer unpredictable.
     #[must_use]
     pub fn random() -> Self {
-        let (high, low) = STATE.with(|state| {
-            let (a, b) = state.get();
-            let (a, b) = (a.wrapping_add(WYRAND_A), b.wrapping_add(WYRAND_A));
-            state.set((a, b));
-            (mix(a), mix(b))
-        });
-        let bits = (u128::from(high) << 64) | u128::from(low);
+        let mut bytes = [0_u8; 16];
+        if getrandom::fill(&mut bytes).is_err() {
+            bytes = fallback();
+        }
+        let bits = u128::from_le_bytes(bytes);
         // Version 4 and the RFC 9562 variant, so that it is a valid UUID.
         let bits = (bits & !(0xf << 76) & !(0b11 << 62)) | (0x4 << 76) | (0b10 << 62);
         #[allow(clippy::cast_possible_truncation)]
@@ -126,26 +133,13 @@ impl fmt::Debug for IdempotencyKey {
     }
 }
 
-const WYRAND_A: u64 = 0xa076_1d64_78bd_642f;
-
-fn mix(state: u64) -> u64 {
-    let product = u128::from(state) * u128::from(state ^ 0xe703_7ed1_a0b4_28db);
-    // The high and low halves folded together; truncation is the point.
-    #[allow(clippy::cast_possible_truncation)]
-    let folded = (product >> 64) as u64 ^ product as u64;
-    folded
-}
-
-fn seed(salt: u64) -> u64 {
-    let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
-    hasher.write_u64(salt);
-    hasher.finish()
-}
-
-thread_local! {
-    // Two independent streams, so that the keys a thread makes span all of
-    // their 122 random bits rather than a generator's 64-bit state.
-    static STATE: Cell<(u64, u64)> = Cell::new((seed(0x6964_656d), seed(0x706f_7465)));
+/// 128 bits for a key when the random source fails: two fresh fallback
+/// seeds, one per half.
+#[cold]
+fn fallback() -> [u8; 16] {
+    let high = u128::from(crate::rng::fallback_seed());
+    let low = u128::from(crate::rng::fallback_seed());
+    ((high << 64) | low).to_le_bytes()
 }
 
 /// Sets the `Idempotency-Key` header on a request builder.

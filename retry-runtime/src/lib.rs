@@ -77,9 +77,9 @@
 //!   get an error at once, and a few probe calls test whether the dependency
 //!   is back. [`CircuitBreaker::acquire`] gives a [`CircuitPermit`] outside
 //!   the loop.
-//! - Hedging (`hedge = "50ms"` or `hedge = "p95"`): a second attempt for a
-//!   slow first one, within the same budget and breaker; see
-//!   [docs/hedging.md](https://github.com/retry-suite/retry/blob/main/docs/hedging.md).
+//! - [`hedge`] (`hedge = "50ms"` or `hedge = "p95"`): another attempt for a
+//!   slow one, before it has failed, within the same budget and breaker; for
+//!   tail latency rather than failures.
 //! - Nesting: a retried function called inside another's attempt retries as
 //!   it would alone; when it gives up, the outer attempt is not retried
 //!   ([`Nested`], [`Stop::Nested`]), so three layers of three attempts cost
@@ -91,6 +91,9 @@
 //! # Watching it
 //!
 //! - `on_retry` calls a function of yours before each wait.
+//! - `on_give_up` ([`Retry::on_give_up`] on the closure API) is told once
+//!   why a call gave up, after how many attempts and how long; [`last_call`]
+//!   says the same of the call that just ended on this thread.
 //! - The `tracing` feature emits one event per retry and one when a call
 //!   gives up, with the reason ([`Stop`]).
 //! - The [`metrics`] module counts retries and give-ups in process; with the
@@ -136,6 +139,7 @@
 //! | `reqwest-middleware` | | [`RetryMiddleware`] |
 //! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
 //! | `tracing` | | events per retry and per give-up |
+//! | `attempt-spans` | | a `tracing` span per attempt (`retry.attempt`, OpenTelemetry's attribute names); the successful first attempt included |
 //! | `metrics` | | metrics through the `metrics` facade, labelled by function and stop reason |
 //! | `serde` | | [`Policy`] from and to configuration (TOML, JSON, ...), gRPC service configs |
 //!
@@ -216,6 +220,7 @@ mod sleep;
 mod slots;
 mod stopped;
 mod timeout;
+mod timer;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub mod tower;
@@ -235,6 +240,7 @@ pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPoli
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
+pub use sleep::Sleep;
 pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 
@@ -280,10 +286,10 @@ pub use timeout::TimedOut;
 /// | `retry_after_ok` | `Fn(&T) -> Option<Duration>` | none | the server's wait, read from an `Ok` value `on_ok` retries |
 /// | `budget` | `&'static RetryBudget` | none | a [`RetryBudget`] shared by every call that names it |
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`, or with what `timed_out` builds |
-/// | `timed_out` | `Fn(TimedOut) -> E` | `E::from` | how a cut-off attempt fails, for an error type without `From<TimedOut>`: `timed_out = \|_\| Status::deadline_exceeded("attempt timed out")` |
+/// | `timed_out` | `Fn(TimedOut) -> E`, a path or a closure that captures nothing | `E::from` | how a cut-off attempt fails (under `timeout` or a `policy`'s), for an error type without `From<TimedOut>`: `timed_out = \|_\| Status::deadline_exceeded("attempt timed out")` |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)`, or with what `circuit_open` builds |
 /// | `circuit_open` | `Fn(CircuitOpen) -> E` | `E::from` | how a refused call fails, for an error type without `From<CircuitOpen>`: `circuit_open = \|_\| Status::unavailable("circuit open")` |
-/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`](crate::hedge) |
+/// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`] |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |

@@ -43,6 +43,22 @@
 //! let retries = now.retries - before.retries;
 //! # assert_eq!(retries, 0);
 //! ```
+//!
+// The facade's items exist with the feature only: linked here when it is on,
+// on docs.rs otherwise, so that no build shows an unresolved link.
+#![cfg_attr(feature = "metrics", doc = "[`describe`]: describe")]
+#![cfg_attr(
+    feature = "metrics",
+    doc = "[`RETRIES_TOTAL_BEFORE_0_2`]: RETRIES_TOTAL_BEFORE_0_2"
+)]
+#![cfg_attr(
+    not(feature = "metrics"),
+    doc = "[`describe`]: https://docs.rs/retry-runtime/latest/retry_runtime/metrics/fn.describe.html"
+)]
+#![cfg_attr(
+    not(feature = "metrics"),
+    doc = "[`RETRIES_TOTAL_BEFORE_0_2`]: https://docs.rs/retry-runtime/latest/retry_runtime/metrics/constant.RETRIES_TOTAL_BEFORE_0_2.html"
+)]
 
 use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;

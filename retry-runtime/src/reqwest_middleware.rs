@@ -59,6 +59,8 @@
 //!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
+//!
+//! [`reqwest_middleware`]: https://docs.rs/reqwest-middleware/0.5/reqwest_middleware/
 
 use std::error::Error;
 use std::sync::Arc;

@@ -44,7 +44,7 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 /// `None` for anything malformed. See [`parse_at`].
 #[must_use]
 pub fn parse(value: &str) -> Option<Duration> {
-    parse_at(value, SystemTime::now())
+    parse_at(value, crate::timer::system_now())
 }
 
 /// The wait a `Retry-After` value asks for, measured from `now`: the

@@ -1,22 +1,34 @@
 //! The random numbers behind jitter: a small, fast generator per thread.
 //!
 //! Jitter needs numbers that differ between clients, not secrecy, so each
-//! thread runs wyrand (one multiply per number) seeded from the standard
-//! library's per-process random keys. Tests that want a repeatable schedule
-//! call [`seed_thread_rng`] first.
+//! thread runs wyrand (one multiply per number) seeded once from the
+//! operating system's random source, or the JS host's `crypto` on
+//! `wasm32-unknown-unknown`: two processes, or two browser tabs, draw
+//! different waits. Tests that want a repeatable schedule call
+//! [`seed_thread_rng`] first. Idempotency keys do not come from here: see
+//! [`crate::idempotency`].
 
 use std::cell::Cell;
-use std::hash::{BuildHasher, Hasher};
 
 thread_local! {
     static STATE: Cell<u64> = Cell::new(fresh_seed());
 }
 
 fn fresh_seed() -> u64 {
-    // `RandomState` draws its keys from the operating system once per thread
-    // and varies them for every instance after that.
+    getrandom::u64().unwrap_or_else(|_| fallback_seed())
+}
+
+/// A seed for a platform whose random source failed (none of those the
+/// crate supports): the standard library's per-process hash keys, mixed
+/// with the time. Different per process where the platform has those keys,
+/// as it does wherever threads exist; never a panic.
+#[cold]
+pub(crate) fn fallback_seed() -> u64 {
+    use std::hash::{BuildHasher, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(0x5265_7472_7921);
+    let since = crate::timer::real_now().saturating_duration_since(crate::clock::epoch());
+    hasher.write_u128(since.as_nanos());
     hasher.finish()
 }
 

@@ -1,48 +1,162 @@
-//! Waits of any length on tokio's clock.
+//! Waits of any length, on whichever timer the code runs under: the one
+//! future every wait in the crate is (the retry loops, `timeout`, the tower
+//! layer, the middleware).
 //!
-//! `tokio::time::sleep` stops a single timer at about 30 years: a longer
-//! sleep ends early. A retry loop whose wait ended early would count time
-//! that never passed against its deadline and make attempts the policy
-//! forbids, so a long wait is a timer set to the instant it ends
-//! (`sleep_until`, which tokio does not shorten).
+//! - Inside a tokio runtime: `tokio::time::sleep`, so that a paused test
+//!   clock runs a whole schedule instantly and exactly. A single tokio timer
+//!   stops at about 30 years, and a wait that ended early would count time
+//!   that never passed against a deadline, so a long wait is a timer set to
+//!   the instant it ends (`sleep_until`, which tokio does not shorten).
+//! - Anywhere else (smol, async-std, `futures::executor`, any executor): the
+//!   timer thread of [`crate::timer::thread`], which needs no runtime.
+//! - On `wasm32-unknown-unknown`: the JS host's `setTimeout`
+//!   ([`crate::timer::host`]).
+//!
+//! The timer is picked when the wait is made, by whether the thread is then
+//! inside a tokio runtime.
 
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
 use core::time::Duration;
 
-use tokio::time::{Instant, Sleep};
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+use crate::timer::host::Wait;
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+use crate::timer::thread::Wait;
 
 /// The longest wait left to `tokio::time::sleep`: well inside its limit of
 /// 30 years (`86400 * 365 * 30` seconds).
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 const CHUNK: Duration = Duration::from_secs(86_400 * 365 * 10);
 
-/// Sleeps for at least `wait` on tokio's clock, however long it is.
+pin_project_lite::pin_project! {
+    /// A wait made by the retry loops, `timeout` and the tower layer's
+    /// policy, on the timer of wherever it is made.
+    ///
+    /// It ends no sooner than asked, and on tokio's timer up to about 1 ms
+    /// later (its tick). Dropping it cancels the wait. It is `Send` and
+    /// `Sync` on every target, so a retried function's future is `Send`
+    /// whenever its body's is.
+    ///
+    /// # Runtimes
+    ///
+    /// With default features, a retried function runs wherever its body
+    /// does. The timer is picked when a wait is made; the clock behind
+    /// `deadline`, `timeout` and the circuit breaker's open period is the
+    /// one the waits follow; idempotency keys and jitter seeds come from the
+    /// operating system's (or the host's) cryptographic random source.
+    ///
+    /// | where | waits | clock | random source |
+    /// |---|---|---|---|
+    /// | tokio runtime (`#[tokio::main]`, `#[tokio::test]`, `Runtime::new`) | tokio's timer; a paused test clock runs a schedule instantly and exactly | tokio's (paused in tests) | the OS (`getrandom`) |
+    /// | smol, async-io | a timer thread of this crate's, started on the first wait made outside tokio | real (`std::time::Instant`) | the OS |
+    /// | async-std | the same timer thread | real | the OS |
+    /// | `futures::executor::block_on`, any other executor | the same timer thread | real | the OS |
+    /// | plain threads (a plain `fn` under `#[retry]`, `run_blocking`) | `std::thread::sleep` | real | the OS |
+    /// | `wasm32-unknown-unknown` in a JS host: browsers, node 19+, Deno, workers | the host's `setTimeout` | the host's `performance.now()` (`Date.now()` without it) | the host's `crypto.getRandomValues` |
+    /// | a plain `fn` on `wasm32-unknown-unknown` | spins on the host's clock (a JS host cannot block a thread) | the host's | the host's |
+    ///
+    /// The timer thread sleeps on a condition variable until the soonest
+    /// wait ends, and wakes each waiting task then; a wait dropped early
+    /// leaves its queue at once. If the operating system refuses to start
+    /// the thread, waits still end on time: they ask their executor to poll
+    /// them again until then.
+    ///
+    /// # Panics
+    ///
+    /// Never, with one exception this crate cannot see: inside a tokio
+    /// runtime built without its timer (`Builder::enable_time` not called),
+    /// making the wait panics as `tokio::time::sleep` does. tokio 1.x offers
+    /// no way to ask whether a runtime has a timer without panicking
+    /// (tokio-rs/tokio#8361); `#[tokio::main]`, `#[tokio::test]` and
+    /// `Runtime::new` always enable it.
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Sleep {
+        #[pin]
+        timer: Timer,
+    }
+}
+
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pin_project_lite::pin_project! {
+    #[project = TimerProj]
+    enum Timer {
+        Tokio { #[pin] sleep: tokio::time::Sleep },
+        Elsewhere { wait: Wait },
+    }
+}
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pin_project_lite::pin_project! {
+    #[project = TimerProj]
+    enum Timer {
+        Elsewhere { wait: Wait },
+    }
+}
+
+impl Future for Sleep {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        match self.project().timer.project() {
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            TimerProj::Tokio { sleep } => sleep.poll(cx),
+            TimerProj::Elsewhere { wait } => wait.poll(cx),
+        }
+    }
+}
+
+impl core::fmt::Debug for Sleep {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        let timer = match self.timer {
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            Timer::Tokio { .. } => "tokio",
+            Timer::Elsewhere { .. } => "runtime-free",
+        };
+        f.debug_struct("Sleep")
+            .field("timer", &timer)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Sleeps for at least `wait`, however long it is, on the timer of wherever
+/// it is made (see [`Sleep`]).
 ///
-/// Like `tokio::time::sleep`, it ends on a tick of tokio's 1 ms timer, so
-/// it may last up to about 1 ms longer than asked; on a paused clock a wait
-/// of 1 ns moves the clock by 1 ms. It never ends sooner, short of waits
-/// of hundreds of millions of years, which tokio's timer (and on some
-/// platforms the clock) cannot count: those end at the farthest instant
-/// either can. Cancelling it (dropping the future) cancels the wait.
-///
-/// A plain tokio `Sleep`, with no state of its own, so that a retry loop
-/// waiting on it is no larger than one waiting on `tokio::time::sleep`.
+/// On tokio's timer it may last up to about 1 ms longer than asked; on a
+/// paused clock a wait of 1 ns moves the clock by 1 ms. It never ends
+/// sooner, short of waits of hundreds of millions of years, which the
+/// clocks cannot count: those end at the farthest instant the clock can.
+/// Cancelling it (dropping the future) cancels the wait.
 // Inlined: its `Sleep` is returned by value, and a call copies it once more
 // per wait (benches/instructions.sh).
 #[inline]
 pub fn sleep(wait: Duration) -> Sleep {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    if crate::timer::in_tokio() {
+        return Sleep {
+            timer: Timer::Tokio {
+                sleep: tokio_sleep(wait),
+            },
+        };
+    }
+    let end = crate::timer::end_of(crate::timer::real_now(), wait);
+    Sleep {
+        timer: Timer::Elsewhere {
+            wait: Wait::new(end),
+        },
+    }
+}
+
+/// A tokio timer for `wait`, past its 30-year limit too.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+fn tokio_sleep(wait: Duration) -> tokio::time::Sleep {
     if wait <= CHUNK {
         // The common case, as `tokio::time::sleep` makes it.
         return tokio::time::sleep(wait);
     }
-    let now = Instant::now();
-    let mut span = wait;
-    loop {
-        if let Some(end) = now.checked_add(span) {
-            return tokio::time::sleep_until(end);
-        }
-        // Halving from `Duration::MAX` reaches a representable span within
-        // a few steps; a span of zero always is.
-        span /= 2;
-    }
+    tokio::time::sleep_until(crate::timer::end_of(tokio::time::Instant::now(), wait))
 }
 
 #[cfg(test)]
@@ -69,6 +183,54 @@ mod tests {
                 slept <= wait + Duration::from_millis(1),
                 "{wait:?}: slept {slept:?}"
             );
+        }
+    }
+
+    #[test]
+    fn outside_a_runtime_the_wait_needs_none() {
+        let wait = sleep(Duration::from_millis(5));
+        assert!(format!("{wait:?}").contains("runtime-free"));
+        let start = std::time::Instant::now();
+        futures_block_on(wait);
+        assert!(start.elapsed() >= Duration::from_millis(5));
+    }
+
+    #[tokio::test]
+    async fn inside_a_runtime_the_wait_is_tokios() {
+        assert!(format!("{:?}", sleep(Duration::ZERO)).contains("tokio"));
+    }
+
+    /// The retry loop keeps its wait in the caller's future: choosing the
+    /// timer at run time must not make that future larger than tokio's
+    /// timer alone did.
+    #[test]
+    fn sleep_is_no_larger_than_tokios() {
+        assert!(core::mem::size_of::<super::Sleep>() <= core::mem::size_of::<tokio::time::Sleep>());
+    }
+
+    #[test]
+    fn sleep_is_send_and_sync() {
+        fn check<T: Send + Sync>(_: &T) {}
+        check(&sleep(Duration::ZERO));
+    }
+
+    fn futures_block_on<F: core::future::Future>(future: F) -> F::Output {
+        use std::sync::Arc;
+        use std::task::{Context, Poll, Wake};
+        struct Unpark(std::thread::Thread);
+        impl Wake for Unpark {
+            fn wake(self: Arc<Self>) {
+                self.0.unpark();
+            }
+        }
+        let waker = Arc::new(Unpark(std::thread::current())).into();
+        let mut cx = Context::from_waker(&waker);
+        let mut future = core::pin::pin!(future);
+        loop {
+            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+                return output;
+            }
+            std::thread::park();
         }
     }
 }

@@ -101,9 +101,9 @@ impl<R> Limit<R> {
         let (Some(timeout), Some(timed_out)) = (timeout, self.timed_out) else {
             return attempt();
         };
-        let started = std::time::Instant::now();
+        let started = crate::clock::Clock::Blocking.now();
         let outcome = attempt();
-        if started.elapsed() <= timeout {
+        if crate::clock::Clock::Blocking.since(started) <= timeout {
             outcome
         } else {
             timed_out(TimedOut)
@@ -128,7 +128,7 @@ pin_project_lite::pin_project! {
     #[doc(hidden)]
     pub struct Cutoff<R> {
         #[pin]
-        sleep: tokio::time::Sleep,
+        sleep: crate::sleep::Sleep,
         timed_out: fn(TimedOut) -> R,
     }
 }

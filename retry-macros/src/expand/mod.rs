@@ -237,6 +237,18 @@ impl Expansion<'_> {
                 }
             };
             let parts = self.hedged(hedge, body);
+            if config.on_give_up.is_some() {
+                // The hedged call returns from its own block, so that the
+                // hook sees the outcome.
+                let (started, gave_up) = self.on_give_up(outcome);
+                return quote! {
+                    #copy_policy
+                    #started
+                    let #outcome: #output = async { #parts }.await;
+                    #gave_up
+                    return #outcome;
+                };
+            }
             return quote!(#copy_policy #parts);
         }
         let attempt = self.attempt(statements, body_span, &names);
@@ -281,21 +293,67 @@ impl Expansion<'_> {
             before, restore, ..
         } = self.arguments;
 
+        let (started, gave_up) = self.on_give_up(outcome);
+
         quote! {
             #before
             #copy_policy
+            #started
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
             #keep
             loop {
                 let #outcome: #output = #attempt;
                 let #wait = match #next {
-                    #private::ControlFlow::Break(#outcome) => return #outcome,
+                    #private::ControlFlow::Break(#outcome) => {
+                        #gave_up
+                        return #outcome;
+                    }
                     #continued
                 };
                 #sleep
                 #restore
             }
         }
+    }
+
+    /// With `on_give_up`: the start of the call, read before the first
+    /// attempt, and the call of the hook on the outcome the loop returns,
+    /// which the runtime makes only if the call gave up. The hook is bound
+    /// on the return type there, as the rules are, so that a closure's
+    /// arguments are inferred, and spanned on the key's value, so that a
+    /// hook of the wrong type is reported on it.
+    fn on_give_up(&self, outcome: &Ident) -> (TokenStream, TokenStream) {
+        let Expansion {
+            config,
+            private,
+            output,
+            ..
+        } = self;
+        let Some(hook) = &config.on_give_up else {
+            return (TokenStream::new(), TokenStream::new());
+        };
+        let started = Ident::new("started", Span::mixed_site());
+        let clock = if self.is_async {
+            quote!(tokio)
+        } else {
+            quote!(blocking)
+        };
+        let value = self.rule_value(hook);
+        let bound = call_spanned(
+            quote!(#private::give_up_hook::<#output, _>),
+            value,
+            hook.span(),
+        );
+        // Bound to a name of its own first: an error in the bound is then
+        // reported on the value alone, not again on the call that uses it.
+        let on_give_up = Ident::new("on_give_up", Span::mixed_site().located_at(hook.span()));
+        (
+            quote!(let #started = #private::Started::#clock();),
+            quote! {
+                let #on_give_up = #bound;
+                #private::gave_up(&#on_give_up, #started, &#outcome);
+            },
+        )
     }
 
     /// The body's statements in a block of their own, and a fake return to

@@ -94,9 +94,8 @@ impl Key {
     }
 }
 
-/// The keys, in the order the documentation lists them. `on_give_up` goes
-/// with the hooks, in `rules.rs`.
-pub const KEYS: [Key; 21] = [
+/// The keys, in the order the documentation lists them.
+pub const KEYS: [Key; 22] = [
     Key::new("max", true, Config::set_max),
     Key::new("base", true, Config::set_base),
     Key::new("cap", true, Config::set_cap),
@@ -115,6 +114,7 @@ pub const KEYS: [Key; 21] = [
     Key::new("hedge", false, Config::set_hedge),
     Key::new("on_retry", false, Config::set_on_retry),
     Key::new("on_retry_ok", false, Config::set_on_retry_ok),
+    Key::new("on_give_up", false, Config::set_on_give_up),
     Key::new("nested", true, Config::set_nested),
     Key::new("policy", false, Config::set_policy),
     Key::new("crate", false, Config::set_crate),
@@ -147,6 +147,8 @@ pub struct Config {
     pub hedge: Option<Hedge>,
     pub on_retry: Option<Expr>,
     pub on_retry_ok: Option<Expr>,
+    /// Called once when the call gives up: `Fn(&R, &Stopped)`.
+    pub on_give_up: Option<Expr>,
     pub nested: Nested,
     /// A policy built at run time, instead of the literal keys.
     pub policy: Option<Expr>,
@@ -178,6 +180,7 @@ impl Default for Config {
             hedge: None,
             on_retry: None,
             on_retry_ok: None,
+            on_give_up: None,
             nested: Nested::Once,
             policy: None,
             krate: None,

@@ -1,7 +1,7 @@
 //! The rule keys: `on`, `on_ok`, `retry_after`, `retry_after_ok`,
-//! `on_retry`, `on_retry_ok`, and the conversions `timed_out` and
-//! `circuit_open`: each a function or closure the expansion calls with the
-//! outcome of an attempt. (`on_give_up`, a hook, belongs here too.)
+//! `on_retry`, `on_retry_ok`, `on_give_up`, and the conversions `timed_out`
+//! and `circuit_open`: each a function or closure the expansion calls with
+//! the outcome of an attempt.
 
 use syn::{Expr, ExprLit, Lit, Path};
 
@@ -47,6 +47,11 @@ impl Config {
         self.on_retry_ok = Some(rule("on_retry_ok", RULE_ON_RETRY_OK, value)?);
         Ok(())
     }
+
+    pub(super) fn set_on_give_up(&mut self, value: &Expr) -> syn::Result<()> {
+        self.on_give_up = Some(rule("on_give_up", RULE_ON_GIVE_UP, value)?);
+        Ok(())
+    }
 }
 
 const RULE_ON: &str =
@@ -55,13 +60,15 @@ const RULE_ON_OK: &str = "a function or closure `Fn(&T) -> bool` saying which `O
 const RULE_RETRY_AFTER: &str = "a function or closure `Fn(&E) -> Option<Duration>` giving the wait a server asked for, such as `retry_after = |e| e.retry_after()`";
 const RULE_ON_RETRY: &str = "a function or closure `Fn(&E, u32, Duration)`, called before each wait with the error, the number of the attempt that failed and the wait, such as `on_retry = |error, attempt, wait| log::warn!(...)`";
 const RULE_ON_RETRY_OK: &str = "a function or closure `Fn(&T, u32, Duration)`, called before each wait with the `Ok` value `on_ok` retries, the attempt number and the wait";
+const RULE_ON_GIVE_UP: &str = "a function or closure `Fn(&Result<T, E>, &Stopped)`, called once when the call returns an error or a retried `Ok` value, with it and how the call stopped, such as `on_give_up = |result, stopped| log::warn!(\"stopped: {stopped}\")`";
 const RULE_RETRY_AFTER_OK: &str = "a function or closure `Fn(&T) -> Option<Duration>` giving the wait a server asked for in an `Ok` value, such as `retry_after_ok = retry_runtime::classify::reqwest::retry_after`";
 
 const RULE_TIMED_OUT: &str = "a function or closure `Fn(TimedOut) -> E` building the error an attempt cut off by `timeout` fails with, such as `timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")`";
 const RULE_CIRCUIT_OPEN: &str = "a function or closure `Fn(CircuitOpen) -> E` building the error a call refused by the breaker fails with, such as `circuit_open = |_| Status::unavailable(\"circuit open\")`";
 
-/// `on`, `on_ok`, `retry_after`, `retry_after_ok`, `on_retry` and
-/// `on_retry_ok`, `timed_out` and `circuit_open`: a path or a closure.
+/// `on`, `on_ok`, `retry_after`, `retry_after_ok`, `on_retry`,
+/// `on_retry_ok`, `on_give_up`, `timed_out` and `circuit_open`: a path or a
+/// closure.
 fn rule(key: &str, expected: &str, value: &Expr) -> syn::Result<Expr> {
     match value {
         Expr::Path(_) | Expr::Closure(_) => Ok(value.clone()),

@@ -21,7 +21,7 @@ use core::time::Duration;
 use std::sync::OnceLock;
 
 #[cfg(not(loom))]
-use tokio::time::Instant;
+use crate::clock::Instant;
 
 use crate::circuit::{self, CircuitState, Transition};
 use crate::clock::Clock;
@@ -127,7 +127,7 @@ use word::{StateCell, Word, COUNT_MAX};
 ///
 /// The state is one atomic word, and the window ten more, updated with
 /// compare-and-swap: no lock, no allocation, nothing spawned. The clock is
-/// `tokio::time::Instant`, so a paused test clock drives it; plain
+/// tokio's in a tokio runtime, so a paused test clock drives it; plain
 /// functions read the real clock, as their waits do. Time is counted in
 /// milliseconds from the breaker's first use, and every sum saturates.
 pub struct CircuitBreaker {
@@ -149,15 +149,6 @@ pub struct CircuitBreaker {
     jitter: u64,
     name: &'static str,
     on_transition: Option<fn(&CircuitBreaker, Transition)>,
-}
-
-/// The clock of a plain function when `blocking`, else tokio's.
-fn clock_of(blocking: bool) -> Clock {
-    if blocking {
-        Clock::Blocking
-    } else {
-        Clock::Tokio
-    }
 }
 
 /// A millisecond count from a duration, saturating.
@@ -370,7 +361,7 @@ impl CircuitBreaker {
     /// [`CircuitOpen`] while the circuit is open, or half-open with every
     /// probe place taken.
     pub fn acquire(&self) -> Result<CircuitPermit<'_>, CircuitOpen> {
-        CircuitPermit::acquire(self, Clock::Tokio)
+        CircuitPermit::acquire(self, Clock::Async)
     }
 
     /// Opens the circuit until [`reset`](Self::reset) or
@@ -411,7 +402,7 @@ impl CircuitBreaker {
     pub(crate) fn is_open(&self, blocking: bool) -> bool {
         let word = self.state.load();
         word.state() == CircuitState::Open
-            && (word.is_forced() || self.now_ms(clock_of(blocking)) < word.open_until())
+            && (word.is_forced() || self.now_ms(Clock::of(blocking)) < word.open_until())
     }
 
     /// Milliseconds since the breaker's first use, on the clock the caller's

@@ -10,7 +10,7 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::{clock_of, CircuitBreaker, CircuitOpen};
+use super::{CircuitBreaker, CircuitOpen};
 use crate::clock::Clock;
 
 /// How a call was let through.
@@ -99,7 +99,7 @@ impl<'p> AttemptPermit<'p> {
         AttemptPermit {
             breaker,
             kind: None,
-            clock: Clock::Tokio,
+            clock: Clock::Async,
             refused_inside: false,
         }
     }
@@ -109,7 +109,7 @@ impl<'p> AttemptPermit<'p> {
         if let Some(unrecorded) = self.kind.take() {
             self.breaker.settle(unrecorded, None, self.clock);
         }
-        self.clock = clock_of(blocking);
+        self.clock = Clock::of(blocking);
         self.refused_inside = false;
         self.kind = self.breaker.enter(self.clock).ok();
         self.kind.is_some()

@@ -7,128 +7,28 @@
 //! retry starts the next attempt at once, or after the server's hint. When
 //! every attempt has failed and no more may start, the last failure to
 //! arrive is returned. The rules of a start (attempts left, deadline,
-//! budget, breaker, hint) are all in [`Hedged::schedule_after_failure`],
-//! [`Hedged::schedule_hedge`] and [`Hedged::start`].
+//! budget, breaker, hint) are all in `start`, `schedule_hedge` and
+//! `schedule_after_failure` below.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use tokio::time::Instant;
+use crate::clock::Instant;
 
+use super::parts::{Bound, Ended, Judge, MakeAttempt, Running, Setup};
 use super::slots::Slots;
-use super::Hedge;
 use crate::attempts::Attempts;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
 use crate::slots::{NoBreaker, NoBudget};
-use crate::timeout::{Limit, Limited};
-use crate::{observe, CircuitBreaker, CircuitOpen, CircuitPermit, Nested, Policy, RetryBudget};
+use crate::timeout::Limit;
+use crate::{observe, CircuitOpen, Nested, RetryBudget};
 
 /// The one timer of a hedged call: the next start.
-type Timer = tokio::time::Sleep;
-
-/// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
-/// type of the integration's own (whose type a tower future can name).
-pub trait MakeAttempt {
-    /// An attempt.
-    type Attempt: Future;
-    /// Starts another attempt.
-    fn make(&mut self) -> Self::Attempt;
-}
-
-impl<F, Fut> MakeAttempt for F
-where
-    F: FnMut() -> Fut,
-    Fut: Future,
-{
-    type Attempt = Fut;
-
-    #[inline]
-    fn make(&mut self) -> Fut {
-        self()
-    }
-}
-
-/// What the rules make of an outcome, and the hook before the next attempt.
-pub trait Judge<R> {
-    /// Success, a failure to return, or one to retry (with the server's
-    /// hint).
-    fn verdict(&self, outcome: &R) -> Classification;
-
-    /// Called when a failure the rules retry is followed by another attempt
-    /// after `wait`, with the number of the attempt that failed.
-    fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
-}
-
-/// How each attempt is bounded in time: by the policy's `timeout` (a
-/// [`Limit`], which keeps room for a timer in every slot), or not at all.
-pub trait Bound<F: Future> {
-    /// The attempt as it runs in its slot.
-    type Attempt: Future<Output = F::Output>;
-    /// `attempt`, cut off after `timeout` if there is one.
-    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt;
-}
-
-impl<F: Future<Output = R>, R> Bound<F> for Limit<R> {
-    type Attempt = Limited<F, R>;
-
-    #[inline]
-    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, R> {
-        self.attempt(timeout, attempt)
-    }
-}
-
-/// Attempts never cut off (no `timeout`): each slot holds the attempt alone.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct Unbounded;
-
-impl<F: Future> Bound<F> for Unbounded {
-    type Attempt = F;
-
-    #[inline]
-    fn bound(&self, _: Option<Duration>, attempt: F) -> F {
-        attempt
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt in its slot: its future, cut off by `timeout` if there is
-    /// one, its number and start, and the breaker's permit it runs under.
-    pub struct Running<'p, A> {
-        #[pin]
-        attempt: A,
-        number: u32,
-        // When it started, read only for a percentile hedge's latencies.
-        started: Option<Instant>,
-        permit: Option<CircuitPermit<'p>>,
-        // A retried function this attempt called gave up after retrying.
-        inner_gave_up: bool,
-    }
-}
-
-/// A breaker every attempt asks, with what a refused call fails with
-/// (`E::from`).
-pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
-
-/// What a call is given, apart from its attempts and rules.
-pub struct Setup<'p, R: Outcome, L = Limit<R>> {
-    /// The policy: `max`, `base` (the percentile hedge's first delay),
-    /// `cap` (for hints), `deadline`, `timeout`.
-    pub policy: &'p Policy,
-    /// When to start the next attempt while none has answered.
-    pub hedge: Hedge,
-    /// The budget hedges and retries draw from.
-    pub budget: Option<&'p RetryBudget>,
-    /// The breaker every attempt asks, and what a refused call returns.
-    pub breaker: Breaker<'p, R::Error>,
-    /// How an attempt past `timeout` fails, if it can be cut off.
-    pub limit: L,
-    /// The function's name, for tracing and metrics.
-    pub name: &'static str,
-}
+type Timer = crate::sleep::Sleep;
 
 pin_project_lite::pin_project! {
     /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
@@ -258,7 +158,7 @@ where
                     return Poll::Ready(answer);
                 }
             }
-            let now = Clock::Tokio.now();
+            let now = Clock::Async.now();
             if core::mem::take(this.unscheduled) {
                 schedule_hedge(&mut this, now);
             }
@@ -322,7 +222,7 @@ where
     };
     // A call answered at its first poll reads the clock only for a
     // percentile hedge, whose latencies need the start.
-    let now = this.setup.hedge.is_adaptive().then(|| Clock::Tokio.now());
+    let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now) {
         *this.unscheduled = true;
     }
@@ -434,14 +334,6 @@ fn no_more<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, sto
     *this.stop = stop;
 }
 
-/// What is known of an attempt that ended.
-struct Ended<'p> {
-    number: u32,
-    started: Option<Instant>,
-    permit: Option<CircuitPermit<'p>>,
-    inner_gave_up: bool,
-}
-
 /// An attempt ended with `outcome`: `Some` when that ends the call.
 fn settle<'p, R: Outcome, Mk, J, S, L>(
     this: &mut This<'_, 'p, R, Mk, J, S, L>,
@@ -468,7 +360,7 @@ where
                 budget.record_success();
             }
             if let Some(started) = started {
-                let now = Clock::Tokio.now();
+                let now = Clock::Async.now();
                 this.setup
                     .hedge
                     .record(now.saturating_duration_since(started));
@@ -546,7 +438,7 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
             }
         }
     };
-    let now = Clock::Tokio.now();
+    let now = Clock::Async.now();
     let Some(at) = now.checked_add(wait) else {
         return no_more(this, Stop::Deadline);
     };

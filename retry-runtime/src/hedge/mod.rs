@@ -84,15 +84,17 @@
 mod call;
 mod closure;
 mod latencies;
+mod parts;
 mod slots;
 #[cfg(feature = "tower")]
 mod tower;
 
 use core::time::Duration;
 
-pub use call::{Bound, Breaker, Hedged, Judge, MakeAttempt, Running, Setup, Unbounded};
+pub use call::Hedged;
 pub use closure::HedgedRetry;
 pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
+pub use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
 pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]

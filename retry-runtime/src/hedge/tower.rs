@@ -12,7 +12,7 @@ use super::{Hedge, Hedged, Judge, Setup, Unbounded};
 use crate::tower::{Classify, HttpClassifier};
 use crate::{Classification, Policy, RetryBudget};
 
-/// A [`Layer`] that hedges requests: while no attempt has answered, another
+/// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
 /// copy of the request is sent each time the newest has been outstanding
 /// for the [`Hedge`] delay, up to the policy's `max` in all, and the first
 /// answer wins; see the [module docs](crate::hedge).

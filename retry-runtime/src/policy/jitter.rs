@@ -18,7 +18,7 @@ use core::str::FromStr;
 /// Waits are whole nanoseconds and `ceiling(n)/2` is rounded down, so for an
 /// odd ceiling an equal-jitter wait lies in `[(ceiling - 1)/2, ceiling - 1]`.
 /// No backoff wait is ever longer than `cap`; a server's hint may make a wait
-/// up to 1.1 x `cap` (see [`Policy::hinted_wait`]).
+/// up to 1.1 x `cap` (see [`Policy::hinted_wait`](crate::Policy::hinted_wait)).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum Jitter {

@@ -78,22 +78,64 @@ impl Policy {
     /// ```
     #[must_use]
     pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
-        let nanos = match self.jitter {
-            Jitter::None => self.ceiling_nanos(n),
-            Jitter::Full => uniform(0, self.ceiling_nanos(n), sample),
+        Duration::from_nanos(self.draw(self.ceiling_nanos(n), nanos(previous), sample))
+    }
+
+    /// The wait before retry `n`, in nanoseconds, and its ceiling, as
+    /// [`wait_with`](Self::wait_with) gives them, from what a call kept after
+    /// retry `n - 1` (`carry`, unread for `n = 0`): for
+    /// [`Jitter::Decorrelated`], the wait it made; for the others, the
+    /// ceiling returned then. A whole multiplier steps from that ceiling,
+    /// exactly as `retry_core::backoff::ceiling` steps from `base`, instead
+    /// of stepping `n` times; the others compute it afresh.
+    // Inlined: once per retry, into the decision (benches/instructions.sh:
+    // a call of its own cost the three-failure path about 70 instructions).
+    #[inline]
+    pub(crate) fn next_wait(&self, n: u32, carry: u64, sample: u64) -> (u64, u64) {
+        if self.jitter == Jitter::Decorrelated {
+            let previous = if n == 0 { nanos(self.base) } else { carry };
+            return (self.draw(0, previous, sample), 0);
+        }
+        let multiplier = self.multiplier;
+        // Saturating: 2^64 and above give `u64::MAX`, which passes any cap in
+        // one step as `backoff::ceiling`'s largest multipliers do; a whole
+        // multiplier below converts exactly. Compared back rather than with
+        // `fract`, which is a call to `trunc`.
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let factor = multiplier as u64;
+        #[allow(clippy::cast_precision_loss, clippy::float_cmp)]
+        let whole = factor as f64 == multiplier;
+        let ceiling = if n > 0 && multiplier > 1.0 && whole {
+            let cap = nanos(self.cap);
+            if carry >= cap {
+                cap
+            } else {
+                carry.saturating_mul(factor).min(cap)
+            }
+        } else {
+            self.ceiling_nanos(n)
+        };
+        (self.draw(ceiling, 0, sample), ceiling)
+    }
+
+    /// The wait for a `ceiling` (or, for decorrelated jitter, the
+    /// `previous` wait) and a random `sample`, in nanoseconds.
+    fn draw(&self, ceiling: u64, previous: u64, sample: u64) -> u64 {
+        match self.jitter {
+            Jitter::None => ceiling,
+            Jitter::Full => uniform(0, ceiling, sample),
             Jitter::Equal => {
                 // `half + uniform(0, half)`, as documented: for an odd
                 // ceiling the longest wait is `ceiling - 1`.
-                let half = self.ceiling_nanos(n) / 2;
+                let half = ceiling / 2;
                 half + uniform(0, half, sample)
             }
             Jitter::Decorrelated => {
                 let low = nanos(self.base);
-                let high = nanos(previous).saturating_mul(3).max(low);
+                let high = previous.saturating_mul(3).max(low);
                 uniform(low, high, sample).min(nanos(self.cap))
             }
-        };
-        Duration::from_nanos(nanos)
+        }
     }
 
     /// The wait when the server asked for `hint` (a `Retry-After`): at least

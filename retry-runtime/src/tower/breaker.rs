@@ -11,7 +11,7 @@ use ::tower::{Layer, Service};
 use super::classify::{Classify, HttpClassifier};
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Classification};
 
-/// A [`Layer`] that asks a shared [`CircuitBreaker`] before every call and
+/// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that asks a shared [`CircuitBreaker`] before every call and
 /// tells it how each call went, as judged by the classifier (a transient
 /// failure counts against the dependency; a success or a permanent answer
 /// counts for it). A refused call fails at once with

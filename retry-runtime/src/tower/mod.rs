@@ -101,7 +101,7 @@
 //! - The call's `deadline` runs from the first attempt. A hint above `cap`,
 //!   the deadline, the budget, an open breaker and `max` stop the retries
 //!   and return the last response or error, unchanged.
-//! - Waits are `tokio::time::sleep`; the per-attempt `timeout` of the policy
+//! - Waits are [`Sleep`](crate::Sleep)s; the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that.
 //! - [`RetryLayer::with_breaker`] asks a shared [`CircuitBreaker`] before
 //!   every attempt: while it is open, requests fail at once with
@@ -113,6 +113,9 @@
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
 //!   `tower::retry::RetryLayer::new(RetryPolicy::new(&POLICY))`.
+//!
+//! [`Layer`]: https://docs.rs/tower/0.5/tower/trait.Layer.html
+//! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 mod body;
 mod breaker;
@@ -141,7 +144,7 @@ use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 /// otherwise: 64 KiB.
 pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
 
-/// A [`Layer`] that retries each `http::Request` under a [`Policy`]; see
+/// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {

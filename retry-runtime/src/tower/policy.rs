@@ -1,11 +1,13 @@
 //! The [`tower::retry::Policy`] impl: one call's attempts, judged by the
 //! runtime's decision.
+//!
+//! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 use super::classify::{Classify, HttpClassifier};
 use crate::integration::Call;
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget};
 
-/// The [`tower::retry::Policy`]: one per request
+/// The [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html): one per request
 /// (tower clones it for each), holding that call's attempts.
 pub struct RetryPolicy<C = HttpClassifier> {
     policy: &'static Policy,
@@ -106,8 +108,11 @@ where
     C: Classify<Req, Res, E>,
     Req: Clone,
 {
-    type Future = tokio::time::Sleep;
+    /// The wait before the next attempt.
+    type Future = crate::sleep::Sleep;
 
+    /// Judges the outcome as `#[retry]` would: the wait before the next
+    /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
         // The attempt's outcome is recorded by the breaker's own layer,
@@ -122,9 +127,10 @@ where
         let call = self
             .call
             .get_or_insert_with(|| Call::start(policy, budget, None, name));
-        call.judge(outcome).ok().map(tokio::time::sleep)
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
+    /// A copy of the request for the next attempt.
     fn clone_request(&mut self, request: &Req) -> Option<Req> {
         Some(request.clone())
     }

@@ -1,0 +1,122 @@
+//! What a hedged call is made of: how each attempt is made, judged and
+//! bounded in time, the slot it runs in, and what the call is given. The
+//! call itself is `call.rs`.
+
+use core::future::Future;
+use core::time::Duration;
+
+use tokio::time::Instant;
+
+use super::Hedge;
+use crate::decision::Classification;
+use crate::rules::Outcome;
+use crate::timeout::{Limit, Limited};
+use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Policy, RetryBudget};
+
+/// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
+/// type of the integration's own (whose type a tower future can name).
+pub trait MakeAttempt {
+    /// An attempt.
+    type Attempt: Future;
+    /// Starts another attempt.
+    fn make(&mut self) -> Self::Attempt;
+}
+
+impl<F, Fut> MakeAttempt for F
+where
+    F: FnMut() -> Fut,
+    Fut: Future,
+{
+    type Attempt = Fut;
+
+    #[inline]
+    fn make(&mut self) -> Fut {
+        self()
+    }
+}
+
+/// What the rules make of an outcome, and the hook before the next attempt.
+pub trait Judge<R> {
+    /// Success, a failure to return, or one to retry (with the server's
+    /// hint).
+    fn verdict(&self, outcome: &R) -> Classification;
+
+    /// Called when a failure the rules retry is followed by another attempt
+    /// after `wait`, with the number of the attempt that failed.
+    fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
+}
+
+/// How each attempt is bounded in time: by the policy's `timeout` (a
+/// `Limit`, which keeps room for a timer in every slot), or not at all.
+pub trait Bound<F: Future> {
+    /// The attempt as it runs in its slot.
+    type Attempt: Future<Output = F::Output>;
+    /// `attempt`, cut off after `timeout` if there is one.
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt;
+}
+
+impl<F: Future<Output = R>, R> Bound<F> for Limit<R> {
+    type Attempt = Limited<F, R>;
+
+    #[inline]
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, R> {
+        self.attempt(timeout, attempt)
+    }
+}
+
+/// Attempts never cut off (no `timeout`): each slot holds the attempt alone.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unbounded;
+
+impl<F: Future> Bound<F> for Unbounded {
+    type Attempt = F;
+
+    #[inline]
+    fn bound(&self, _: Option<Duration>, attempt: F) -> F {
+        attempt
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt in its slot: its future, cut off by `timeout` if there is
+    /// one, its number and start, and the breaker's permit it runs under.
+    pub struct Running<'p, A> {
+        #[pin]
+        pub(super) attempt: A,
+        pub(super) number: u32,
+        // When it started, read only for a percentile hedge's latencies.
+        pub(super) started: Option<Instant>,
+        pub(super) permit: Option<CircuitPermit<'p>>,
+        // A retried function this attempt called gave up after retrying.
+        pub(super) inner_gave_up: bool,
+    }
+}
+
+/// A breaker every attempt asks, with what a refused call fails with
+/// (`E::from`).
+pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
+
+/// What a call is given, apart from its attempts and rules.
+pub struct Setup<'p, R: Outcome, L = Limit<R>> {
+    /// The policy: `max`, `base` (the percentile hedge's first delay),
+    /// `cap` (for hints), `deadline`, `timeout`.
+    pub policy: &'p Policy,
+    /// When to start the next attempt while none has answered.
+    pub hedge: Hedge,
+    /// The budget hedges and retries draw from.
+    pub budget: Option<&'p RetryBudget>,
+    /// The breaker every attempt asks, and what a refused call returns.
+    pub breaker: Breaker<'p, R::Error>,
+    /// How an attempt past `timeout` fails, if it can be cut off.
+    pub limit: L,
+    /// The function's name, for tracing and metrics.
+    pub name: &'static str,
+}
+
+/// What is known of an attempt that ended.
+pub(super) struct Ended<'p> {
+    pub(super) number: u32,
+    pub(super) started: Option<Instant>,
+    pub(super) permit: Option<CircuitPermit<'p>>,
+    pub(super) inner_gave_up: bool,
+}

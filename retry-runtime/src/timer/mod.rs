@@ -1,0 +1,102 @@
+//! The timers that need no runtime, and how the clock is read.
+//!
+//! Inside a tokio runtime, waits are tokio's (see [`crate::sleep`]). Anywhere
+//! else a wait registers with one of these:
+//!
+//! - [`thread`] (native targets): one timer thread for the process, started
+//!   on the first wait outside tokio, that wakes each waiting task when its
+//!   time comes. It works under any executor (smol, async-std,
+//!   `futures::executor`, a hand-written one) and costs a tokio user nothing.
+//! - [`host`] (`wasm32-unknown-unknown`): the JS host's `setTimeout`, and its
+//!   `performance.now()` for the clock.
+
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub(crate) mod host;
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pub(crate) mod thread;
+
+use core::time::Duration;
+
+/// A point on a call's clock: tokio's `Instant` natively (a
+/// `std::time::Instant` that tokio's clock may also produce), the host's
+/// `performance.now()` on `wasm32-unknown-unknown`.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+pub(crate) type Instant = tokio::time::Instant;
+/// A point on a call's clock: tokio's `Instant` natively (a
+/// `std::time::Instant` that tokio's clock may also produce), the host's
+/// `performance.now()` on `wasm32-unknown-unknown`.
+#[cfg(all(target_family = "wasm", target_os = "unknown"))]
+pub(crate) type Instant = host::Instant;
+
+/// Whether this thread runs inside a tokio runtime, whose timer and clock
+/// a wait then uses.
+///
+/// tokio 1.x cannot tell whether that runtime was built with its timer
+/// enabled (`Builder::enable_time`, which `#[tokio::main]`, `#[tokio::test]`
+/// and `Runtime::new` turn on) without panicking; once it can
+/// (tokio-rs/tokio#8361), a runtime without one will fall back to the
+/// timer thread here instead of panicking as `tokio::time::sleep` does.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[inline]
+pub(crate) fn in_tokio() -> bool {
+    tokio::runtime::Handle::try_current().is_ok()
+}
+
+/// Now, on an `async fn`'s clock: tokio's inside a tokio runtime (paused in
+/// tests), the real one elsewhere.
+#[inline]
+pub(crate) fn now() -> Instant {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    if in_tokio() {
+        return tokio::time::Instant::now();
+    }
+    real_now()
+}
+
+/// Now, on the real clock.
+#[inline]
+pub(crate) fn real_now() -> Instant {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    return tokio::time::Instant::from_std(std::time::Instant::now());
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    return host::Instant::now();
+}
+
+/// The wall clock, for HTTP dates: `SystemTime::now()`, or on a JS host
+/// (where that panics) `Date.now()`.
+pub(crate) fn system_now() -> std::time::SystemTime {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    return std::time::SystemTime::now();
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    return host::system_now();
+}
+
+/// `start + wait`, or the farthest instant the clock can count short of
+/// it: a wait of centuries ends when the clock can count no further, never
+/// with an overflow.
+pub(crate) fn end_of(start: Instant, wait: Duration) -> Instant {
+    let mut span = wait;
+    loop {
+        if let Some(end) = start.checked_add(span) {
+            return end;
+        }
+        // Halving from `Duration::MAX` reaches a representable span within
+        // a few steps; a span of zero always is.
+        span /= 2;
+    }
+}
+
+/// Blocks the thread for at least `wait`, on the real clock.
+pub(crate) fn block_for(wait: Duration) {
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    std::thread::sleep(wait);
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    {
+        // A JS host cannot block a thread (`std::thread::sleep` panics
+        // there): spin on its clock.
+        let end = end_of(real_now(), wait);
+        while real_now() < end {
+            core::hint::spin_loop();
+        }
+    }
+}
