@@ -559,8 +559,11 @@ async fn hinted(calls: &Cell<u32>) -> Result<(), Failure> {
     Err(Failure::Unavailable(calls.get()))
 }
 
+/// A caller whose own attempt failed and whose retry is refused gets its own
+/// error back, not `CircuitOpen` (docs/breaker.md): the library
+/// returns the last real error.
 #[tokio::test(start_paused = true)]
-async fn a_retry_whose_circuit_opened_during_the_wait_is_refused() {
+async fn a_retry_whose_circuit_opened_during_the_wait_is_refused_with_the_callers_own_error() {
     let calls = Cell::new(0);
     let (outcome, ()) = tokio::join!(hinted(&calls), async {
         // While the call waits out the server's hint, other calls fail.
@@ -570,8 +573,31 @@ async fn a_retry_whose_circuit_opened_during_the_wait_is_refused() {
         }
     });
     assert_eq!(HINTED_BREAKER.state(), CircuitState::Open);
-    assert_eq!(outcome, Err(Failure::Open));
+    assert_eq!(outcome, Err(Failure::Unavailable(1)));
     assert_eq!(calls.get(), 1, "the retry was not sent");
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_closure_api_returns_the_callers_own_error_when_its_retry_is_refused() {
+    let breaker = strict();
+    let policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_secs(1))
+        .with_jitter(retry_runtime::Jitter::None);
+    let calls = Cell::new(0);
+    let run = policy.on(is_transient).breaker(&breaker).run(|| {
+        calls.set(calls.get() + 1);
+        let outcome: Result<(), Failure> = Err(Failure::Unavailable(calls.get()));
+        async move { outcome }
+    });
+    let (outcome, ()) = tokio::join!(run, async {
+        tokio::time::sleep(Duration::from_millis(100)).await;
+        for _ in 0..3 {
+            record(&breaker, false);
+        }
+    });
+    assert_eq!(outcome, Err(Failure::Unavailable(1)));
+    assert_eq!(calls.get(), 1);
 }
 
 static INNER_BREAKER: CircuitBreaker = strict();

@@ -324,11 +324,14 @@ async fn one_breaker_named_on_two_layers() {
     assert_eq!(PAYMENTS.state(), CircuitState::Closed);
 
     // An outage opens it; once the gateway is back, one call closes it again.
+    // Each checkout is one outcome for the breaker (the inner call runs under
+    // the outer attempt's permit, docs/breaker.md): two failed checkouts open it.
     let gateway = Dep::failing(4);
     assert_eq!(checkout(&gateway).await, Err(PayError::Declined(2)));
+    assert_eq!(checkout(&gateway).await, Err(PayError::Declined(4)));
     assert_eq!(PAYMENTS.state(), CircuitState::Open);
     assert_eq!(checkout(&gateway).await, Err(PayError::Open));
-    assert_eq!(gateway.calls(), 2);
+    assert_eq!(gateway.calls(), 4);
     tokio::time::sleep(Duration::from_secs(60)).await;
     let gateway = Dep::default();
     assert_eq!(checkout(&gateway).await, Ok(1));

@@ -11,7 +11,7 @@ use core::ops::ControlFlow;
 use core::pin::Pin;
 use core::time::Duration;
 
-use crate::breaker::Guarded;
+use crate::breaker::{AttemptPermit, Holding, Mark};
 use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
@@ -58,10 +58,10 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
 
     /// Asks `breaker` before every attempt and tells it every outcome.
     #[must_use]
-    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, Guarded<'p>, U> {
+    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, AttemptPermit<'p>, U> {
         Attempts {
             call: self.call,
-            breaker: Guarded::new(breaker),
+            breaker: AttemptPermit::new(breaker),
             budget: self.budget,
         }
     }
@@ -71,10 +71,10 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     pub(crate) fn with_breaker_if(
         self,
         breaker: Option<&'p CircuitBreaker>,
-    ) -> Attempts<'p, Option<Guarded<'p>>, U> {
+    ) -> Attempts<'p, Option<AttemptPermit<'p>>, U> {
         Attempts {
             call: self.call,
-            breaker: breaker.map(Guarded::new),
+            breaker: breaker.map(AttemptPermit::new),
             budget: self.budget,
         }
     }
@@ -116,15 +116,27 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// Polls an attempt's future with its context set, so the body can read
     /// it and retried functions it calls know what they are part of.
-    pub fn scoped<'a, F: Future>(&'a mut self, attempt: Pin<&'a mut F>) -> Scoped<'a, F> {
+    ///
+    /// While it holds a breaker's permit, the attempt marks its thread, so
+    /// that a retried function it calls with the same breaker runs under
+    /// this permit instead of asking for another.
+    pub fn scoped<'a, F: Future>(
+        &'a mut self,
+        attempt: Pin<&'a mut F>,
+    ) -> Holding<'a, Scoped<'a, F>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        Scoped::new(self.call.frame(), attempt, span)
+        Holding::new(
+            self.breaker.mark(),
+            Scoped::new(self.call.frame(), attempt, span),
+        )
     }
 
     /// Runs a plain function's attempt with its context set.
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
         let span = observe::attempt_span(self.call.name(), self.attempt());
         let _span = span.enter();
+        let mut mark = self.breaker.mark();
+        let _hold = mark.as_mut().map(Mark::hold);
         scoped_call(self.call.frame(), attempt)
     }
 
@@ -156,12 +168,28 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         rules: &Rules,
         outcome: R,
     ) -> ControlFlow<R, Duration> {
+        match self.next_keeping(rules, outcome) {
+            ControlFlow::Break(outcome) => ControlFlow::Break(outcome),
+            ControlFlow::Continue((wait, _)) => ControlFlow::Continue(wait),
+        }
+    }
+
+    /// As [`next`](Self::next), but a retried outcome comes back with the
+    /// wait: a loop with a breaker keeps it through the wait and returns it
+    /// should the breaker refuse the retry, since a caller whose own attempt
+    /// failed gets that error back, not `CircuitOpen` (`docs/breaker.md`).
+    #[inline]
+    pub fn next_keeping<R, Rules: RulesFor<R>>(
+        &mut self,
+        rules: &Rules,
+        outcome: R,
+    ) -> ControlFlow<R, (Duration, R)> {
         let verdict = rules.verdict(&outcome);
         let failed = self.attempt();
         match self.judge(verdict) {
             Ok(wait) => {
                 rules.before_wait(&outcome, failed, wait);
-                ControlFlow::Continue(wait)
+                ControlFlow::Continue((wait, outcome))
             }
             Err(_) => ControlFlow::Break(outcome),
         }

@@ -8,7 +8,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::attempts::Attempts;
-use crate::breaker::Guarded;
+use crate::breaker::AttemptPermit;
 use crate::clock::sleep_blocking;
 use crate::rules::{every_error, no_hint, no_hook, no_value, Rules, RulesFor};
 use crate::timeout::{Limit, TimedOut};
@@ -307,9 +307,13 @@ where
         } = self;
         async move {
             let (mut attempts, refused) = start(policy, budget, breaker, false);
+            // With a breaker, a retried outcome is kept through the wait:
+            // should the breaker refuse the retry, the caller gets that error
+            // back.
+            let mut kept = None;
             loop {
                 let outcome = if let Some(error) = refusal(&mut attempts, refused) {
-                    Err(error)
+                    kept.take().unwrap_or(Err(error))
                 } else {
                     // The closure runs with the attempt's context set, as the
                     // body of a retried function does.
@@ -318,9 +322,12 @@ where
                         core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
                     attempts.scoped(limited).await
                 };
-                let wait = match attempts.next(&rules, outcome) {
+                let wait = match attempts.next_keeping(&rules, outcome) {
                     ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue(wait) => wait,
+                    ControlFlow::Continue((wait, outcome)) => {
+                        kept = refused.is_some().then_some(outcome);
+                        wait
+                    }
                 };
                 crate::sleep::sleep(wait).await;
             }
@@ -342,14 +349,18 @@ where
     {
         let (mut attempts, refused) = start(self.policy, self.budget, self.breaker, true);
         let (limit, rules) = (self.limit, self.rules);
+        let mut kept = None;
         loop {
             let outcome = match refusal(&mut attempts, refused) {
-                Some(error) => Err(error),
+                Some(error) => kept.take().unwrap_or(Err(error)),
                 None => attempts.call_limited(limit, &mut attempt),
             };
-            match attempts.next(&rules, outcome) {
+            match attempts.next_keeping(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue(wait) => sleep_blocking(wait),
+                ControlFlow::Continue((wait, outcome)) => {
+                    kept = refused.is_some().then_some(outcome);
+                    sleep_blocking(wait);
+                }
             }
         }
     }
@@ -364,7 +375,7 @@ fn start<'p, E>(
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     blocking: bool,
 ) -> (
-    Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
     Option<Refusal<E>>,
 ) {
     let attempts = if blocking {
@@ -379,7 +390,7 @@ fn start<'p, E>(
 /// The error of an attempt the breaker refuses, or `None` to make it.
 /// Without a breaker every attempt is made.
 fn refusal<'p, E>(
-    attempts: &mut Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    attempts: &mut Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
     refused: Option<Refusal<E>>,
 ) -> Option<E> {
     if attempts.acquire() {

@@ -7,7 +7,7 @@ use core::time::Duration;
 use std::error::Error;
 
 use crate::attempts::Attempts;
-use crate::breaker::Guarded;
+use crate::breaker::AttemptPermit;
 use crate::classify::chain::Chain;
 use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Stop};
@@ -15,7 +15,7 @@ use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Stop};
 /// One call's retry state under a policy.
 #[derive(Debug)]
 pub(crate) struct Call<'p> {
-    attempts: Attempts<'p, Option<Guarded<'p>>, Option<&'p RetryBudget>>,
+    attempts: Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
 }
 
 impl<'p> Call<'p> {

@@ -191,6 +191,7 @@ mod attempts;
 mod breaker;
 mod budget;
 mod call_state;
+mod circuit;
 pub mod classify;
 mod clock;
 #[cfg(feature = "serde")]
@@ -227,8 +228,9 @@ pub mod tower;
 #[doc(hidden)]
 pub mod __private;
 
-pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit, CircuitState};
+pub use breaker::{CircuitBreaker, CircuitOpen, CircuitPermit};
 pub use budget::RetryBudget;
+pub use circuit::{CircuitState, Transition};
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
 pub use driver::{DefaultRetry, Retry};

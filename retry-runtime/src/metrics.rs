@@ -144,12 +144,6 @@ fn count(index: usize) {
     }
 }
 
-// Transitions of every circuit breaker, by the state entered. Rare, so one
-// shared atomic each.
-static CIRCUIT_OPENED: AtomicU64 = AtomicU64::new(0);
-static CIRCUIT_HALF_OPENED: AtomicU64 = AtomicU64::new(0);
-static CIRCUIT_CLOSED: AtomicU64 = AtomicU64::new(0);
-
 /// Totals since the process started, over every retried function.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
@@ -192,6 +186,8 @@ pub fn snapshot() -> Counters {
         }
     }
     drop(threads);
+    // Counted where a breaker reports its transitions, below this module.
+    let (circuit_opened, circuit_half_opened, circuit_closed) = crate::circuit::counts();
     Counters {
         retries: total[RETRIES],
         exhausted: total[EXHAUSTED],
@@ -201,9 +197,9 @@ pub fn snapshot() -> Counters {
         hint_too_long: total[HINT_TOO_LONG],
         nested: total[NESTED],
         open: total[OPEN],
-        circuit_opened: CIRCUIT_OPENED.load(Ordering::Relaxed),
-        circuit_half_opened: CIRCUIT_HALF_OPENED.load(Ordering::Relaxed),
-        circuit_closed: CIRCUIT_CLOSED.load(Ordering::Relaxed),
+        circuit_opened,
+        circuit_half_opened,
+        circuit_closed,
     }
 }
 
@@ -225,17 +221,12 @@ pub const RETRIES_TOTAL: &str = "retry_runtime_retries_total";
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
 
-/// The facade counter of circuit breaker transitions, labelled `breaker`,
-/// `from` and `to` (`closed`, `half_open`, `open`).
+// The breaker's names live with the one place its transitions are
+// reported (below the breaker and this module, so neither imports the
+// other).
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "retry_runtime_circuit_transitions_total";
-
-/// The facade gauge of each circuit breaker's state, labelled `breaker`:
-/// 0 closed, 1 half-open, 2 open.
-#[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";
+pub use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 
 /// The name [`RETRIES_TOTAL`] had before 0.2, still emitted alongside it
 /// (same label, same counts) for this release only, so that dashboards can
@@ -335,68 +326,6 @@ pub(crate) fn record_stop(stop: Stop, function: &'static str) {
         Stop::Nested => NESTED,
         Stop::Open => OPEN,
     });
-}
-
-/// A circuit breaker's state, as plain data: the `from`/`to` label and the
-/// gauge's value. The breaker maps its own state onto these, so that this
-/// module knows nothing of the breaker.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum CircuitLevel {
-    /// `closed`, 0.
-    Closed,
-    /// `half_open`, 1.
-    HalfOpen,
-    /// `open`, 2.
-    Open,
-}
-
-impl CircuitLevel {
-    #[cfg(feature = "metrics")]
-    const fn label(self) -> &'static str {
-        match self {
-            CircuitLevel::Closed => "closed",
-            CircuitLevel::HalfOpen => "half_open",
-            CircuitLevel::Open => "open",
-        }
-    }
-
-    #[cfg(feature = "metrics")]
-    const fn gauge(self) -> f64 {
-        match self {
-            CircuitLevel::Closed => 0.0,
-            CircuitLevel::HalfOpen => 1.0,
-            CircuitLevel::Open => 2.0,
-        }
-    }
-}
-
-/// The circuit breaker named `breaker` went from `from` to `to`: counted
-/// process-wide (by the state entered), and through the facade as a
-/// transition and the breaker's new state.
-#[cold]
-#[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn record_circuit_transition(
-    breaker: &'static str,
-    from: CircuitLevel,
-    to: CircuitLevel,
-) {
-    let counter = match to {
-        CircuitLevel::Open => &CIRCUIT_OPENED,
-        CircuitLevel::HalfOpen => &CIRCUIT_HALF_OPENED,
-        CircuitLevel::Closed => &CIRCUIT_CLOSED,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
-    #[cfg(feature = "metrics")]
-    {
-        ::metrics::counter!(
-            CIRCUIT_TRANSITIONS_TOTAL,
-            "breaker" => breaker,
-            "from" => from.label(),
-            "to" => to.label(),
-        )
-        .increment(1);
-        ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker).set(to.gauge());
-    }
 }
 
 #[cfg(test)]

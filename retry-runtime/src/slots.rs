@@ -3,7 +3,7 @@
 //! ([`BudgetSlot`]). A call that names neither holds [`NoBreaker`] and
 //! [`NoBudget`], which take no room and compile to nothing.
 
-use crate::breaker::Guarded;
+use crate::breaker::{AttemptPermit, Mark};
 use crate::{CircuitBreaker, RetryBudget};
 
 /// The circuit breaker a call asks before each attempt and tells each
@@ -18,6 +18,10 @@ pub trait BreakerSlot {
     fn record(&mut self, success: bool) -> bool;
     /// The breaker, if there is one.
     fn breaker(&self) -> Option<&CircuitBreaker>;
+    /// What the attempt running marks its thread with while it holds a
+    /// permit, so that a retried function it calls with the same breaker
+    /// runs under that permit.
+    fn mark(&mut self) -> Option<Mark<'_>>;
 }
 
 /// The breaker of a call that names none: every attempt is made.
@@ -37,19 +41,27 @@ impl BreakerSlot for NoBreaker {
     fn breaker(&self) -> Option<&CircuitBreaker> {
         None
     }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        None
+    }
 }
 
-impl BreakerSlot for Guarded<'_> {
+impl BreakerSlot for AttemptPermit<'_> {
     fn acquire(&mut self, blocking: bool) -> bool {
-        Guarded::admit(self, blocking)
+        AttemptPermit::acquire(self, blocking)
     }
 
     fn record(&mut self, success: bool) -> bool {
-        Guarded::record(self, success)
+        AttemptPermit::record(self, success)
     }
 
     fn breaker(&self) -> Option<&CircuitBreaker> {
-        Some(Guarded::breaker(self))
+        Some(AttemptPermit::breaker(self))
+    }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        AttemptPermit::mark(self)
     }
 }
 
@@ -65,6 +77,10 @@ impl<S: BreakerSlot> BreakerSlot for Option<S> {
 
     fn breaker(&self) -> Option<&CircuitBreaker> {
         self.as_ref().and_then(BreakerSlot::breaker)
+    }
+
+    fn mark(&mut self) -> Option<Mark<'_>> {
+        self.as_mut().and_then(BreakerSlot::mark)
     }
 }
 

@@ -8,7 +8,10 @@
 //!     let attempt = pin!(limit.attempt(attempts.attempt_timeout(), async { /* body */ }));
 //!     attempts.scoped(attempt).await
 //! } else {
-//!     circuit_open()                           // or circuit_open_with(circuit_open)
+//!     match last.take() {                      // a refused retry: the last error
+//!         Some(outcome) => outcome,
+//!         None => circuit_open(),              // or circuit_open_with(circuit_open)
+//!     }
 //! }
 //! ```
 //!
@@ -92,12 +95,17 @@ impl Expansion<'_> {
         names: &Names,
     ) -> TokenStream {
         let Expansion {
-            output, arguments, ..
+            output,
+            arguments,
+            private,
+            ..
         } = self;
         let Names {
             attempts,
             attempt,
             limit,
+            outcome,
+            last,
             ..
         } = names;
         let fresh = &arguments.fresh;
@@ -139,9 +147,18 @@ impl Expansion<'_> {
         let run = quote!({ #fresh #run });
         match &self.config.breaker {
             Some(breaker) => {
+                // A retry the breaker refuses returns the caller's own last
+                // error, kept through the wait, not the refusal.
                 let refused = self.refused(breaker);
                 quote! {
-                    if #attempts.acquire() { #run } else { #refused }
+                    if #attempts.acquire() {
+                        #run
+                    } else {
+                        match #last.take() {
+                            #private::Some(#outcome) => #outcome,
+                            #private::None => #refused,
+                        }
+                    }
                 }
             }
             None => run,
@@ -185,6 +202,8 @@ pub(super) struct Names {
     pub wait: Ident,
     pub limit: Ident,
     pub policy: Ident,
+    /// With `breaker`: the last retried outcome, kept through the wait.
+    pub last: Ident,
 }
 
 impl Names {
@@ -197,6 +216,7 @@ impl Names {
             wait: Ident::new("wait", span),
             limit: Ident::new("limit", span),
             policy: Ident::new("policy", span),
+            last: Ident::new("last", span),
         }
     }
 }

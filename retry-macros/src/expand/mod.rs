@@ -23,7 +23,10 @@
 //! so each attempt borrows the arguments afresh and a body that moves one
 //! gets the compiler's own "moved in previous iteration of loop" error at the
 //! move. The outcome is consumed by `next` before the wait, so an error that
-//! is not `Send` never makes the future `!Send`. Locals use
+//! is not `Send` never makes the future `!Send`; with `breaker`,
+//! `next_keeping` hands a retried outcome back and the loop keeps it through
+//! the wait, to return it should the breaker refuse the retry (there the
+//! error must be `Send` for the future to be). Locals use
 //! `Span::mixed_site()`, invisible to the body; the braces around the body
 //! are the expansion's, so a one-line body is no `unused_braces` of the
 //! user's.
@@ -178,6 +181,7 @@ impl Expansion<'_> {
             wait,
             limit,
             policy: policy_copy,
+            last,
             ..
         } = &names;
 
@@ -257,8 +261,26 @@ impl Expansion<'_> {
         let at = Span::mixed_site().located_at(output.span());
         let attempts_at = Ident::new("attempts", at);
         let outcome_at = Ident::new("outcome", at);
+        // With `breaker`, a retried outcome comes back with the wait and is
+        // kept through it, to be returned should the breaker refuse the retry.
+        let (next_fn, keep, continued) = if config.breaker.is_some() {
+            (
+                quote!(#private::Attempts::next_keeping),
+                quote!(let mut #last: ::core::option::Option<#output> = #private::None;),
+                quote!(#private::ControlFlow::Continue((#wait, #outcome)) => {
+                    #last = #private::Some(#outcome);
+                    #wait
+                }),
+            )
+        } else {
+            (
+                quote!(#private::Attempts::next),
+                TokenStream::new(),
+                quote!(#private::ControlFlow::Continue(#wait) => #wait,),
+            )
+        };
         let next = call_spanned(
-            quote!(#private::Attempts::next),
+            next_fn,
             quote_spanned!(output.span()=> &mut #attempts_at, &#rules, #outcome_at),
             output.span(),
         );
@@ -278,6 +300,7 @@ impl Expansion<'_> {
             #copy_policy
             #started
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
+            #keep
             loop {
                 let #outcome: #output = #attempt;
                 let #wait = match #next {
@@ -285,7 +308,7 @@ impl Expansion<'_> {
                         #gave_up
                         return #outcome;
                     }
-                    #private::ControlFlow::Continue(#wait) => #wait,
+                    #continued
                 };
                 #sleep
                 #restore

@@ -77,7 +77,7 @@ where
 {
     type Response = S::Response;
     type Error = BreakerError<S::Error>;
-    type Future = Guarded<S::Future, C, Req>;
+    type Future = CircuitBreakerFuture<S::Future, C, Req>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
         self.inner.poll_ready(cx).map_err(BreakerError::Service)
@@ -85,13 +85,13 @@ where
 
     fn call(&mut self, request: Req) -> Self::Future {
         match self.breaker.acquire() {
-            Ok(permit) => Guarded {
+            Ok(permit) => CircuitBreakerFuture {
                 future: Some(self.inner.call(request.clone())),
                 permit: Some(permit),
                 request: Some(request),
                 classifier: self.classifier.clone(),
             },
-            Err(CircuitOpen) => Guarded {
+            Err(CircuitOpen) => CircuitBreakerFuture {
                 future: None,
                 permit: None,
                 request: None,
@@ -106,7 +106,7 @@ pin_project_lite::pin_project! {
     /// recorded when it ends; dropped before, it frees its probe slot), or
     /// one it refused.
     #[must_use = "futures do nothing unless polled"]
-    pub struct Guarded<F, C, Req> {
+    pub struct CircuitBreakerFuture<F, C, Req> {
         #[pin]
         future: Option<F>,
         permit: Option<CircuitPermit<'static>>,
@@ -115,7 +115,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<F, C, Req, Res, E> Future for Guarded<F, C, Req>
+impl<F, C, Req, Res, E> Future for CircuitBreakerFuture<F, C, Req>
 where
     F: Future<Output = Result<Res, E>>,
     C: Classify<Req, Res, E>,
@@ -143,6 +143,7 @@ where
 
 /// The error of a service behind a [`CircuitBreakerLayer`].
 #[derive(Debug)]
+#[non_exhaustive]
 pub enum BreakerError<E> {
     /// The breaker refused the call: the circuit is open.
     Open(CircuitOpen),
@@ -150,11 +151,15 @@ pub enum BreakerError<E> {
     Service(E),
 }
 
-impl<E: core::fmt::Display> core::fmt::Display for BreakerError<E> {
+impl<E> core::fmt::Display for BreakerError<E> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         match self {
             BreakerError::Open(open) => open.fmt(f),
-            BreakerError::Service(error) => error.fmt(f),
+            // The service's error is the source: saying it here too would
+            // print it twice in a report that walks the chain (`{:#}`).
+            BreakerError::Service(_) => {
+                f.write_str("the service behind the circuit breaker failed")
+            }
         }
     }
 }

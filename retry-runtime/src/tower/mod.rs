@@ -129,7 +129,9 @@ use std::sync::Arc;
 use ::tower::Layer;
 
 pub use self::body::{Playback, Recording, ReplayBody, Tape};
-pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService, Guarded};
+pub use self::breaker::{
+    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService,
+};
 pub use self::classify::{Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
 use self::service::Settings;

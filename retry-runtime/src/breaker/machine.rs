@@ -1,0 +1,149 @@
+//! The state machine: who may make a call, and what an outcome does to the
+//! state. Each step changes the [`Word`] with one compare-and-swap and hands
+//! the change to [`CircuitBreaker::announce`]; nothing here reports
+//! anything itself.
+
+use super::permit::{self, Kind};
+use super::word::Word;
+use super::{CircuitBreaker, CircuitOpen};
+use crate::circuit::CircuitState;
+use crate::clock::Clock;
+
+impl CircuitBreaker {
+    /// Lets a call through, as the kind of permit it gets, or refuses it.
+    pub(super) fn enter(&self, clock: Clock) -> Result<Kind, CircuitOpen> {
+        if permit::held_here(self) {
+            return Ok(Kind::Nested);
+        }
+        let word = self.state.load();
+        // The closed circuit's path reads nothing but the word.
+        if word.state() == CircuitState::Closed {
+            return Ok(Kind::Closed);
+        }
+        let mut now = None;
+        let step = self.state.update(|word| match word.state() {
+            CircuitState::Closed => Err(Ok(Kind::Closed)),
+            CircuitState::Open => {
+                let now = *now.get_or_insert_with(|| self.now_ms(clock));
+                if word.is_forced() || now < word.open_until() {
+                    return Err(Err(CircuitOpen));
+                }
+                Ok(Word::half_open(
+                    word.trips(),
+                    word.round().wrapping_add(1),
+                    1,
+                    0,
+                ))
+            }
+            _ => {
+                if word.probes_out() >= self.probes {
+                    return Err(Err(CircuitOpen));
+                }
+                Ok(Word::half_open(
+                    word.trips(),
+                    word.round(),
+                    word.probes_out() + 1,
+                    word.probe_successes(),
+                ))
+            }
+        });
+        let answer = match step {
+            Ok((before, after)) => {
+                self.announce(before, after, now);
+                Ok(Kind::Probe(after.round()))
+            }
+            // The word stays: the answer is known without a change.
+            Err(answer) => answer,
+        };
+        if answer.is_err() {
+            permit::refused_here();
+        }
+        answer
+    }
+
+    /// Settles a call let through as `kind`: its outcome (`Some(success)`),
+    /// or `None` for a call given up (its permit dropped) or one whose
+    /// failure is not the dependency's.
+    pub(super) fn settle(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
+        match (kind, outcome) {
+            (Kind::Closed, Some(success)) => self.settle_closed(success, clock),
+            (Kind::Probe(round), outcome) => self.settle_probe(round, outcome, clock),
+            (Kind::Closed | Kind::Nested, _) => {}
+        }
+    }
+
+    /// Counts a closed-circuit call's outcome in the window, and opens the
+    /// circuit when the window says so. Outcomes of calls let through while
+    /// the circuit was closed but finishing after it opened are dropped, as
+    /// are those of a circuit an operator holds closed.
+    fn settle_closed(&self, success: bool, clock: Clock) {
+        let current = self.state.load();
+        if current.state() != CircuitState::Closed || current.is_forced() {
+            return;
+        }
+        let now = self.now_ms(clock);
+        if !self.window.record(&self.thresholds, now, success) {
+            return;
+        }
+        let opened = Word::open(1, current.round(), now.saturating_add(self.open_period(1)));
+        // Only from the word the outcome was counted under: a circuit that
+        // opened, or was reset, meanwhile is left as it is.
+        let step = self
+            .state
+            .update(|word| if word == current { Ok(opened) } else { Err(()) });
+        if let Ok((before, after)) = step {
+            self.announce(before, after, Some(now));
+        }
+    }
+
+    /// A probe's outcome, or `None` for one given up: frees its place, and
+    /// closes or reopens the circuit. A probe of an earlier round changes
+    /// nothing.
+    fn settle_probe(&self, round: u8, outcome: Option<bool>, clock: Clock) {
+        let mut now = None;
+        let step = self.state.update(|word| {
+            if word.state() != CircuitState::HalfOpen || word.round() != round {
+                return Err(());
+            }
+            let (trips, out) = (word.trips(), word.probes_out().saturating_sub(1));
+            let successes = word.probe_successes();
+            Ok(match outcome {
+                None => Word::half_open(trips, round, out, successes),
+                Some(true) if successes + 1 >= self.close_after => Word::closed(round),
+                Some(true) => Word::half_open(trips, round, out, successes + 1),
+                Some(false) => {
+                    let now = *now.get_or_insert_with(|| self.now_ms(clock));
+                    let trips = trips + 1;
+                    Word::open(trips, round, now.saturating_add(self.open_period(trips)))
+                }
+            })
+        });
+        let Ok((before, after)) = step else {
+            return;
+        };
+        if after.state() == CircuitState::Closed {
+            self.window.clear();
+        }
+        self.announce(before, after, now);
+    }
+
+    /// The open period after `trips` openings in a row, jittered, in
+    /// milliseconds.
+    fn open_period(&self, trips: u64) -> u64 {
+        let doublings = u32::try_from(trips.saturating_sub(1)).unwrap_or(u32::MAX);
+        let period = self
+            .open_ms
+            .saturating_mul(1u64.checked_shl(doublings).unwrap_or(u64::MAX))
+            .min(self.max_open_ms.max(self.open_ms));
+        let spread =
+            u64::try_from(u128::from(period) * u128::from(self.jitter) / 1000).unwrap_or(period);
+        if spread == 0 {
+            return period;
+        }
+        let cut = match spread.checked_add(1) {
+            Some(range) => crate::rng::next_u64() % range,
+            None => crate::rng::next_u64(),
+        };
+        period - cut.min(period)
+    }
+}

@@ -1,0 +1,473 @@
+//! A circuit breaker shared by every call that names it: when most calls to
+//! a dependency fail, it refuses calls at once instead of sending them, and
+//! lets a few probes through now and then to learn when the dependency is
+//! back.
+//!
+//! This file is the public type and its settings; [`machine`] is the state
+//! machine (which returns its transitions; this file reports them),
+//! [`window`] the closed circuit's record of outcomes, [`word`] the packed
+//! state, [`permit`] the permits calls go through with, and [`open`] the
+//! error of a refused call.
+
+mod machine;
+mod open;
+mod permit;
+mod window;
+mod word;
+
+use core::fmt;
+use core::time::Duration;
+#[cfg(not(loom))]
+use std::sync::OnceLock;
+
+#[cfg(not(loom))]
+use crate::clock::Instant;
+
+use crate::circuit::{self, CircuitState, Transition};
+use crate::clock::Clock;
+
+pub use open::CircuitOpen;
+pub use permit::CircuitPermit;
+#[doc(hidden)]
+pub use permit::{AttemptPermit, Holding, Mark};
+
+use window::{Thresholds, Window, BUCKETS};
+use word::{StateCell, Word, COUNT_MAX};
+
+/// A circuit breaker shared by every call that names it.
+///
+/// Retries and a [`RetryBudget`](crate::RetryBudget) limit the extra calls
+/// made for failures, but every request still makes its first call, and
+/// waits for it to fail. When a dependency is down, a breaker stops sending
+/// calls at all: callers get [`CircuitOpen`] at once, and only a few probe
+/// calls test whether the dependency is back.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{retry, CircuitBreaker};
+///
+/// static INVENTORY: CircuitBreaker = CircuitBreaker::new()
+///     .with_failure_ratio(0.5)
+///     .with_min_calls(20)
+///     .with_open_for(Duration::from_secs(5));
+///
+/// #[retry(max = 3, breaker = &INVENTORY)]
+/// async fn reserve(item: u64) -> Result<u64, std::io::Error> {
+///     Ok(item)
+/// }
+/// ```
+///
+/// # States
+///
+/// - **Closed**: calls go through; each outcome is counted in a window of
+///   the last `window` (ten buckets of a tenth each, so the window slides in
+///   tenths). A failure is an error `on` accepts or an `Ok` value `on_ok`
+///   accepts: what the loop would retry. An error `on` rejects (a 404) shows
+///   the dependency answering, and counts as a success. When at least
+///   `min_calls` calls in the window have finished and the share that failed
+///   reaches `failure_ratio`, the circuit opens. So it does too after
+///   `consecutive_failures` failures in a row, whatever the window holds:
+///   when a busy dependency goes down at once, the successes of the seconds
+///   before would otherwise keep the ratio low while every call fails.
+/// - **Open**: every call fails at once with [`CircuitOpen`], without running
+///   the body, for the open period.
+/// - **Half-open**: after the open period, at most `probes` calls at a time
+///   go through; the others are refused. After `close_after` probes
+///   succeed, the circuit closes with an empty window. A probe that fails
+///   opens it again, for twice as long as the time before, up to
+///   `max_open_for`. A probe dropped before its outcome (a cancelled call)
+///   frees its place and counts as nothing.
+///
+/// Each open period is drawn uniformly from `[(1 - jitter) * period,
+/// period]`, so that a fleet of clients that opened together does not probe
+/// together.
+///
+/// # Defaults
+///
+/// Suited to an HTTP dependency called a few times a second or more:
+///
+/// | setting | default |
+/// |---|---|
+/// | `window` | 10 s |
+/// | `min_calls` | 20 |
+/// | `failure_ratio` | 0.5 |
+/// | `consecutive_failures` | 10 |
+/// | `open_for` | 5 s |
+/// | `max_open_for` | 30 s |
+/// | `probes` | 3 |
+/// | `close_after` | 3 |
+/// | `jitter` | 0.5 |
+///
+/// # With retries
+///
+/// The loop asks the breaker for a permit before every attempt. A refused
+/// first attempt fails with `E::from(CircuitOpen)` and is not retried
+/// (reason [`Stop::Open`](crate::Stop::Open)). A failed attempt is not
+/// retried either when the breaker is open by then: the caller gets that
+/// attempt's error at once, without the wait.
+///
+/// # On two layers
+///
+/// A retried function and a retried function it calls may name the same
+/// breaker (a service handler and the client it calls). The inner call then
+/// runs under the permit of the outer attempt: it is not refused, its
+/// outcome is not recorded (the outer attempt's is, once), and a half-open
+/// circuit's probe is the outer call. A call refused by another breaker
+/// inside an attempt does not count against this one: the failure it
+/// causes says nothing of this breaker's dependency.
+///
+/// # Operators
+///
+/// [`on_transition`](Self::on_transition) calls a function at every change
+/// of state; [`force_open`](Self::force_open),
+/// [`force_closed`](Self::force_closed) and [`reset`](Self::reset) take
+/// manual control. All work on a `static`.
+///
+/// # Guarantees
+///
+/// The state is one atomic word, and the window ten more, updated with
+/// compare-and-swap: no lock, no allocation, nothing spawned. The clock is
+/// tokio's in a tokio runtime, so a paused test clock drives it; plain
+/// functions read the real clock, as their waits do. Time is counted in
+/// milliseconds from the breaker's first use, and every sum saturates.
+pub struct CircuitBreaker {
+    state: StateCell,
+    window: Window,
+    thresholds: Thresholds,
+    /// The breaker's time zero, taken at its first use, since a `static`
+    /// cannot read the clock.
+    #[cfg(not(loom))]
+    epoch: OnceLock<Instant>,
+    /// The model's clock, in milliseconds, moved by the model alone.
+    #[cfg(loom)]
+    now: loom::sync::atomic::AtomicU64,
+    open_ms: u64,
+    max_open_ms: u64,
+    probes: u64,
+    close_after: u64,
+    /// The jitter, in thousandths.
+    jitter: u64,
+    name: &'static str,
+    on_transition: Option<fn(&CircuitBreaker, Transition)>,
+}
+
+/// A millisecond count from a duration, saturating.
+const fn millis(d: Duration) -> u64 {
+    let ms = d.as_millis();
+    if ms > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        ms as u64
+    }
+}
+
+/// Thousandths from a ratio in `[0, 1]`; NaN and negatives are 0, more than
+/// 1 is 1.
+const fn thousandths(ratio: f32) -> u64 {
+    // Float-to-integer `as` saturates, and NaN becomes 0.
+    let value = (ratio as f64 * 1000.0 + 0.5) as u64;
+    if value > 1000 {
+        1000
+    } else {
+        value
+    }
+}
+
+const fn clamp_count(count: u32) -> u64 {
+    let count = count as u64;
+    if count == 0 {
+        1
+    } else if count > COUNT_MAX {
+        COUNT_MAX
+    } else {
+        count
+    }
+}
+
+impl Default for CircuitBreaker {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl CircuitBreaker {
+    /// A closed breaker with the defaults: see the table above.
+    #[cfg(not(loom))]
+    #[must_use]
+    pub const fn new() -> Self {
+        CircuitBreaker {
+            state: StateCell::new(),
+            window: Window::new(),
+            thresholds: Thresholds::DEFAULT,
+            epoch: OnceLock::new(),
+            open_ms: 5000,
+            max_open_ms: 30_000,
+            probes: 3,
+            close_after: 3,
+            jitter: 500,
+            name: "circuit",
+            on_transition: None,
+        }
+    }
+
+    /// Under loom, whose atomics cannot be made in a `const fn`.
+    #[cfg(loom)]
+    #[must_use]
+    pub fn new() -> Self {
+        CircuitBreaker {
+            state: StateCell::new(),
+            window: Window::new(),
+            thresholds: Thresholds::DEFAULT,
+            now: loom::sync::atomic::AtomicU64::new(0),
+            open_ms: 5000,
+            max_open_ms: 30_000,
+            probes: 3,
+            close_after: 3,
+            jitter: 500,
+            name: "circuit",
+            on_transition: None,
+        }
+    }
+
+    /// How far back outcomes count, in tenths (at least a millisecond each).
+    #[must_use]
+    pub const fn with_window(mut self, window: Duration) -> Self {
+        let bucket = millis(window) / BUCKETS as u64;
+        self.thresholds.bucket_ms = if bucket == 0 { 1 } else { bucket };
+        self
+    }
+
+    /// The fewest finished calls in the window before the ratio is judged, so
+    /// that two failures out of three do not open the circuit.
+    #[must_use]
+    pub const fn with_min_calls(mut self, min_calls: u32) -> Self {
+        self.thresholds.min_calls = if min_calls == 0 { 1 } else { min_calls as u64 };
+        self
+    }
+
+    /// The share of failed calls in the window at which the circuit opens,
+    /// from 0 to 1 (kept to three decimals).
+    #[must_use]
+    pub const fn with_failure_ratio(mut self, failure_ratio: f32) -> Self {
+        self.thresholds.failure_ratio = thousandths(failure_ratio);
+        self
+    }
+
+    /// The failures in a row, while closed, that open the circuit whatever
+    /// the window holds; 0 for none.
+    #[must_use]
+    pub const fn with_consecutive_failures(mut self, failures: u32) -> Self {
+        self.thresholds.consecutive_failures = if failures == 0 {
+            u64::MAX
+        } else {
+            failures as u64
+        };
+        self
+    }
+
+    /// The first open period (before jitter).
+    #[must_use]
+    pub const fn with_open_for(mut self, open_for: Duration) -> Self {
+        self.open_ms = millis(open_for);
+        self
+    }
+
+    /// The longest open period: each failed probe doubles the period, up to
+    /// this.
+    #[must_use]
+    pub const fn with_max_open_for(mut self, max_open_for: Duration) -> Self {
+        self.max_open_ms = millis(max_open_for);
+        self
+    }
+
+    /// The most probe calls at a time when half-open (1 to 65535).
+    #[must_use]
+    pub const fn with_probes(mut self, probes: u32) -> Self {
+        self.probes = clamp_count(probes);
+        self
+    }
+
+    /// The probe successes that close the circuit (1 to 65535).
+    #[must_use]
+    pub const fn with_close_after(mut self, successes: u32) -> Self {
+        self.close_after = clamp_count(successes);
+        self
+    }
+
+    /// How much of each open period is drawn at random, from 0 (exactly the
+    /// period) to 1 (uniform between zero and the period).
+    #[must_use]
+    pub const fn with_jitter(mut self, jitter: f32) -> Self {
+        self.jitter = thousandths(jitter);
+        self
+    }
+
+    /// The name `tracing` events and the metrics' `breaker` label give the
+    /// breaker.
+    #[must_use]
+    pub const fn with_name(mut self, name: &'static str) -> Self {
+        self.name = name;
+        self
+    }
+
+    /// Calls `callback` at every change of state, on the thread that made
+    /// it, just after it is made: to log it, page someone, or export it.
+    /// Keep it short; it runs inside the call that caused the change.
+    ///
+    /// ```
+    /// use retry_runtime::{CircuitBreaker, CircuitState, Transition};
+    ///
+    /// fn page_when_open(breaker: &CircuitBreaker, change: Transition) {
+    ///     if change.to() == CircuitState::Open {
+    ///         eprintln!("{} is refusing calls", breaker.name());
+    ///     }
+    /// }
+    ///
+    /// static PAYMENTS: CircuitBreaker = CircuitBreaker::new()
+    ///     .with_name("payments")
+    ///     .on_transition(page_when_open);
+    /// ```
+    #[must_use]
+    pub const fn on_transition(mut self, callback: fn(&CircuitBreaker, Transition)) -> Self {
+        self.on_transition = Some(callback);
+        self
+    }
+
+    /// The name `tracing` events and the metrics' `breaker` label give the
+    /// breaker.
+    #[must_use]
+    pub const fn name(&self) -> &'static str {
+        self.name
+    }
+
+    /// Where the breaker stands now. An open breaker whose period has ended
+    /// is still `Open` until a call asks to go through.
+    #[must_use]
+    pub fn state(&self) -> CircuitState {
+        self.state.load().state()
+    }
+
+    /// Asks to make a call: a [`CircuitPermit`] to record its outcome with, or
+    /// [`CircuitOpen`] when the call must not be made.
+    ///
+    /// The retry loop calls this before every attempt; call it yourself to
+    /// guard a call outside the loop (a tower layer, a queue consumer).
+    /// Inside an attempt of a retried function that already holds a permit
+    /// of this breaker, the permit is that attempt's: never refused, and its
+    /// outcome is not recorded twice.
+    ///
+    /// # Errors
+    ///
+    /// [`CircuitOpen`] while the circuit is open, or half-open with every
+    /// probe place taken.
+    pub fn acquire(&self) -> Result<CircuitPermit<'_>, CircuitOpen> {
+        CircuitPermit::acquire(self, Clock::Async)
+    }
+
+    /// Opens the circuit until [`reset`](Self::reset) or
+    /// [`force_closed`](Self::force_closed): every call is refused, and no
+    /// probe is let through however long it stays open. For an operator
+    /// taking a dependency out of service.
+    pub fn force_open(&self) {
+        let before = self.state.load();
+        let open = Word::open(before.trips(), before.round().wrapping_add(1), 0).forced();
+        let before = self.state.swap(open);
+        self.announce(before, open, None);
+    }
+
+    /// Closes the circuit until [`reset`](Self::reset) or
+    /// [`force_open`](Self::force_open): every call goes through, and no
+    /// outcome is counted, so nothing opens it. For an operator who knows
+    /// better than the window (a dependency failing on purpose in a test).
+    pub fn force_closed(&self) {
+        let closed = Word::closed(self.state.load().round().wrapping_add(1)).forced();
+        let before = self.state.swap(closed);
+        self.window.clear();
+        self.announce(before, closed, None);
+    }
+
+    /// Closes the circuit with an empty window and resumes normal work:
+    /// ends [`force_open`](Self::force_open) and
+    /// [`force_closed`](Self::force_closed), and forgets past failures and
+    /// open periods.
+    pub fn reset(&self) {
+        let closed = Word::closed(self.state.load().round().wrapping_add(1));
+        let before = self.state.swap(closed);
+        self.window.clear();
+        self.announce(before, closed, None);
+    }
+
+    /// Whether a call asking now would be refused because the circuit is
+    /// open: a failed attempt then is not retried.
+    pub(crate) fn is_open(&self, blocking: bool) -> bool {
+        let word = self.state.load();
+        word.state() == CircuitState::Open
+            && (word.is_forced() || self.now_ms(Clock::of(blocking)) < word.open_until())
+    }
+
+    /// Milliseconds since the breaker's first use, on the clock the caller's
+    /// waits use.
+    #[cfg(not(loom))]
+    fn now_ms(&self, clock: Clock) -> u64 {
+        let now = clock.now();
+        let epoch = *self.epoch.get_or_init(|| now);
+        u64::try_from(now.saturating_duration_since(epoch).as_millis()).unwrap_or(u64::MAX)
+    }
+
+    /// The model's clock.
+    #[cfg(loom)]
+    fn now_ms(&self, _: Clock) -> u64 {
+        self.now.load(loom::sync::atomic::Ordering::SeqCst)
+    }
+
+    /// Moves the model's clock on by `ms`.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn advance(&self, ms: u64) {
+        self.now.fetch_add(ms, loom::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The probe round and the probes out, for the model's checks.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn probes_out(&self) -> (u8, u64) {
+        let word = self.state.load();
+        let out = match word.state() {
+            CircuitState::HalfOpen => word.probes_out(),
+            _ => 0,
+        };
+        (word.round(), out)
+    }
+
+    /// Tells the outside world of a change from `before` to `after`, if the
+    /// state changed: the process-wide counts, the metrics facade, `tracing`
+    /// and the callback. `now` is the time the change was made, when read.
+    #[cold]
+    fn announce(&self, before: Word, after: Word, now: Option<u64>) {
+        let (from, to) = (before.state(), after.state());
+        if from == to {
+            return;
+        }
+        let transition = Transition::new(from, to);
+        let open_ms = (to == CircuitState::Open && !after.is_forced())
+            .then(|| after.open_until().saturating_sub(now.unwrap_or(0)));
+        circuit::report(circuit::Report {
+            breaker: self.name,
+            transition,
+            probes: self.probes,
+            open_ms,
+        });
+        if let Some(callback) = self.on_transition {
+            callback(self, transition);
+        }
+    }
+}
+
+impl fmt::Debug for CircuitBreaker {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("CircuitBreaker")
+            .field("name", &self.name)
+            .field("state", &self.state())
+            .finish_non_exhaustive()
+    }
+}

@@ -1,0 +1,279 @@
+//! Permits: what a call the breaker lets through holds until its outcome is
+//! recorded. [`CircuitPermit`] for a call guarded by hand, [`AttemptPermit`]
+//! for the retry loop (the breaker of a call and the permit of its attempt
+//! running), and [`Mark`], which marks the thread while an attempt holding a
+//! permit is polled, so that a retried function it calls with the same
+//! breaker runs under that permit instead of asking for another.
+
+use core::cell::Cell;
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use super::{CircuitBreaker, CircuitOpen};
+use crate::clock::Clock;
+
+/// How a call was let through.
+#[derive(Clone, Copy, Debug)]
+pub(super) enum Kind {
+    /// While closed: its outcome is counted in the window.
+    Closed,
+    /// A probe of this round, while half-open.
+    Probe(u8),
+    /// Under the permit of an enclosing attempt, which records the outcome.
+    Nested,
+}
+
+/// A permit from a [`CircuitBreaker`] to make one call. Record the outcome
+/// with [`record`](CircuitPermit::record); a permit dropped without one
+/// frees its place and counts as nothing (a cancelled call says nothing of
+/// the dependency).
+#[derive(Debug)]
+#[must_use = "record the call's outcome with `CircuitPermit::record`"]
+pub struct CircuitPermit<'a> {
+    breaker: &'a CircuitBreaker,
+    kind: Option<Kind>,
+    clock: Clock,
+}
+
+impl<'a> CircuitPermit<'a> {
+    pub(super) fn acquire(breaker: &'a CircuitBreaker, clock: Clock) -> Result<Self, CircuitOpen> {
+        let kind = breaker.enter(clock)?;
+        Ok(CircuitPermit {
+            breaker,
+            kind: Some(kind),
+            clock,
+        })
+    }
+
+    /// Whether this call is one of the half-open breaker's probes.
+    #[must_use]
+    pub fn is_probe(&self) -> bool {
+        matches!(self.kind, Some(Kind::Probe(_)))
+    }
+
+    /// Whether this call runs under the permit of an enclosing retried
+    /// attempt, which records the outcome: [`record`](Self::record) then
+    /// records nothing.
+    #[must_use]
+    pub fn is_nested(&self) -> bool {
+        matches!(self.kind, Some(Kind::Nested))
+    }
+
+    /// Records the call's outcome: `false` for a failure the caller would
+    /// retry.
+    pub fn record(mut self, success: bool) {
+        if let Some(kind) = self.kind.take() {
+            self.breaker.settle(kind, Some(success), self.clock);
+        }
+    }
+}
+
+impl Drop for CircuitPermit<'_> {
+    fn drop(&mut self) {
+        if let Some(kind) = self.kind.take() {
+            self.breaker.settle(kind, None, self.clock);
+        }
+    }
+}
+
+/// The breaker of a call that names one, and the permit of the attempt
+/// running: a [`CircuitPermit`] without a second copy of the breaker's
+/// address. A permit dropped unrecorded (the call's future dropped
+/// mid-attempt) frees its place, as a dropped [`CircuitPermit`] does.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct AttemptPermit<'p> {
+    breaker: &'p CircuitBreaker,
+    /// `None` when the breaker refused the attempt running, or once its
+    /// outcome is recorded.
+    kind: Option<Kind>,
+    clock: Clock,
+    /// Another breaker refused a call made inside the attempt running: its
+    /// failure is then not counted against this one.
+    refused_inside: bool,
+}
+
+impl<'p> AttemptPermit<'p> {
+    pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
+        AttemptPermit {
+            breaker,
+            kind: None,
+            clock: Clock::Async,
+            refused_inside: false,
+        }
+    }
+
+    /// Asks for a permit for the next attempt: whether it may be made.
+    pub(crate) fn acquire(&mut self, blocking: bool) -> bool {
+        if let Some(unrecorded) = self.kind.take() {
+            self.breaker.settle(unrecorded, None, self.clock);
+        }
+        self.clock = Clock::of(blocking);
+        self.refused_inside = false;
+        self.kind = self.breaker.enter(self.clock).ok();
+        self.kind.is_some()
+    }
+
+    /// Records the attempt's outcome; `false` when the breaker refused the
+    /// attempt, which then never ran. A failure caused by another breaker's
+    /// refusal inside the attempt is not the dependency's: it frees the
+    /// permit and counts as nothing.
+    pub(crate) fn record(&mut self, success: bool) -> bool {
+        let Some(kind) = self.kind.take() else {
+            return false;
+        };
+        let outcome = (success || !self.refused_inside).then_some(success);
+        self.breaker.settle(kind, outcome, self.clock);
+        true
+    }
+
+    pub(crate) fn breaker(&self) -> &'p CircuitBreaker {
+        self.breaker
+    }
+
+    /// The attempt's mark for the thread while it runs, if it holds a
+    /// permit; see [`Mark::hold`].
+    pub(crate) fn mark(&mut self) -> Option<Mark<'_>> {
+        self.kind.is_some().then_some(Mark {
+            breaker: self.breaker,
+            refused: &mut self.refused_inside,
+        })
+    }
+}
+
+impl Drop for AttemptPermit<'_> {
+    fn drop(&mut self) {
+        if let Some(kind) = self.kind.take() {
+            self.breaker.settle(kind, None, self.clock);
+        }
+    }
+}
+
+/// How many breakers a thread's attempts can hold at once, outer to inner;
+/// a deeper one is not seen (its inner calls ask for permits of their own).
+const DEPTH: usize = 4;
+
+/// The breakers whose permits the attempts being polled on this thread hold,
+/// by address, and whether a breaker refused a call made inside them.
+#[derive(Clone, Copy)]
+struct Held {
+    breakers: [usize; DEPTH],
+    len: usize,
+    refused: bool,
+}
+
+thread_local! {
+    static HELD: Cell<Held> = const {
+        Cell::new(Held { breakers: [0; DEPTH], len: 0, refused: false })
+    };
+}
+
+fn address(breaker: &CircuitBreaker) -> usize {
+    core::ptr::from_ref(breaker).addr()
+}
+
+/// Whether an attempt being polled on this thread holds a permit of
+/// `breaker`.
+pub(super) fn held_here(breaker: &CircuitBreaker) -> bool {
+    let held = HELD.with(Cell::get);
+    held.breakers[..held.len].contains(&address(breaker))
+}
+
+/// A breaker refused a call: marks the attempts being polled on this
+/// thread, if any.
+pub(super) fn refused_here() {
+    HELD.with(|cell| {
+        let mut held = cell.get();
+        if held.len != 0 {
+            held.refused = true;
+            cell.set(held);
+        }
+    });
+}
+
+/// What an attempt holding a permit marks the thread with while it runs:
+/// its breaker, and where to hand back whether a breaker refused a call
+/// inside it.
+#[doc(hidden)]
+#[derive(Debug)]
+pub struct Mark<'a> {
+    breaker: &'a CircuitBreaker,
+    refused: &'a mut bool,
+}
+
+impl Mark<'_> {
+    /// Marks the thread until the [`Hold`] is dropped: a call to the same
+    /// breaker made meanwhile (by a retried function the attempt calls)
+    /// runs under the attempt's permit.
+    pub(crate) fn hold(&mut self) -> Hold<'_> {
+        let outer = HELD.with(|cell| {
+            let outer = cell.get();
+            let mut mine = outer;
+            if mine.len < DEPTH {
+                mine.breakers[mine.len] = address(self.breaker);
+                mine.len += 1;
+            }
+            mine.refused = false;
+            cell.set(mine);
+            outer
+        });
+        Hold {
+            outer,
+            refused: self.refused,
+        }
+    }
+}
+
+/// The thread's marks while an attempt runs. On drop, restores the marks
+/// before and hands the attempt whether a breaker refused a call inside it.
+#[doc(hidden)]
+#[must_use]
+pub struct Hold<'a> {
+    outer: Held,
+    refused: &'a mut bool,
+}
+
+impl Drop for Hold<'_> {
+    fn drop(&mut self) {
+        let mut outer = self.outer;
+        let refused = HELD.with(Cell::get).refused;
+        *self.refused |= refused;
+        // A refusal deep inside is one inside the enclosing attempts too.
+        outer.refused |= refused;
+        HELD.with(|cell| cell.set(outer));
+    }
+}
+
+impl core::fmt::Debug for Hold<'_> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_struct("Hold").finish_non_exhaustive()
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt's future, polled with its permit's mark on the thread.
+    #[doc(hidden)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Holding<'a, F> {
+        #[pin]
+        attempt: F,
+        mark: Option<Mark<'a>>,
+    }
+}
+
+impl<'a, F> Holding<'a, F> {
+    pub(crate) fn new(mark: Option<Mark<'a>>, attempt: F) -> Self {
+        Holding { attempt, mark }
+    }
+}
+
+impl<F: Future> Future for Holding<'_, F> {
+    type Output = F::Output;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _hold = this.mark.as_mut().map(Mark::hold);
+        this.attempt.poll(cx)
+    }
+}
