@@ -326,11 +326,12 @@ impl Drop for Enter<'_> {
         STACK.with(|stack| {
             let depth = stack.depth.get();
             if let Some(slot) = stack.frames.get(depth) {
-                // All but the deadline, the nearest one, not the call's own.
-                *self.frame = Frame {
-                    deadline: self.frame.deadline,
-                    ..slot.get()
-                };
+                // What the attempt may have changed, and only that: the key,
+                // the mark of an inner give-up, the retried calls in flight.
+                let left = slot.get();
+                self.frame.key = left.key;
+                self.frame.inner_gave_up = left.inner_gave_up;
+                self.frame.in_flight = left.in_flight;
             }
             stack.depth.set(depth.saturating_sub(1));
         });
