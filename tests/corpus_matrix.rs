@@ -208,4 +208,5 @@ all_shapes!(
 async_shapes!(key_hedge, [hedge = "50ms", base = "1ms"]);
 all_shapes!(key_nested, [nested = "retry", base = "1ms"]);
 all_shapes!(key_policy, [policy = &POLICY]);
+all_shapes!(key_on_give_up, [on_give_up = |_, _| {}, base = "1ms"]);
 all_shapes!(key_crate, [crate = "::retry_runtime", base = "1ms"]);

@@ -78,6 +78,7 @@ pairs! {
     pair max_x_circuit_open [max = 3, breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async max_x_hedge [max = 3, hedge = "50ms", base = "1ms"];
     pair max_x_nested [max = 3, nested = "retry", base = "1ms"];
+    pair max_x_on_give_up [max = 3, on_give_up = |_, _| {}, base = "1ms"];
     pair max_x_crate [max = 3, crate = "::retry_runtime", base = "1ms"];
     pair base_x_cap [base = "2ms", cap = "5ms"];
     pair base_x_multiplier [base = "2ms", multiplier = 3];
@@ -96,6 +97,7 @@ pairs! {
     pair base_x_circuit_open [base = "2ms", breaker = &BREAKER, circuit_open = |_| Fail(0)];
     pair_async base_x_hedge [base = "2ms", hedge = "50ms"];
     pair base_x_nested [base = "2ms", nested = "retry"];
+    pair base_x_on_give_up [base = "2ms", on_give_up = |_, _| {}];
     pair base_x_crate [base = "2ms", crate = "::retry_runtime"];
     pair cap_x_multiplier [cap = "5ms", multiplier = 3, base = "1ms"];
     pair cap_x_jitter [cap = "5ms", jitter = "equal", base = "1ms"];
@@ -113,6 +115,7 @@ pairs! {
     pair cap_x_circuit_open [cap = "5ms", breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async cap_x_hedge [cap = "5ms", hedge = "50ms", base = "1ms"];
     pair cap_x_nested [cap = "5ms", nested = "retry", base = "1ms"];
+    pair cap_x_on_give_up [cap = "5ms", on_give_up = |_, _| {}, base = "1ms"];
     pair cap_x_crate [cap = "5ms", crate = "::retry_runtime", base = "1ms"];
     pair multiplier_x_jitter [multiplier = 3, jitter = "equal", base = "1ms"];
     pair multiplier_x_deadline [multiplier = 3, deadline = "10s", base = "1ms"];
@@ -129,6 +132,7 @@ pairs! {
     pair multiplier_x_circuit_open [multiplier = 3, breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async multiplier_x_hedge [multiplier = 3, hedge = "50ms", base = "1ms"];
     pair multiplier_x_nested [multiplier = 3, nested = "retry", base = "1ms"];
+    pair multiplier_x_on_give_up [multiplier = 3, on_give_up = |_, _| {}, base = "1ms"];
     pair multiplier_x_crate [multiplier = 3, crate = "::retry_runtime", base = "1ms"];
     pair jitter_x_deadline [jitter = "equal", deadline = "10s", base = "1ms"];
     pair jitter_x_on [jitter = "equal", on = |e: &Fail| e.0 < 100, base = "1ms"];
@@ -144,6 +148,7 @@ pairs! {
     pair jitter_x_circuit_open [jitter = "equal", breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async jitter_x_hedge [jitter = "equal", hedge = "50ms", base = "1ms"];
     pair jitter_x_nested [jitter = "equal", nested = "retry", base = "1ms"];
+    pair jitter_x_on_give_up [jitter = "equal", on_give_up = |_, _| {}, base = "1ms"];
     pair jitter_x_crate [jitter = "equal", crate = "::retry_runtime", base = "1ms"];
     pair deadline_x_on [deadline = "10s", on = |e: &Fail| e.0 < 100, base = "1ms"];
     pair deadline_x_on_ok [deadline = "10s", on_ok = |_| false, base = "1ms"];
@@ -158,6 +163,7 @@ pairs! {
     pair deadline_x_circuit_open [deadline = "10s", breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async deadline_x_hedge [deadline = "10s", hedge = "50ms", base = "1ms"];
     pair deadline_x_nested [deadline = "10s", nested = "retry", base = "1ms"];
+    pair deadline_x_on_give_up [deadline = "10s", on_give_up = |_, _| {}, base = "1ms"];
     pair deadline_x_crate [deadline = "10s", crate = "::retry_runtime", base = "1ms"];
     pair on_x_on_ok [on = |e: &Fail| e.0 < 100, on_ok = |_| false, base = "1ms"];
     pair on_x_retry_after [on = |e: &Fail| e.0 < 100, retry_after = |_: &Fail| None, base = "1ms"];
@@ -172,6 +178,7 @@ pairs! {
     pair_async on_x_hedge [on = |e: &Fail| e.0 < 100, hedge = "50ms", base = "1ms"];
     pair on_x_nested [on = |e: &Fail| e.0 < 100, nested = "retry", base = "1ms"];
     pair on_x_policy [on = |e: &Fail| e.0 < 100, policy = &POLICY];
+    pair on_x_on_give_up [on = |e: &Fail| e.0 < 100, on_give_up = |_, _| {}, base = "1ms"];
     pair on_x_crate [on = |e: &Fail| e.0 < 100, crate = "::retry_runtime", base = "1ms"];
     pair on_ok_x_retry_after [on_ok = |_| false, retry_after = |_: &Fail| None, base = "1ms"];
     pair on_ok_x_retry_after_ok [on_ok = |_| false, retry_after_ok = |_| None, base = "1ms"];
@@ -185,6 +192,7 @@ pairs! {
     pair_async on_ok_x_hedge [on_ok = |_| false, hedge = "50ms", base = "1ms"];
     pair on_ok_x_nested [on_ok = |_| false, nested = "retry", base = "1ms"];
     pair on_ok_x_policy [on_ok = |_| false, policy = &POLICY];
+    pair on_ok_x_on_give_up [on_ok = |_| false, on_give_up = |_, _| {}, base = "1ms"];
     pair on_ok_x_crate [on_ok = |_| false, crate = "::retry_runtime", base = "1ms"];
     pair retry_after_x_retry_after_ok [retry_after = |_: &Fail| None, on_ok = |_| false, retry_after_ok = |_| None, base = "1ms"];
     pair retry_after_x_budget [retry_after = |_: &Fail| None, budget = &BUDGET, base = "1ms"];
@@ -197,6 +205,7 @@ pairs! {
     pair_async retry_after_x_hedge [retry_after = |_: &Fail| None, hedge = "50ms", base = "1ms"];
     pair retry_after_x_nested [retry_after = |_: &Fail| None, nested = "retry", base = "1ms"];
     pair retry_after_x_policy [retry_after = |_: &Fail| None, policy = &POLICY];
+    pair retry_after_x_on_give_up [retry_after = |_: &Fail| None, on_give_up = |_, _| {}, base = "1ms"];
     pair retry_after_x_crate [retry_after = |_: &Fail| None, crate = "::retry_runtime", base = "1ms"];
     pair retry_after_ok_x_budget [on_ok = |_| false, retry_after_ok = |_| None, budget = &BUDGET, base = "1ms"];
     pair retry_after_ok_x_on_retry [on_ok = |_| false, retry_after_ok = |_| None, on_retry = |_: &Fail, _, _| {}, base = "1ms"];
@@ -208,6 +217,7 @@ pairs! {
     pair_async retry_after_ok_x_hedge [on_ok = |_| false, retry_after_ok = |_| None, hedge = "50ms", base = "1ms"];
     pair retry_after_ok_x_nested [on_ok = |_| false, retry_after_ok = |_| None, nested = "retry", base = "1ms"];
     pair retry_after_ok_x_policy [on_ok = |_| false, retry_after_ok = |_| None, policy = &POLICY];
+    pair retry_after_ok_x_on_give_up [on_ok = |_| false, retry_after_ok = |_| None, on_give_up = |_, _| {}, base = "1ms"];
     pair retry_after_ok_x_crate [on_ok = |_| false, retry_after_ok = |_| None, crate = "::retry_runtime", base = "1ms"];
     pair budget_x_on_retry [budget = &BUDGET, on_retry = |_: &Fail, _, _| {}, base = "1ms"];
     pair budget_x_on_retry_ok [budget = &BUDGET, on_ok = |_| false, on_retry_ok = |_, _, _| {}, base = "1ms"];
@@ -218,6 +228,7 @@ pairs! {
     pair_async budget_x_hedge [budget = &BUDGET, hedge = "50ms", base = "1ms"];
     pair budget_x_nested [budget = &BUDGET, nested = "retry", base = "1ms"];
     pair budget_x_policy [budget = &BUDGET, policy = &POLICY];
+    pair budget_x_on_give_up [budget = &BUDGET, on_give_up = |_, _| {}, base = "1ms"];
     pair budget_x_crate [budget = &BUDGET, crate = "::retry_runtime", base = "1ms"];
     pair on_retry_x_on_retry_ok [on_retry = |_: &Fail, _, _| {}, on_ok = |_| false, on_retry_ok = |_, _, _| {}, base = "1ms"];
     pair on_retry_x_timeout [on_retry = |_: &Fail, _, _| {}, timeout = "1s", base = "1ms"];
@@ -227,6 +238,7 @@ pairs! {
     pair_async on_retry_x_hedge [on_retry = |_: &Fail, _, _| {}, hedge = "50ms", base = "1ms"];
     pair on_retry_x_nested [on_retry = |_: &Fail, _, _| {}, nested = "retry", base = "1ms"];
     pair on_retry_x_policy [on_retry = |_: &Fail, _, _| {}, policy = &POLICY];
+    pair on_retry_x_on_give_up [on_retry = |_: &Fail, _, _| {}, on_give_up = |_, _| {}, base = "1ms"];
     pair on_retry_x_crate [on_retry = |_: &Fail, _, _| {}, crate = "::retry_runtime", base = "1ms"];
     pair on_retry_ok_x_timeout [on_ok = |_| false, on_retry_ok = |_, _, _| {}, timeout = "1s", base = "1ms"];
     pair on_retry_ok_x_timed_out [on_ok = |_| false, on_retry_ok = |_, _, _| {}, timeout = "1s", timed_out = |_| Fail(0), base = "1ms"];
@@ -235,31 +247,40 @@ pairs! {
     pair_async on_retry_ok_x_hedge [on_ok = |_| false, on_retry_ok = |_, _, _| {}, hedge = "50ms", base = "1ms"];
     pair on_retry_ok_x_nested [on_ok = |_| false, on_retry_ok = |_, _, _| {}, nested = "retry", base = "1ms"];
     pair on_retry_ok_x_policy [on_ok = |_| false, on_retry_ok = |_, _, _| {}, policy = &POLICY];
+    pair on_retry_ok_x_on_give_up [on_ok = |_| false, on_retry_ok = |_, _, _| {}, on_give_up = |_, _| {}, base = "1ms"];
     pair on_retry_ok_x_crate [on_ok = |_| false, on_retry_ok = |_, _, _| {}, crate = "::retry_runtime", base = "1ms"];
     pair timeout_x_timed_out [timeout = "1s", timed_out = |_| Fail(0), base = "1ms"];
     pair timeout_x_breaker [timeout = "1s", breaker = &BREAKER, base = "1ms"];
     pair timeout_x_circuit_open [timeout = "1s", breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async timeout_x_hedge [timeout = "1s", hedge = "50ms", base = "1ms"];
     pair timeout_x_nested [timeout = "1s", nested = "retry", base = "1ms"];
+    pair timeout_x_on_give_up [timeout = "1s", on_give_up = |_, _| {}, base = "1ms"];
     pair timeout_x_crate [timeout = "1s", crate = "::retry_runtime", base = "1ms"];
     pair timed_out_x_breaker [timeout = "1s", timed_out = |_| Fail(0), breaker = &BREAKER, base = "1ms"];
     pair timed_out_x_circuit_open [timeout = "1s", timed_out = |_| Fail(0), breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async timed_out_x_hedge [timeout = "1s", timed_out = |_| Fail(0), hedge = "50ms", base = "1ms"];
     pair timed_out_x_nested [timeout = "1s", timed_out = |_| Fail(0), nested = "retry", base = "1ms"];
     pair timed_out_x_policy [timed_out = |_| Fail(0), policy = &POLICY];
+    pair timed_out_x_on_give_up [timeout = "1s", timed_out = |_| Fail(0), on_give_up = |_, _| {}, base = "1ms"];
     pair timed_out_x_crate [timeout = "1s", timed_out = |_| Fail(0), crate = "::retry_runtime", base = "1ms"];
     pair breaker_x_circuit_open [breaker = &BREAKER, circuit_open = |_| Fail(0), base = "1ms"];
     pair_async breaker_x_hedge [breaker = &BREAKER, hedge = "50ms", base = "1ms"];
     pair breaker_x_nested [breaker = &BREAKER, nested = "retry", base = "1ms"];
     pair breaker_x_policy [breaker = &BREAKER, policy = &POLICY];
+    pair breaker_x_on_give_up [breaker = &BREAKER, on_give_up = |_, _| {}, base = "1ms"];
     pair breaker_x_crate [breaker = &BREAKER, crate = "::retry_runtime", base = "1ms"];
     pair_async circuit_open_x_hedge [breaker = &BREAKER, circuit_open = |_| Fail(0), hedge = "50ms", base = "1ms"];
     pair circuit_open_x_nested [breaker = &BREAKER, circuit_open = |_| Fail(0), nested = "retry", base = "1ms"];
     pair circuit_open_x_policy [breaker = &BREAKER, circuit_open = |_| Fail(0), policy = &POLICY];
+    pair circuit_open_x_on_give_up [breaker = &BREAKER, circuit_open = |_| Fail(0), on_give_up = |_, _| {}, base = "1ms"];
     pair circuit_open_x_crate [breaker = &BREAKER, circuit_open = |_| Fail(0), crate = "::retry_runtime", base = "1ms"];
     pair_async hedge_x_nested [hedge = "50ms", nested = "retry", base = "1ms"];
     pair_async hedge_x_policy [hedge = "50ms", policy = &POLICY];
+    pair_async hedge_x_on_give_up [hedge = "50ms", on_give_up = |_, _| {}, base = "1ms"];
     pair_async hedge_x_crate [hedge = "50ms", crate = "::retry_runtime", base = "1ms"];
+    pair nested_x_on_give_up [nested = "retry", on_give_up = |_, _| {}, base = "1ms"];
     pair nested_x_crate [nested = "retry", crate = "::retry_runtime", base = "1ms"];
+    pair policy_x_on_give_up [policy = &POLICY, on_give_up = |_, _| {}];
     pair policy_x_crate [policy = &POLICY, crate = "::retry_runtime"];
+    pair on_give_up_x_crate [on_give_up = |_, _| {}, crate = "::retry_runtime", base = "1ms"];
 }
