@@ -420,7 +420,7 @@ struct SpaceApi {
 }
 
 // Port of the SpaceAPI status update in a hackerspace door bot (reqwest-retry, 5
-// retries, PUT with basic auth; find_string id 36696352115).
+// retries, PUT with basic auth; the source repository was not recorded).
 #[retry(max = 6, base = "1s", cap = "30m", on = is_transient, on_ok = is_transient_response, retry_after_ok = retry_after)]
 async fn set_space_status(
     client: &reqwest::Client,
