@@ -255,6 +255,41 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
         self
     }
 
+    /// Asks a shared circuit breaker before every attempt, for an error type
+    /// that cannot implement `From<CircuitOpen>` (`tonic::Status`): a refused
+    /// call fails with `circuit_open(CircuitOpen)` and is not retried. The
+    /// attribute's `circuit_open = ...` key, as a builder call.
+    ///
+    /// ```
+    /// use retry_runtime::{CircuitBreaker, Policy};
+    ///
+    /// #[derive(Debug, PartialEq)]
+    /// struct Status(&'static str); // a foreign type: no `From<CircuitOpen>`
+    ///
+    /// static PAYMENTS: CircuitBreaker = CircuitBreaker::new();
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() -> Result<(), retry_runtime::PolicyError> {
+    /// PAYMENTS.force_open();
+    /// let policy = Policy::new().with_max_attempts(3).untimed()?;
+    /// let result: Result<(), Status> = policy
+    ///     .retrying()
+    ///     .breaker_with(&PAYMENTS, |_| Status("circuit open"))
+    ///     .run(|| async { Err(Status("the body ran")) })
+    ///     .await;
+    /// assert_eq!(result, Err(Status("circuit open")));
+    /// # Ok(())
+    /// # }
+    /// ```
+    pub fn breaker_with(
+        mut self,
+        breaker: &'p CircuitBreaker,
+        circuit_open: fn(CircuitOpen) -> E,
+    ) -> Self {
+        self.breaker = Some((breaker, circuit_open));
+        self
+    }
+
     /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
     #[allow(clippy::type_complexity)]
     pub fn hedge(
