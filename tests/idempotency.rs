@@ -111,3 +111,43 @@ fn outside_a_retried_call_the_helper_makes_a_fresh_key() {
     assert_eq!(first.len(), 36);
     assert_ne!(first, key_for_this_call().to_string());
 }
+
+#[retry(max = 2, nested = "retry")]
+async fn inner_that_waits() -> Result<(IdempotencyKey, IdempotencyKey), ()> {
+    let first = current_attempt().unwrap().idempotency_key();
+    tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    let second = current_attempt().unwrap().idempotency_key();
+    Ok((first, second))
+}
+
+#[retry(max = 3, base = "1ms")]
+async fn outer_across_attempts(
+    keys: &std::sync::Mutex<Vec<IdempotencyKey>>,
+) -> Result<(IdempotencyKey, IdempotencyKey), ()> {
+    let mine = current_attempt().unwrap().idempotency_key();
+    keys.lock().unwrap().push(mine);
+    let attempt = current_attempt().unwrap().attempt();
+    // The inner call is polled several times, each time inside this attempt.
+    let (first, second) = inner_that_waits().await?;
+    assert_eq!(
+        first, second,
+        "the inner call keeps its key across its polls"
+    );
+    assert_ne!(first, mine);
+    assert_eq!(current_attempt().unwrap().idempotency_key(), mine);
+    if attempt < 3 {
+        return Err(());
+    }
+    Ok((mine, first))
+}
+
+#[tokio::test(start_paused = true)]
+async fn keys_survive_polls_attempts_and_nested_calls_that_wait() {
+    let keys = std::sync::Mutex::new(Vec::new());
+    let (mine, inner) = outer_across_attempts(&keys).await.unwrap();
+    let keys = keys.into_inner().unwrap();
+    assert_eq!(keys.len(), 3);
+    assert!(keys.iter().all(|key| *key == mine), "{keys:?}");
+    assert_ne!(inner, mine);
+    assert!(current_attempt().is_none());
+}

@@ -8,13 +8,12 @@
 
 use core::future::Future;
 use core::ops::ControlFlow;
-use core::pin::Pin;
 use core::time::Duration;
 
-use crate::breaker::{AttemptPermit, Holding, Mark};
+use crate::breaker::{AttemptPermit, MarkThread};
 use crate::call_state::CallState;
 use crate::clock::Clock;
-use crate::context::{scoped_call, Scoped};
+use crate::context::{scoped_call, Scoped, Waiting};
 use crate::decision::{Classification, Stop};
 use crate::observe;
 use crate::rules::RulesFor;
@@ -38,6 +37,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     /// Call just before the first attempt of an `async fn`. `name` names the
     /// function in `tracing` events.
     #[must_use]
+    #[inline(always)]
     pub fn start(policy: &'p Policy, budget: U, name: &'static str) -> Self {
         Self::new(policy, budget, name, Clock::Async)
     }
@@ -48,6 +48,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
         Self::new(policy, budget, name, Clock::Blocking)
     }
 
+    #[inline(always)]
     fn new(policy: &'p Policy, budget: U, name: &'static str, clock: Clock) -> Self {
         Attempts {
             call: CallState::new(policy, name, clock),
@@ -90,14 +91,14 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// Hedging runs several attempts at once: the one polled next.
     #[inline]
     pub(crate) fn set_attempt(&mut self, attempt: u32) {
-        self.call.frame().attempt = attempt;
+        self.call.scope().frame.attempt = attempt;
     }
 
     /// Whether a retried function called by the attempt just polled gave
     /// up after retrying; the flag is reset.
     #[inline]
     pub(crate) fn take_inner_gave_up(&mut self) -> bool {
-        core::mem::take(&mut self.call.frame().inner_gave_up)
+        core::mem::take(&mut self.call.scope().inner_gave_up)
     }
 
     /// Call before each attempt: whether the breaker lets it be made. When
@@ -106,6 +107,12 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     pub fn acquire(&mut self) -> bool {
         let blocking = self.call.clock() == Clock::Blocking;
         self.breaker.acquire(blocking)
+    }
+
+    /// The call's future returns `Pending`: it counts as in flight in the
+    /// attempt it runs inside, if any, until it returns.
+    pub(crate) fn pending(&mut self) {
+        self.call.scope().pending();
     }
 
     /// What the body can know of the attempt it runs.
@@ -120,15 +127,19 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// While it holds a breaker's permit, the attempt marks its thread, so
     /// that a retried function it calls with the same breaker runs under
     /// this permit instead of asking for another.
-    pub fn scoped<'a, F: Future>(
-        &'a mut self,
-        attempt: Pin<&'a mut F>,
-    ) -> Holding<'a, Scoped<'a, F>> {
+    // Inlined: around every attempt (benches/instructions.sh).
+    #[inline]
+    pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        Holding::new(
-            self.breaker.mark(),
-            Scoped::new(self.call.frame(), attempt, span),
-        )
+        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
+    }
+
+    /// The wait before the next attempt. While it lasts, the call counts as
+    /// in flight in the attempt it runs inside, if any.
+    // Inlined: its `Sleep` is returned by value (benches/instructions.sh).
+    #[inline]
+    pub fn wait(&mut self, wait: Duration) -> Waiting<'_> {
+        Waiting::new(self.call.scope(), crate::sleep::sleep(wait))
     }
 
     /// Runs a plain function's attempt with its context set.
@@ -136,8 +147,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
         let _span = span.enter();
         let mut mark = self.breaker.mark();
-        let _hold = mark.as_mut().map(Mark::hold);
-        scoped_call(self.call.frame(), attempt)
+        let _hold = mark.hold();
+        scoped_call(self.call.scope(), attempt)
     }
 
     /// Runs a plain function's attempt with its context set, under `limit`:
@@ -184,6 +195,10 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         rules: &Rules,
         outcome: R,
     ) -> ControlFlow<R, (Duration, R)> {
+        if rules.is_done(&outcome) {
+            self.succeeded();
+            return ControlFlow::Break(outcome);
+        }
         let verdict = rules.verdict(&outcome);
         let failed = self.attempt();
         match self.judge(verdict) {

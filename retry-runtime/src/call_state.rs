@@ -7,7 +7,7 @@
 use core::time::Duration;
 
 use crate::clock::{Clock, Deadline};
-use crate::context::{self, Frame};
+use crate::context::{self, Scope};
 use crate::decision::{self, Failure, Stop};
 use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -18,16 +18,13 @@ pub(crate) struct CallState<'p> {
     policy: &'p Policy,
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
-    frame: Frame,
+    scope: Scope,
     /// What the last retry leaves the next ([`decision::Failure::carry`]):
     /// the ceiling of its wait, or for decorrelated jitter the wait; unread
     /// before the first retry. Only `retry` moves the attempt on past 1
     /// (hedging, which sets it, never retries through here), so it is always
     /// that of retry `attempt - 2`.
     carry: u64,
-    /// Counted in flight in the attempt this call runs inside, until it
-    /// returns.
-    counted: bool,
     #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
 }
@@ -35,7 +32,7 @@ pub(crate) struct CallState<'p> {
 impl<'p> CallState<'p> {
     // Inlined: on every call's success path, and with the expansion's
     // constant policy the deadline and base fold away (benches/instructions.sh).
-    #[inline]
+    #[inline(always)]
     pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
         #[cfg(not(any(feature = "tracing", feature = "metrics")))]
         let _ = name;
@@ -45,9 +42,8 @@ impl<'p> CallState<'p> {
         };
         CallState {
             policy,
-            frame: Frame::first(policy.max_attempts(), deadline, clock),
+            scope: Scope::first(policy.max_attempts(), deadline, clock),
             carry: 0,
-            counted: context::started(),
             #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
         }
@@ -57,18 +53,18 @@ impl<'p> CallState<'p> {
     // Inlined: a field read, called from the generic step in the user's crate.
     #[inline]
     pub(crate) fn attempt(&self) -> u32 {
-        self.frame.attempt
+        self.scope.frame.attempt
     }
 
     pub(crate) fn clock(&self) -> Clock {
-        self.frame.clock()
+        self.scope.frame.clock()
     }
 
     /// The context the call's attempts run in.
     // Inlined: a field borrow, around every poll from the user's crate.
     #[inline]
-    pub(crate) fn frame(&mut self) -> &mut Frame {
-        &mut self.frame
+    pub(crate) fn scope(&mut self) -> &mut Scope {
+        &mut self.scope
     }
 
     pub(crate) fn name(&self) -> &'static str {
@@ -79,7 +75,7 @@ impl<'p> CallState<'p> {
     }
 
     pub(crate) fn context(&self) -> AttemptContext {
-        self.frame.context()
+        self.scope.context()
     }
 
     /// How long the next attempt may run: the policy's timeout, shortened to
@@ -92,7 +88,7 @@ impl<'p> CallState<'p> {
     /// The time left before this call's deadline or the enclosing attempt's,
     /// whichever is nearer.
     fn time_left(&self) -> Option<Duration> {
-        let nearest = self.frame.deadline.min(context::enclosing_deadline());
+        let nearest = self.scope.deadline().min(context::enclosing_deadline());
         nearest.get().map(|deadline| self.clock().until(deadline))
     }
 
@@ -106,12 +102,12 @@ impl<'p> CallState<'p> {
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
         let failure = Failure {
-            attempt: self.frame.attempt,
+            attempt: self.scope.frame.attempt,
             hint,
             carry: self.carry,
             // Every retryable failure takes from the budget, the last one too.
             budget_allows: budget.is_none_or(RetryBudget::record_failure),
-            inner_gave_up: core::mem::take(&mut self.frame.inner_gave_up),
+            inner_gave_up: core::mem::take(&mut self.scope.inner_gave_up),
             time_left: self.time_left(),
         };
         let mut decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64);
@@ -125,12 +121,12 @@ impl<'p> CallState<'p> {
         }
         match decision {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), self.frame.attempt, wait);
+                observe::retrying(self.name(), self.scope.frame.attempt, wait);
                 self.carry = carry;
-                self.frame.attempt += 1;
+                self.scope.frame.attempt += 1;
                 // Retried calls the failed attempt left running (dropped
                 // with it) are not part of the next.
-                self.frame.in_flight = 0;
+                self.scope.in_flight = 0;
                 Ok(wait)
             }
             Err(stop) => Err(self.stopped(stop, failure.inner_gave_up)),
@@ -141,7 +137,7 @@ impl<'p> CallState<'p> {
     #[cold]
     #[inline(never)]
     pub(crate) fn not_retryable(&mut self) -> Stop {
-        let inner_gave_up = core::mem::take(&mut self.frame.inner_gave_up);
+        let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
         self.stopped(Stop::NotRetryable, inner_gave_up)
     }
 
@@ -150,9 +146,7 @@ impl<'p> CallState<'p> {
     // Inlined: on every call's success path, where it is one test.
     #[inline]
     pub(crate) fn finished(&mut self) {
-        if core::mem::take(&mut self.counted) {
-            context::finished();
-        }
+        self.scope.finished();
     }
 
     /// Tells the outside world, and the attempt this call runs inside: a
@@ -161,9 +155,9 @@ impl<'p> CallState<'p> {
     /// (`max = 1`, a breaker-only guard) is no retry layer: its own failure
     /// marks nothing, though it passes on the mark of a layer below.
     pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
-        observe::stopped(self.name(), self.frame.attempt, stop);
+        observe::stopped(self.name(), self.scope.frame.attempt, stop);
         self.finished();
-        let retries = self.frame.max_attempts > 1;
+        let retries = self.policy.max_attempts() > 1;
         if (retries && stop.gave_up_retrying()) || inner_gave_up {
             context::report_gave_up();
         }

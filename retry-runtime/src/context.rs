@@ -25,9 +25,11 @@ use std::cell::Cell;
 
 use crate::clock::Instant;
 
+use crate::breaker::MarkThread;
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
 use crate::observe::AttemptSpan;
+use crate::sleep::Sleep;
 
 /// The attempt a retried function is running.
 ///
@@ -108,114 +110,210 @@ impl AttemptContext {
     }
 }
 
-/// The context of one call's attempts. The call keeps it between polls;
-/// while one of its attempts runs, a copy is on the thread's [`Stack`],
-/// where retried functions called inside read it and leave their marks.
-#[derive(Clone, Copy, Debug)]
+/// What the thread shows of the attempt it is running: 8 bytes, copied in
+/// when an attempt is polled and the enclosing attempt's copied back after.
+/// The rest of the context is kept apart from it, where only the attempts
+/// that need it pay to set it: the nearest deadline, which a call without a
+/// deadline of its own leaves as its enclosing attempt's; the idempotency
+/// key, drawn on first request; and the [`Marks`] retried calls inside leave.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Frame {
     /// The attempt running or just judged, from 1; 0 for no attempt.
     pub(crate) attempt: u32,
-    pub(crate) max_attempts: u32,
-    /// In the call's state, the call's own deadline; as the thread's
-    /// context, the nearest of its own and the enclosing attempts'.
-    pub(crate) deadline: Deadline,
-    /// The call's idempotency key, drawn the first time an attempt asks for
-    /// it and kept for the later ones.
-    key: IdempotencyKey,
-    /// A plain function's call, on the real clock.
-    blocking: bool,
-    /// A retried function called by the running attempt gave up after
-    /// retrying, and the attempt has not moved on since (see
-    /// [`Scoped`]'s `poll`).
-    pub(crate) inner_gave_up: bool,
-    /// Retried functions called by the running attempt that have started
-    /// and not yet returned.
-    pub(crate) in_flight: u32,
+    /// The call's most attempts, up to [`MAX_SHOWN`], and [`BLOCKING`],
+    /// [`KEYED`] and [`DEADLINE`] in the bits above.
+    max_and_flags: u32,
 }
+
+/// A plain function's call, on the real clock.
+const BLOCKING: u32 = 1 << 31;
+/// The call's idempotency key is drawn; while its attempt runs, the thread's
+/// key is that key.
+const KEYED: u32 = 1 << 30;
+/// The call has a deadline of its own.
+const DEADLINE: u32 = 1 << 29;
+/// The most attempts the context shows: a policy allowing more (over half a
+/// billion) shows this many.
+const MAX_SHOWN: u32 = DEADLINE - 1;
 
 impl Frame {
     /// Outside any attempt.
     const NONE: Frame = Frame {
         attempt: 0,
-        max_attempts: 0,
-        deadline: Deadline::NONE,
-        key: IdempotencyKey::NIL,
-        blocking: false,
-        inner_gave_up: false,
-        in_flight: 0,
+        max_and_flags: 0,
     };
 
-    /// The context of a call's first attempt.
-    pub(crate) const fn first(max_attempts: u32, deadline: Deadline, clock: Clock) -> Frame {
-        Frame {
-            attempt: 1,
-            max_attempts,
-            deadline,
-            key: IdempotencyKey::NIL,
-            blocking: matches!(clock, Clock::Blocking),
-            inner_gave_up: false,
-            in_flight: 0,
-        }
+    pub(crate) const fn max_attempts(self) -> u32 {
+        self.max_and_flags & MAX_SHOWN
+    }
+
+    const fn has(self, flag: u32) -> bool {
+        self.max_and_flags & flag != 0
     }
 
     /// The clock the call reads and waits on.
-    pub(crate) const fn clock(&self) -> Clock {
-        if self.blocking {
+    pub(crate) const fn clock(self) -> Clock {
+        if self.has(BLOCKING) {
             Clock::Blocking
         } else {
             Clock::Async
         }
     }
+}
 
-    /// What the body can know of the attempt.
+/// What retried calls made inside an attempt leave for it while it is
+/// polled: whether one gave up after retrying ([`GAVE_UP`]), whether the
+/// body drew the call's key ([`KEY_DRAWN`]), in the low 32 bits, and how
+/// many more (or fewer) are in flight than before the poll, in the high 32
+/// bits as an `i32`. Zero, the usual case, is one comparison when the
+/// attempt is left.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+struct Marks(u64);
+
+/// A retried function called by the attempt gave up after retrying.
+const GAVE_UP: u64 = 1;
+/// The body drew the call's key: it is the thread's `drawn` key.
+const KEY_DRAWN: u64 = 1 << 1;
+
+impl Marks {
+    const NONE: Marks = Marks(0);
+
+    const fn has(self, flag: u64) -> bool {
+        self.0 & flag != 0
+    }
+
+    /// The change in the retried calls in flight.
+    fn in_flight(self) -> i32 {
+        let [a, b, c, d, ..] = (self.0 >> 32).to_le_bytes();
+        i32::from_le_bytes([a, b, c, d])
+    }
+
+    fn with(self, flag: u64) -> Marks {
+        Marks(self.0 | flag)
+    }
+
+    fn counting(self, change: i32) -> Marks {
+        let [a, b, c, d] = self.in_flight().saturating_add(change).to_le_bytes();
+        let high = u64::from(u32::from_le_bytes([a, b, c, d]));
+        Marks((self.0 & u64::from(u32::MAX)) | (high << 32))
+    }
+}
+
+/// The context of one call's attempts, kept by the call between polls.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Scope {
+    pub(crate) frame: Frame,
+    /// The call's own deadline.
+    deadline: Deadline,
+    /// The call's idempotency key, if [`KEYED`].
+    key: IdempotencyKey,
+    /// Retried functions called by the running attempt that have started
+    /// and not yet returned.
+    pub(crate) in_flight: u32,
+    /// A retried function called by the running attempt gave up after
+    /// retrying, and the attempt has not moved on since (see [`Scoped`]'s
+    /// `poll`).
+    pub(crate) inner_gave_up: bool,
+    /// This call is counted in flight in the attempt it runs inside, until
+    /// it returns.
+    counted: bool,
+}
+
+impl Scope {
+    /// The context of a call's first attempt.
+    // Inlined: on every call's success path (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn first(max_attempts: u32, deadline: Deadline, clock: Clock) -> Scope {
+        let mut max_and_flags = max_attempts.min(MAX_SHOWN);
+        if matches!(clock, Clock::Blocking) {
+            max_and_flags |= BLOCKING;
+        }
+        if deadline != Deadline::NONE {
+            max_and_flags |= DEADLINE;
+        }
+        Scope {
+            frame: Frame {
+                attempt: 1,
+                max_and_flags,
+            },
+            deadline,
+            key: IdempotencyKey::NIL,
+            in_flight: 0,
+            inner_gave_up: false,
+            counted: false,
+        }
+    }
+
+    /// The call's future returns `Pending`: it is counted in flight in the
+    /// attempt it runs inside, if any, until it returns. A call answered in
+    /// the poll it starts in is never counted, and costs nothing here.
+    pub(crate) fn pending(&mut self) {
+        if !self.counted {
+            self.counted = count_in_flight(1);
+        }
+    }
+
+    /// The call's own deadline.
+    pub(crate) fn deadline(&self) -> Deadline {
+        self.deadline
+    }
+
+    /// The call returns: the attempt it runs inside no longer counts it in
+    /// flight. Called in the same attempt's context as [`Scope::pending`],
+    /// since a future is polled by the attempt that owns it. One dropped
+    /// before it returns stays counted: the attempt then never takes a
+    /// give-up in it for handled, which errs toward not retrying.
+    // Inlined: on every call's success path, where it is one test.
+    #[inline]
+    pub(crate) fn finished(&mut self) {
+        if core::mem::take(&mut self.counted) {
+            count_in_flight(-1);
+        }
+    }
+
+    /// What the body can know of the attempt, with the call's own
+    /// deadline.
     pub(crate) fn context(&self) -> AttemptContext {
         AttemptContext {
-            attempt: self.attempt,
-            max_attempts: self.max_attempts,
+            attempt: self.frame.attempt,
+            max_attempts: self.frame.max_attempts(),
             deadline: self.deadline.get(),
-            blocking: self.blocking,
-            key: self.key,
+            blocking: self.frame.has(BLOCKING),
+            key: if self.frame.has(KEYED) {
+                self.key
+            } else {
+                IdempotencyKey::NIL
+            },
         }
     }
 }
 
-/// How many attempts, one running inside another, a thread keeps the
-/// context of. An attempt deeper than that runs as if outside any attempt.
-const DEPTH: usize = 16;
-
-/// The contexts of the attempts running on this thread, innermost last. A
-/// stack rather than a save and restore around every poll, so that entering
-/// an attempt is one copy in and leaving it one copy out, and the outer
-/// attempts' contexts stay where they are.
-struct Stack {
-    /// Attempts entered and not yet left on this thread, those beyond
-    /// [`DEPTH`] included.
-    depth: Cell<usize>,
-    /// `frames[0]` is `Frame::NONE`, never changed: outside any attempt;
-    /// `frames[d]` is the attempt at depth `d`.
-    frames: [Cell<Frame>; DEPTH + 1],
+/// The context of the attempts running on this thread: the innermost
+/// attempt's [`Frame`] and [`Marks`], and the nearest deadline and the
+/// innermost attempt's key, which are set only by the attempts that have
+/// them.
+struct Thread {
+    frame: Cell<Frame>,
+    marks: Cell<Marks>,
+    /// The nearest deadline of the attempts running; `NONE` outside any.
+    deadline: Cell<Deadline>,
+    /// The innermost attempt's key, when its frame is [`KEYED`].
+    key: Cell<IdempotencyKey>,
+    /// The key the innermost attempt's body drew in this poll, when its
+    /// marks say [`KEY_DRAWN`].
+    drawn: Cell<IdempotencyKey>,
 }
 
 thread_local! {
-    static STACK: Stack = const {
-        Stack {
-            depth: Cell::new(0),
-            frames: [const { Cell::new(Frame::NONE) }; DEPTH + 1],
+    static THREAD: Thread = const {
+        Thread {
+            frame: Cell::new(Frame::NONE),
+            marks: Cell::new(Marks::NONE),
+            deadline: Cell::new(Deadline::NONE),
+            key: Cell::new(IdempotencyKey::NIL),
+            drawn: Cell::new(IdempotencyKey::NIL),
         }
     };
-}
-
-/// Runs `f` on the context of the innermost attempt running on this thread:
-/// `Frame::NONE` outside any (and beyond [`DEPTH`]), which callers must not
-/// change.
-fn innermost<R>(f: impl FnOnce(&Cell<Frame>) -> R) -> R {
-    STACK.with(|stack| {
-        let slot = stack
-            .frames
-            .get(stack.depth.get())
-            .unwrap_or(&stack.frames[0]);
-        f(slot)
-    })
 }
 
 /// The attempt the calling code runs inside, if it runs inside a retried
@@ -223,170 +321,267 @@ fn innermost<R>(f: impl FnOnce(&Cell<Frame>) -> R) -> R {
 /// function). `None` elsewhere, including in work spawned from an attempt.
 #[must_use]
 pub fn current_attempt() -> Option<AttemptContext> {
-    innermost(|current| {
-        let mut frame = current.get();
+    THREAD.with(|thread| {
+        let frame = thread.frame.get();
         if frame.attempt == 0 {
             return None;
         }
         // Drawn on first request, so a call that never asks pays nothing;
         // the attempt hands it back to the call for its later attempts.
-        if !frame.key.is_drawn() {
-            frame.key = IdempotencyKey::random();
-            current.set(frame);
-        }
-        Some(frame.context())
+        let marks = thread.marks.get();
+        let key = if frame.has(KEYED) {
+            thread.key.get()
+        } else if marks.has(KEY_DRAWN) {
+            thread.drawn.get()
+        } else {
+            let key = IdempotencyKey::random();
+            thread.drawn.set(key);
+            thread.marks.set(marks.with(KEY_DRAWN));
+            key
+        };
+        Some(AttemptContext {
+            attempt: frame.attempt,
+            max_attempts: frame.max_attempts(),
+            deadline: thread.deadline.get().get(),
+            blocking: frame.has(BLOCKING),
+            key,
+        })
     })
 }
 
-/// The deadline of the attempt the calling code runs inside, if any.
+fn mark(thread: &Thread, change: impl FnOnce(Marks) -> Marks) {
+    thread.marks.set(change(thread.marks.get()));
+}
+
+/// The nearest deadline of the attempts the calling code runs inside.
 pub(crate) fn enclosing_deadline() -> Deadline {
-    innermost(|current| current.get().deadline)
+    THREAD.with(|thread| thread.deadline.get())
 }
 
 /// Marks the attempt the calling code runs inside, if any: a retried
 /// function it called gave up after retrying.
 pub(crate) fn report_gave_up() {
-    innermost(|current| {
-        let mut frame = current.get();
-        if frame.attempt != 0 {
-            frame.inner_gave_up = true;
-            current.set(frame);
+    THREAD.with(|thread| {
+        if thread.frame.get().attempt != 0 {
+            mark(thread, |marks| marks.with(GAVE_UP));
         }
     });
 }
 
-/// Counts a retried function starting as in flight in the attempt the
-/// calling code runs inside, if any; `true` when it was counted, and must
-/// then [`finished`] once it returns.
+/// Counts a retried function starting (`1`) or returning (`-1`) in the
+/// attempt the calling code runs inside, if any; `true` when counted.
 // Inlined: on every call's success path, where outside any attempt it is
-// two thread-local loads and a test (benches/instructions.sh).
+// one thread-local load and a test (benches/instructions.sh).
 #[inline]
-pub(crate) fn started() -> bool {
-    // Outside any attempt (depth 0), the common case, no frame is read.
-    if STACK.with(|stack| stack.depth.get() == 0) {
-        return false;
-    }
-    innermost(|current| {
-        let mut frame = current.get();
-        if frame.attempt == 0 {
+fn count_in_flight(change: i32) -> bool {
+    THREAD.with(|thread| {
+        if thread.frame.get().attempt == 0 {
             return false;
         }
-        frame.in_flight = frame.in_flight.saturating_add(1);
-        current.set(frame);
+        mark(thread, |marks| marks.counting(change));
         true
     })
 }
 
-/// A retried function counted by [`started`] returns. Called in the same
-/// attempt's context as `started`, since a future is polled by the attempt
-/// that owns it. One dropped before it returns stays counted: the attempt
-/// then never takes a give-up in it for handled, which errs toward not
-/// retrying.
-pub(crate) fn finished() {
-    innermost(|current| {
-        let mut frame = current.get();
-        if frame.attempt != 0 {
-            frame.in_flight = frame.in_flight.saturating_sub(1);
-            current.set(frame);
-        }
-    });
-}
-
-/// Sets an attempt's context until dropped, then leaves it (also when the
-/// attempt panics) and hands back to the call what the attempt left in it:
-/// the key, if the body drew one, the mark of an inner give-up, and the
-/// retried calls in flight.
+/// Sets an attempt's context until dropped, then sets back the enclosing
+/// attempt's (also when the attempt panics) and hands the call what the
+/// attempt's poll left: the marks of retried calls inside and the key, if
+/// the body drew one.
 struct Enter<'a> {
-    frame: &'a mut Frame,
+    scope: &'a mut Scope,
+    outer: Frame,
+    /// What the slow way in set aside, if it was taken.
+    saved: Option<Saved>,
 }
 
-// Inlined, both ways: around every poll of every attempt (benches/instructions.sh).
+/// The thread's context beside the frame, set aside by an attempt that
+/// changes it.
+#[derive(Clone, Copy)]
+struct Saved {
+    marks: Marks,
+    deadline: Deadline,
+    key: IdempotencyKey,
+    drawn: IdempotencyKey,
+}
+
+// Inlined, both ways: around every poll of every attempt. The usual attempt
+// (no deadline of its own, no key drawn, nothing marked) copies its frame in
+// and the enclosing frame back, and tests two words (benches/instructions.sh).
 impl<'a> Enter<'a> {
     #[inline]
-    fn new(frame: &'a mut Frame) -> Self {
-        STACK.with(|stack| {
-            let depth = stack.depth.get().saturating_add(1);
-            stack.depth.set(depth);
-            if let (Some(outer), Some(slot)) =
-                (stack.frames.get(depth - 1), stack.frames.get(depth))
-            {
-                // Nobody inside this attempt may run past the nearest
-                // deadline; outside any attempt it is `NONE`, the largest.
-                let deadline = frame.deadline.min(outer.get().deadline);
-                slot.set(Frame { deadline, ..*frame });
+    fn new(scope: &'a mut Scope) -> Self {
+        THREAD.with(|thread| {
+            let outer = thread.frame.replace(scope.frame);
+            let marks = thread.marks.get();
+            let saved = if marks != Marks::NONE || scope.frame.has(KEYED | DEADLINE) {
+                Some(enter_slow(thread, scope, marks))
+            } else {
+                None
+            };
+            Enter {
+                scope,
+                outer,
+                saved,
             }
-        });
-        Enter { frame }
+        })
     }
+}
+
+/// The way in for an attempt with a deadline or a key, or inside an
+/// attempt whose poll has marks already: sets the thread's deadline, key and
+/// marks aside and puts the attempt's in.
+#[cold]
+#[inline(never)]
+fn enter_slow(thread: &Thread, scope: &Scope, marks: Marks) -> Saved {
+    let saved = Saved {
+        marks,
+        deadline: thread.deadline.get(),
+        key: thread.key.get(),
+        drawn: thread.drawn.get(),
+    };
+    thread.marks.set(Marks::NONE);
+    if scope.frame.has(DEADLINE) {
+        // Nobody inside this attempt may run past the nearest deadline.
+        thread.deadline.set(scope.deadline.min(saved.deadline));
+    }
+    if scope.frame.has(KEYED) {
+        thread.key.set(scope.key);
+    }
+    saved
 }
 
 impl Drop for Enter<'_> {
     #[inline]
     fn drop(&mut self) {
-        STACK.with(|stack| {
-            let depth = stack.depth.get();
-            if let Some(slot) = stack.frames.get(depth) {
-                // What the attempt may have changed, and only that: the key,
-                // the mark of an inner give-up, the retried calls in flight.
-                let left = slot.get();
-                self.frame.key = left.key;
-                self.frame.inner_gave_up = left.inner_gave_up;
-                self.frame.in_flight = left.in_flight;
+        THREAD.with(|thread| {
+            let marks = thread.marks.get();
+            thread.frame.set(self.outer);
+            if marks != Marks::NONE || self.saved.is_some() {
+                leave_slow(thread, self.scope, marks, self.saved.take());
             }
-            stack.depth.set(depth.saturating_sub(1));
         });
     }
 }
 
-/// An attempt's future, polled with its context set.
-#[doc(hidden)]
-#[must_use = "futures do nothing unless polled"]
-pub struct Scoped<'a, F> {
-    attempt: Pin<&'a mut F>,
-    frame: &'a mut Frame,
-    /// The attempt's span (feature `attempt-spans`), entered on each poll.
-    span: AttemptSpan,
+/// The way out when the attempt's poll left marks, or the way in set the
+/// thread's context aside: hands the marks to the call, and sets the
+/// enclosing attempt's context back.
+#[cold]
+#[inline(never)]
+fn leave_slow(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
+    scope.inner_gave_up |= marks.has(GAVE_UP);
+    scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
+    if marks.has(KEY_DRAWN) {
+        scope.key = thread.drawn.get();
+        scope.frame.max_and_flags |= KEYED;
+    }
+    match saved {
+        Some(saved) => {
+            thread.marks.set(saved.marks);
+            thread.deadline.set(saved.deadline);
+            thread.key.set(saved.key);
+            thread.drawn.set(saved.drawn);
+        }
+        // The way in found no marks and changed nothing else.
+        None => thread.marks.set(Marks::NONE),
+    }
 }
 
-impl<'a, F> Scoped<'a, F> {
-    pub(crate) fn new(frame: &'a mut Frame, attempt: Pin<&'a mut F>, span: AttemptSpan) -> Self {
+pin_project_lite::pin_project! {
+    /// An attempt's future, polled with its context set, and with its
+    /// breaker's mark `M` on the thread ([`MarkThread`]).
+    #[doc(hidden)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Scoped<'a, F, M> {
+        #[pin]
+        attempt: F,
+        scope: &'a mut Scope,
+        mark: M,
+        // The attempt's span (feature `attempt-spans`), entered on each poll.
+        span: AttemptSpan,
+    }
+}
+
+impl<'a, F, M> Scoped<'a, F, M> {
+    // Inlined: around every attempt (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn new(scope: &'a mut Scope, mark: M, attempt: F, span: AttemptSpan) -> Self {
         Scoped {
             attempt,
-            frame,
+            scope,
+            mark,
             span,
         }
     }
 }
 
-impl<F: Future> Future for Scoped<'_, F> {
+impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
     type Output = F::Output;
 
     // Inlined: around every poll of every attempt (benches/instructions.sh).
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.get_mut();
+        let this = self.project();
         let _span = this.span.enter();
         let poll = {
-            let _enter = Enter::new(this.frame);
-            this.attempt.as_mut().poll(cx)
+            let _hold = this.mark.hold();
+            let _enter = Enter::new(this.scope);
+            this.attempt.poll(cx)
         };
-        // The attempt waits on something while no retried function it
-        // called is still running: its body has moved on past any give-up
-        // (it handled it: a fallback, `unwrap_or_default`), which is then
-        // no reason not to retry the attempt. A give-up propagated with `?`
-        // or by `try_join_all` fails the attempt in the poll it happens in;
-        // one inside `join_all` or `FuturesUnordered` has other retried
-        // calls still running beside it. See `Nested` for the shapes this
-        // cannot tell apart.
-        if poll.is_pending() && this.frame.in_flight == 0 {
-            this.frame.inner_gave_up = false;
+        if poll.is_pending() {
+            // The attempt waits on something while no retried function it
+            // called is still running: its body has moved on past any
+            // give-up (it handled it: a fallback, `unwrap_or_default`),
+            // which is then no reason not to retry the attempt. A give-up
+            // propagated with `?` or by `try_join_all` fails the attempt in
+            // the poll it happens in; one inside `join_all` or
+            // `FuturesUnordered` has other retried calls still running
+            // beside it. See `Nested` for the shapes this cannot tell apart.
+            if this.scope.in_flight == 0 {
+                this.scope.inner_gave_up = false;
+            }
+            this.scope.pending();
+        }
+        poll
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// The wait before a call's next attempt, during which the call counts
+    /// as in flight in the attempt it runs inside.
+    #[doc(hidden)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Waiting<'a> {
+        #[pin]
+        sleep: Sleep,
+        scope: &'a mut Scope,
+    }
+}
+
+impl<'a> Waiting<'a> {
+    // Inlined: its `Sleep` is moved in by value (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn new(scope: &'a mut Scope, sleep: Sleep) -> Self {
+        Waiting { sleep, scope }
+    }
+}
+
+impl Future for Waiting<'_> {
+    type Output = ();
+
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
+        let this = self.project();
+        let poll = this.sleep.poll(cx);
+        if poll.is_pending() {
+            this.scope.pending();
         }
         poll
     }
 }
 
 /// Runs a plain function's attempt with its context set.
-pub(crate) fn scoped_call<R>(frame: &mut Frame, attempt: impl FnOnce() -> R) -> R {
-    let _enter = Enter::new(frame);
+pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
+    let _enter = Enter::new(scope);
     attempt()
 }

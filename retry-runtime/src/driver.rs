@@ -353,8 +353,7 @@ where
                     // The closure runs with the attempt's context set, as the
                     // body of a retried function does.
                     let future = attempts.call(&mut attempt);
-                    let limited =
-                        core::pin::pin!(limit.attempt(attempts.attempt_timeout(), future));
+                    let limited = limit.attempt(attempts.attempt_timeout(), future);
                     attempts.scoped(limited).await
                 };
                 let wait = match attempts.next_keeping(&rules, outcome) {
@@ -364,7 +363,7 @@ where
                         wait
                     }
                 };
-                crate::sleep::sleep(wait).await;
+                attempts.wait(wait).await;
             }
         }
     }

@@ -78,12 +78,6 @@ impl IdempotencyKey {
         IdempotencyKey([(bits >> 64) as u64, bits as u64])
     }
 
-    /// Whether this is a key drawn by [`IdempotencyKey::random`] (not the
-    /// all-zero placeholder of a call that has not asked for one yet).
-    pub(crate) const fn is_drawn(self) -> bool {
-        self.0[0] != 0 || self.0[1] != 0
-    }
-
     /// The key's 128 bits.
     #[must_use]
     #[allow(clippy::cast_lossless)] // `u128::from` is not `const`.

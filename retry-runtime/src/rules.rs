@@ -3,6 +3,7 @@
 //! they judge an attempt's outcome and return a verdict, which the attempt
 //! loop ([`crate::attempts`]) applies.
 
+use core::marker::PhantomData;
 use core::time::Duration;
 
 use crate::decision::Classification;
@@ -97,6 +98,12 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 pub trait RulesFor<R> {
     /// What the rules make of an outcome.
     fn verdict(&self, outcome: &R) -> Classification;
+    /// Whether the rules take the outcome as it is: `verdict` is `Done`.
+    /// A test of the outcome alone when nothing retries `Ok` values.
+    #[inline]
+    fn is_done(&self, outcome: &R) -> bool {
+        self.verdict(outcome) == Classification::Done
+    }
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
 }
@@ -144,21 +151,33 @@ where
 /// `Result`, the compiler reports that once, here.
 #[doc(hidden)]
 #[must_use]
-pub fn rules<R: Outcome>() -> RuleSet<R::Ok, R::Error, (), (), (), (), (), ()> {
+#[allow(clippy::type_complexity)]
+pub fn rules<R: Outcome>() -> RuleSet<
+    R::Ok,
+    R::Error,
+    impl Check<R::Error>,
+    impl Check<R::Ok>,
+    impl ReadHint<R::Error>,
+    impl ReadHint<R::Ok>,
+    impl Hook<R::Error>,
+    impl Hook<R::Ok>,
+> {
     RuleSet {
-        on: Rule::new((), |(), _| true),
-        on_ok: Rule::new((), |(), _| false),
-        retry_after: Rule::new((), |(), _| None),
-        retry_after_ok: Rule::new((), |(), _| None),
-        on_retry: Rule::new((), |(), _, _, _| ()),
-        on_retry_ok: Rule::new((), |(), _, _, _| ()),
+        on: Rule::new((), |_: &(), _: &R::Error| true),
+        on_ok: Rule::new((), |_: &(), _: &R::Ok| false),
+        retry_after: Rule::new((), |_: &(), _: &R::Error| None),
+        retry_after_ok: Rule::new((), |_: &(), _: &R::Ok| None),
+        on_retry: Rule::new((), |_: &(), _: &R::Error, _, _| ()),
+        on_retry_ok: Rule::new((), |_: &(), _: &R::Ok, _, _| ()),
+        types: PhantomData,
     }
 }
 
-/// A rule, and how to call it: a function made where the rule's bound was
+/// A rule, and how to call it: a closure made where the rule's bound was
 /// checked, so that calling it asks nothing more of the rule's type. A rule
 /// of the wrong type is then one error, where it is set, and not again
-/// wherever the rules are used.
+/// wherever the rules are used. The closure captures nothing: it takes no
+/// room, and the call compiles to the rule's own.
 #[doc(hidden)]
 pub struct Rule<F, Call> {
     rule: F,
@@ -171,23 +190,62 @@ impl<F, Call> Rule<F, Call> {
     }
 }
 
-/// The rules of a function that succeeds with `T` and fails with `E`, as
-/// [`rules`] builds them.
+/// `on` or `on_ok`, as a [`RuleSet`] holds it.
 #[doc(hidden)]
-#[allow(clippy::type_complexity)]
-pub struct RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
-    on: Rule<On, fn(&On, &E) -> bool>,
-    on_ok: Rule<OnOk, fn(&OnOk, &T) -> bool>,
-    retry_after: Rule<Ra, fn(&Ra, &E) -> Option<Duration>>,
-    retry_after_ok: Rule<RaOk, fn(&RaOk, &T) -> Option<Duration>>,
-    on_retry: Rule<Hook, fn(&Hook, &E, u32, Duration)>,
-    on_retry_ok: Rule<HookOk, fn(&HookOk, &T, u32, Duration)>,
+pub trait Check<X> {
+    fn check(&self, x: &X) -> bool;
+}
+
+impl<X, F, Call: Fn(&F, &X) -> bool> Check<X> for Rule<F, Call> {
+    #[inline]
+    fn check(&self, x: &X) -> bool {
+        (self.call)(&self.rule, x)
+    }
+}
+
+/// `retry_after` or `retry_after_ok`, as a [`RuleSet`] holds it.
+#[doc(hidden)]
+pub trait ReadHint<X> {
+    fn hint(&self, x: &X) -> Option<Duration>;
+}
+
+impl<X, F, Call: Fn(&F, &X) -> Option<Duration>> ReadHint<X> for Rule<F, Call> {
+    #[inline]
+    fn hint(&self, x: &X) -> Option<Duration> {
+        (self.call)(&self.rule, x)
+    }
+}
+
+/// `on_retry` or `on_retry_ok`, as a [`RuleSet`] holds it.
+#[doc(hidden)]
+pub trait Hook<X> {
+    fn call(&self, x: &X, attempt: u32, wait: Duration);
+}
+
+impl<X, F, Call: Fn(&F, &X, u32, Duration)> Hook<X> for Rule<F, Call> {
+    #[inline]
+    fn call(&self, x: &X, attempt: u32, wait: Duration) {
+        (self.call)(&self.rule, x, attempt, wait);
+    }
+}
+
+/// The rules of a function that succeeds with `T` and fails with `E`, as
+/// [`rules`] builds them: each a [`Rule`].
+#[doc(hidden)]
+pub struct RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
+    on: On,
+    on_ok: OnOk,
+    retry_after: Ra,
+    retry_after_ok: RaOk,
+    on_retry: HookE,
+    on_retry_ok: HookOk,
+    types: PhantomData<fn(&T, &E)>,
 }
 
 /// Sets one rule of a [`RuleSet`], keeping the others.
 macro_rules! set_rule {
     ($self:ident, $field:ident: $rule:expr; $($keep:ident),*) => {
-        RuleSet { $field: $rule, $($keep: $self.$keep),* }
+        RuleSet { $field: $rule, $($keep: $self.$keep,)* types: PhantomData }
     };
 }
 
@@ -196,16 +254,22 @@ macro_rules! set_rule {
 /// closure's argument type from a bound on the closure itself), and a rule
 /// of the wrong type is one error, on that rule.
 #[allow(clippy::type_complexity)]
-impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
+impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     /// `on`: which errors may succeed on a repeat.
-    pub fn on<F: RetryIf<E>>(self, on: F) -> RuleSet<T, E, F, OnOk, Ra, RaOk, Hook, HookOk> {
-        let on: Rule<F, fn(&F, &E) -> bool> = Rule::new(on, |on, error| on(error));
+    pub fn on<F: RetryIf<E>>(
+        self,
+        on: F,
+    ) -> RuleSet<T, E, impl Check<E>, OnOk, Ra, RaOk, HookE, HookOk> {
+        let on = Rule::new(on, |on: &F, error: &E| on(error));
         set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
     /// `on_ok`: which `Ok` values are retried (an HTTP 503).
-    pub fn on_ok<F: RetryIf<T>>(self, on_ok: F) -> RuleSet<T, E, On, F, Ra, RaOk, Hook, HookOk> {
-        let on_ok: Rule<F, fn(&F, &T) -> bool> = Rule::new(on_ok, |on_ok, value| on_ok(value));
+    pub fn on_ok<F: RetryIf<T>>(
+        self,
+        on_ok: F,
+    ) -> RuleSet<T, E, On, impl Check<T>, Ra, RaOk, HookE, HookOk> {
+        let on_ok = Rule::new(on_ok, |on_ok: &F, value: &T| on_ok(value));
         set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
@@ -213,9 +277,8 @@ impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, H
     pub fn retry_after<F: Hint<E>>(
         self,
         retry_after: F,
-    ) -> RuleSet<T, E, On, OnOk, F, RaOk, Hook, HookOk> {
-        let retry_after: Rule<F, fn(&F, &E) -> Option<Duration>> =
-            Rule::new(retry_after, |hint, error| hint(error));
+    ) -> RuleSet<T, E, On, OnOk, impl ReadHint<E>, RaOk, HookE, HookOk> {
+        let retry_after = Rule::new(retry_after, |hint: &F, error: &E| hint(error));
         set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
     }
 
@@ -223,9 +286,8 @@ impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, H
     pub fn retry_after_ok<F: Hint<T>>(
         self,
         retry_after_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, F, Hook, HookOk> {
-        let retry_after_ok: Rule<F, fn(&F, &T) -> Option<Duration>> =
-            Rule::new(retry_after_ok, |hint, value| hint(value));
+    ) -> RuleSet<T, E, On, OnOk, Ra, impl ReadHint<T>, HookE, HookOk> {
+        let retry_after_ok = Rule::new(retry_after_ok, |hint: &F, value: &T| hint(value));
         set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
     }
 
@@ -233,11 +295,10 @@ impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, H
     pub fn on_retry<F: OnRetry<E>>(
         self,
         on_retry: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, F, HookOk> {
-        let on_retry: Rule<F, fn(&F, &E, u32, Duration)> =
-            Rule::new(on_retry, |hook, error, attempt, wait| {
-                hook(error, attempt, wait);
-            });
+    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, impl Hook<E>, HookOk> {
+        let on_retry = Rule::new(on_retry, |hook: &F, error: &E, attempt, wait| {
+            hook(error, attempt, wait);
+        });
         set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
     }
 
@@ -246,49 +307,49 @@ impl<T, E, On, OnOk, Ra, RaOk, Hook, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, H
     pub fn on_retry_ok<F: OnRetry<T>>(
         self,
         on_retry_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, F> {
-        let on_retry_ok: Rule<F, fn(&F, &T, u32, Duration)> =
-            Rule::new(on_retry_ok, |hook, value, attempt, wait| {
-                hook(value, attempt, wait);
-            });
+    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, impl Hook<T>> {
+        let on_retry_ok = Rule::new(on_retry_ok, |hook: &F, value: &T, attempt, wait| {
+            hook(value, attempt, wait);
+        });
         set_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
     }
 }
 
-impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> RulesFor<R>
-    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, Hook, HookOk>
+impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
+    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
 where
     R: Outcome,
+    On: Check<R::Error>,
+    OnOk: Check<R::Ok>,
+    Ra: ReadHint<R::Error>,
+    RaOk: ReadHint<R::Ok>,
+    HookE: Hook<R::Error>,
+    HookOk: Hook<R::Ok>,
 {
+    #[inline]
     fn verdict(&self, outcome: &R) -> Classification {
-        let RuleSet {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            ..
-        } = self;
         match outcome.as_result() {
-            Ok(value) if (on_ok.call)(&on_ok.rule, value) => {
-                Classification::Transient((retry_after_ok.call)(&retry_after_ok.rule, value))
+            Ok(value) if self.on_ok.check(value) => {
+                Classification::Transient(self.retry_after_ok.hint(value))
             }
             Ok(_) => Classification::Done,
-            Err(error) if (on.call)(&on.rule, error) => {
-                Classification::Transient((retry_after.call)(&retry_after.rule, error))
+            Err(error) if self.on.check(error) => {
+                Classification::Transient(self.retry_after.hint(error))
             }
             Err(_) => Classification::Permanent,
         }
     }
 
+    #[inline]
+    fn is_done(&self, outcome: &R) -> bool {
+        matches!(outcome.as_result(), Ok(value) if !self.on_ok.check(value))
+    }
+
+    #[inline]
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
-        let RuleSet {
-            on_retry,
-            on_retry_ok,
-            ..
-        } = self;
         match outcome.as_result() {
-            Ok(value) => (on_retry_ok.call)(&on_retry_ok.rule, value, attempt, wait),
-            Err(error) => (on_retry.call)(&on_retry.rule, error, attempt, wait),
+            Ok(value) => self.on_retry_ok.call(value, attempt, wait),
+            Err(error) => self.on_retry.call(error, attempt, wait),
         }
     }
 }

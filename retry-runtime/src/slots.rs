@@ -3,7 +3,7 @@
 //! ([`BudgetSlot`]). A call that names neither holds [`NoBreaker`] and
 //! [`NoBudget`], which take no room and compile to nothing.
 
-use crate::breaker::{AttemptPermit, Mark};
+use crate::breaker::{AttemptPermit, Mark, MarkThread};
 use crate::{CircuitBreaker, RetryBudget};
 
 /// The circuit breaker a call asks before each attempt and tells each
@@ -20,8 +20,12 @@ pub trait BreakerSlot {
     fn breaker(&self) -> Option<&CircuitBreaker>;
     /// What the attempt running marks its thread with while it holds a
     /// permit, so that a retried function it calls with the same breaker
-    /// runs under that permit.
-    fn mark(&mut self) -> Option<Mark<'_>>;
+    /// runs under that permit: nothing without a breaker.
+    type Mark<'a>: MarkThread
+    where
+        Self: 'a;
+    /// The mark of the attempt running.
+    fn mark(&mut self) -> Self::Mark<'_>;
 }
 
 /// The breaker of a call that names none: every attempt is made.
@@ -42,9 +46,10 @@ impl BreakerSlot for NoBreaker {
         None
     }
 
-    fn mark(&mut self) -> Option<Mark<'_>> {
-        None
-    }
+    type Mark<'a> = ();
+
+    #[inline]
+    fn mark(&mut self) {}
 }
 
 impl BreakerSlot for AttemptPermit<'_> {
@@ -60,13 +65,18 @@ impl BreakerSlot for AttemptPermit<'_> {
         Some(AttemptPermit::breaker(self))
     }
 
+    type Mark<'a>
+        = Option<Mark<'a>>
+    where
+        Self: 'a;
+
     fn mark(&mut self) -> Option<Mark<'_>> {
         AttemptPermit::mark(self)
     }
 }
 
 /// A breaker chosen at run time, as the closure API's is.
-impl<S: BreakerSlot> BreakerSlot for Option<S> {
+impl<'p> BreakerSlot for Option<AttemptPermit<'p>> {
     fn acquire(&mut self, blocking: bool) -> bool {
         self.as_mut().is_none_or(|slot| slot.acquire(blocking))
     }
@@ -79,8 +89,13 @@ impl<S: BreakerSlot> BreakerSlot for Option<S> {
         self.as_ref().and_then(BreakerSlot::breaker)
     }
 
+    type Mark<'a>
+        = Option<Mark<'a>>
+    where
+        Self: 'a;
+
     fn mark(&mut self) -> Option<Mark<'_>> {
-        self.as_mut().and_then(BreakerSlot::mark)
+        self.as_mut().and_then(AttemptPermit::mark)
     }
 }
 

@@ -5,8 +5,7 @@
 //! // Output, async, with `timeout` and `breaker`:
 //! if attempts.acquire() {
 //!     let limit = timeout_key::<Ret>();        // or timed_out_with::<Ret>(|t| ..)
-//!     let attempt = pin!(limit.attempt(attempts.attempt_timeout(), async { /* body */ }));
-//!     attempts.scoped(attempt).await
+//!     attempts.scoped(limit.attempt(attempts.attempt_timeout(), async { /* body */ })).await
 //! } else {
 //!     match last.take() {                      // a refused retry: the last error
 //!         Some(outcome) => outcome,
@@ -102,7 +101,6 @@ impl Expansion<'_> {
         } = self;
         let Names {
             attempts,
-            attempt,
             limit,
             outcome,
             last,
@@ -130,8 +128,7 @@ impl Expansion<'_> {
                 None => body,
             };
             quote! {
-                let #attempt = ::core::pin::pin!(#body);
-                #attempts.scoped(#attempt).await
+                #attempts.scoped(#body).await
             }
         } else {
             // A blocking attempt cannot be cut off: one that returns after
@@ -197,7 +194,6 @@ impl Expansion<'_> {
 /// The expansion's own locals, invisible to the body.
 pub(super) struct Names {
     pub attempts: Ident,
-    pub attempt: Ident,
     pub outcome: Ident,
     pub wait: Ident,
     pub limit: Ident,
@@ -211,7 +207,6 @@ impl Names {
         let span = Span::mixed_site();
         Names {
             attempts: Ident::new("attempts", span),
-            attempt: Ident::new("attempt", span),
             outcome: Ident::new("outcome", span),
             wait: Ident::new("wait", span),
             limit: Ident::new("limit", span),

@@ -14,7 +14,7 @@
 //!             Break(outcome) => return outcome,   // see `rules`
 //!             Continue(wait) => wait,
 //!         };
-//!         sleep(wait).await;
+//!         attempts.wait(wait).await;
 //!     }
 //! }
 //! ```
@@ -285,7 +285,7 @@ impl Expansion<'_> {
             output.span(),
         );
         let sleep = if self.is_async {
-            quote!(#private::sleep(#wait).await;)
+            quote!(#attempts.wait(#wait).await;)
         } else {
             quote!(#private::sleep_blocking(#wait);)
         };

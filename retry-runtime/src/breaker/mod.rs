@@ -29,7 +29,7 @@ use crate::clock::Clock;
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
 #[doc(hidden)]
-pub use permit::{AttemptPermit, Holding, Mark};
+pub use permit::{AttemptPermit, Mark, MarkThread};
 
 use window::{Thresholds, Window, BUCKETS};
 use word::{StateCell, Word, COUNT_MAX};

@@ -6,9 +6,6 @@
 //! breaker runs under that permit instead of asking for another.
 
 use core::cell::Cell;
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
 
 use super::{CircuitBreaker, CircuitOpen};
 use crate::clock::Clock;
@@ -251,29 +248,22 @@ impl core::fmt::Debug for Hold<'_> {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// An attempt's future, polled with its permit's mark on the thread.
-    #[doc(hidden)]
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Holding<'a, F> {
-        #[pin]
-        attempt: F,
-        mark: Option<Mark<'a>>,
-    }
+/// What an attempt marks its thread with while it is polled: `()` for a
+/// call without a breaker, which compiles to nothing.
+#[doc(hidden)]
+pub trait MarkThread {
+    /// Marks the thread until the returned guard is dropped.
+    fn hold(&mut self) -> impl Sized;
 }
 
-impl<'a, F> Holding<'a, F> {
-    pub(crate) fn new(mark: Option<Mark<'a>>, attempt: F) -> Self {
-        Holding { attempt, mark }
-    }
+impl MarkThread for () {
+    #[inline]
+    fn hold(&mut self) -> impl Sized {}
 }
 
-impl<F: Future> Future for Holding<'_, F> {
-    type Output = F::Output;
-
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        let _hold = this.mark.as_mut().map(Mark::hold);
-        this.attempt.poll(cx)
+impl MarkThread for Option<Mark<'_>> {
+    #[inline]
+    fn hold(&mut self) -> impl Sized {
+        self.as_mut().map(Mark::hold)
     }
 }

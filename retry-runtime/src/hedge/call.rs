@@ -121,80 +121,102 @@ where
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
         let mut this = self.project();
-        if *this.started == 0 {
-            if let Some(refused) = begin(&mut this) {
-                return Poll::Ready(refused);
+        let poll = poll_hedged(&mut this, cx);
+        if poll.is_pending() {
+            // Waiting for an attempt or for the next start: the call counts
+            // as in flight in the attempt it runs inside, if any.
+            this.attempts.pending();
+        }
+        poll
+    }
+}
+
+/// One poll of a hedged call: polls every attempt running, starts the next
+/// when it is due, and answers with the first outcome the rules accept.
+fn poll_hedged<'p, R: Outcome, Mk, Fut, J, S, L>(
+    this: &mut This<'_, 'p, R, Mk, J, S, L>,
+    cx: &mut Context<'_>,
+) -> Poll<R>
+where
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    J: Judge<R>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
+{
+    if *this.started == 0 {
+        if let Some(refused) = begin(this) {
+            return Poll::Ready(refused);
+        }
+    }
+    loop {
+        // Every running attempt, with its own number in its context.
+        let mut running = 0;
+        for index in 0..this.slots.capacity() {
+            let Some(mut slot) = this.slots.as_mut().slot(index) else {
+                break;
+            };
+            let Some(attempt) = slot.as_mut().as_pin_mut() else {
+                continue;
+            };
+            let attempt = attempt.project();
+            this.attempts.set_attempt(*attempt.number);
+            let mut scoped = this.attempts.scoped(attempt.attempt);
+            let polled = Pin::new(&mut scoped).poll(cx);
+            // Each attempt keeps its own flag: they share the call's.
+            *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
+            let Poll::Ready(outcome) = polled else {
+                running += 1;
+                continue;
+            };
+            let ended = Ended {
+                number: *attempt.number,
+                started: *attempt.started,
+                permit: attempt.permit.take(),
+                inner_gave_up: *attempt.inner_gave_up,
+            };
+            slot.set(None);
+            if let Some(answer) = settle(this, outcome, ended) {
+                clear(this.slots.as_mut());
+                return Poll::Ready(answer);
             }
         }
-        loop {
-            // Every running attempt, with its own number in its context.
-            let mut running = 0;
-            for index in 0..this.slots.capacity() {
-                let Some(mut slot) = this.slots.as_mut().slot(index) else {
-                    break;
-                };
-                let Some(attempt) = slot.as_mut().as_pin_mut() else {
-                    continue;
-                };
-                let attempt = attempt.project();
-                this.attempts.set_attempt(*attempt.number);
-                let mut scoped = this.attempts.scoped(attempt.attempt);
-                let polled = Pin::new(&mut scoped).poll(cx);
-                // Each attempt keeps its own flag: they share the call's.
-                *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
-                let Poll::Ready(outcome) = polled else {
-                    running += 1;
-                    continue;
-                };
-                let ended = Ended {
-                    number: *attempt.number,
-                    started: *attempt.started,
-                    permit: attempt.permit.take(),
-                    inner_gave_up: *attempt.inner_gave_up,
-                };
-                slot.set(None);
-                if let Some(answer) = settle(&mut this, outcome, ended) {
-                    clear(this.slots.as_mut());
-                    return Poll::Ready(answer);
-                }
+        let now = Clock::Async.now();
+        if core::mem::take(this.unscheduled) {
+            schedule_hedge(this, now);
+        }
+        if let Some(at) = *this.next {
+            if at <= now && running < this.slots.capacity() {
+                start(this, now);
+                continue;
             }
-            let now = Clock::Async.now();
-            if core::mem::take(this.unscheduled) {
-                schedule_hedge(&mut this, now);
+        }
+        if running == 0 && this.next.is_none() {
+            // Every attempt that ended without an answer left its
+            // failure in `last`, so there is one to return.
+            if let Some(last) = give_up(this) {
+                return Poll::Ready(last);
             }
-            if let Some(at) = *this.next {
-                if at <= now && running < this.slots.capacity() {
-                    start(&mut this, now);
-                    continue;
-                }
+        }
+        // Wait for an attempt, or for the next start.
+        let Some(at) = *this.next else {
+            return Poll::Pending;
+        };
+        if running == this.slots.capacity() {
+            return Poll::Pending;
+        }
+        if *this.armed != Some(at) {
+            this.timer
+                .set(Some(crate::sleep::sleep(at.saturating_duration_since(now))));
+            *this.armed = Some(at);
+        }
+        match this.timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
+            Some(Poll::Ready(())) => {
+                // Tokio's timer ends on its next tick, so the clock may
+                // read slightly before `at` here: the start is due.
+                *this.next = Some(now.min(at));
             }
-            if running == 0 && this.next.is_none() {
-                // Every attempt that ended without an answer left its
-                // failure in `last`, so there is one to return.
-                if let Some(last) = give_up(&mut this) {
-                    return Poll::Ready(last);
-                }
-            }
-            // Wait for an attempt, or for the next start.
-            let Some(at) = *this.next else {
-                return Poll::Pending;
-            };
-            if running == this.slots.capacity() {
-                return Poll::Pending;
-            }
-            if *this.armed != Some(at) {
-                this.timer
-                    .set(Some(crate::sleep::sleep(at.saturating_duration_since(now))));
-                *this.armed = Some(at);
-            }
-            match this.timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
-                Some(Poll::Ready(())) => {
-                    // Tokio's timer ends on its next tick, so the clock may
-                    // read slightly before `at` here: the start is due.
-                    *this.next = Some(now.min(at));
-                }
-                _ => return Poll::Pending,
-            }
+            _ => return Poll::Pending,
         }
     }
 }
