@@ -13,7 +13,7 @@ use core::time::Duration;
 use crate::breaker::{AttemptPermit, MarkThread};
 use crate::call_state::CallState;
 use crate::clock::Clock;
-use crate::context::{scoped_call, Scoped, Waiting};
+use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe;
 use crate::rules::RulesFor;
@@ -109,12 +109,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.breaker.acquire(blocking)
     }
 
-    /// The call's future returns `Pending`: it counts as in flight in the
-    /// attempt it runs inside, if any, until it returns.
-    pub(crate) fn pending(&mut self) {
-        self.call.scope().pending();
-    }
-
     /// What the body can know of the attempt it runs.
     #[must_use]
     pub fn context(&self) -> AttemptContext {
@@ -134,12 +128,12 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
-    /// The wait before the next attempt. While it lasts, the call counts as
-    /// in flight in the attempt it runs inside, if any.
-    // Inlined: its `Sleep` is returned by value (benches/instructions.sh).
-    #[inline]
-    pub fn wait(&mut self, wait: Duration) -> Waiting<'_> {
-        Waiting::new(self.call.scope(), crate::sleep::sleep(wait))
+    /// Call before the wait for the next attempt: while it lasts, the call
+    /// counts as in flight in the attempt it runs inside, if any. (Counted
+    /// here rather than by a wrapper around the wait, which would copy the
+    /// timer once more.)
+    pub fn waiting(&mut self) {
+        self.call.scope().pending();
     }
 
     /// Runs a plain function's attempt with its context set.

@@ -363,7 +363,8 @@ where
                         wait
                     }
                 };
-                attempts.wait(wait).await;
+                attempts.waiting();
+                crate::sleep::sleep(wait).await;
             }
         }
     }

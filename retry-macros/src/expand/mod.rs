@@ -14,7 +14,8 @@
 //!             Break(outcome) => return outcome,   // see `rules`
 //!             Continue(wait) => wait,
 //!         };
-//!         attempts.wait(wait).await;
+//!         attempts.waiting();                // counted in flight in an enclosing attempt
+//!         sleep(wait).await;
 //!     }
 //! }
 //! ```
@@ -285,7 +286,10 @@ impl Expansion<'_> {
             output.span(),
         );
         let sleep = if self.is_async {
-            quote!(#attempts.wait(#wait).await;)
+            quote! {
+                #attempts.waiting();
+                #private::sleep(#wait).await;
+            }
         } else {
             quote!(#private::sleep_blocking(#wait);)
         };

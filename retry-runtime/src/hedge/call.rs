@@ -125,7 +125,7 @@ where
         if poll.is_pending() {
             // Waiting for an attempt or for the next start: the call counts
             // as in flight in the attempt it runs inside, if any.
-            this.attempts.pending();
+            this.attempts.waiting();
         }
         poll
     }

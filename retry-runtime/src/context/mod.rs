@@ -17,19 +17,17 @@
 //! `block_on`, rayon tasks stolen while the attempt waits) counts as part of
 //! the attempt.
 
-use core::future::Future;
-use core::pin::Pin;
-use core::task::{Context, Poll};
+mod enter;
+
 use core::time::Duration;
 use std::cell::Cell;
 
 use crate::clock::Instant;
 
-use crate::breaker::MarkThread;
 use crate::clock::{Clock, Deadline};
 use crate::idempotency::IdempotencyKey;
-use crate::observe::AttemptSpan;
-use crate::sleep::Sleep;
+
+pub(crate) use enter::{scoped_call, Scoped};
 
 /// The attempt a retried function is running.
 ///
@@ -247,6 +245,8 @@ impl Scope {
     /// The call's future returns `Pending`: it is counted in flight in the
     /// attempt it runs inside, if any, until it returns. A call answered in
     /// the poll it starts in is never counted, and costs nothing here.
+    // Not inlined: inlined before each wait, it made the three-failure path
+    // 140 instructions longer (benches/instructions.sh).
     pub(crate) fn pending(&mut self) {
         if !self.counted {
             self.counted = count_in_flight(1);
@@ -266,7 +266,8 @@ impl Scope {
     // Inlined: on every call's success path, where it is one test.
     #[inline]
     pub(crate) fn finished(&mut self) {
-        if core::mem::take(&mut self.counted) {
+        if self.counted {
+            self.counted = false;
             count_in_flight(-1);
         }
     }
@@ -381,207 +382,4 @@ fn count_in_flight(change: i32) -> bool {
         mark(thread, |marks| marks.counting(change));
         true
     })
-}
-
-/// Sets an attempt's context until dropped, then sets back the enclosing
-/// attempt's (also when the attempt panics) and hands the call what the
-/// attempt's poll left: the marks of retried calls inside and the key, if
-/// the body drew one.
-struct Enter<'a> {
-    scope: &'a mut Scope,
-    outer: Frame,
-    /// What the slow way in set aside, if it was taken.
-    saved: Option<Saved>,
-}
-
-/// The thread's context beside the frame, set aside by an attempt that
-/// changes it.
-#[derive(Clone, Copy)]
-struct Saved {
-    marks: Marks,
-    deadline: Deadline,
-    key: IdempotencyKey,
-    drawn: IdempotencyKey,
-}
-
-// Inlined, both ways: around every poll of every attempt. The usual attempt
-// (no deadline of its own, no key drawn, nothing marked) copies its frame in
-// and the enclosing frame back, and tests two words (benches/instructions.sh).
-impl<'a> Enter<'a> {
-    #[inline]
-    fn new(scope: &'a mut Scope) -> Self {
-        THREAD.with(|thread| {
-            let outer = thread.frame.replace(scope.frame);
-            let marks = thread.marks.get();
-            let saved = if marks != Marks::NONE || scope.frame.has(KEYED | DEADLINE) {
-                Some(enter_slow(thread, scope, marks))
-            } else {
-                None
-            };
-            Enter {
-                scope,
-                outer,
-                saved,
-            }
-        })
-    }
-}
-
-/// The way in for an attempt with a deadline or a key, or inside an
-/// attempt whose poll has marks already: sets the thread's deadline, key and
-/// marks aside and puts the attempt's in.
-#[cold]
-#[inline(never)]
-fn enter_slow(thread: &Thread, scope: &Scope, marks: Marks) -> Saved {
-    let saved = Saved {
-        marks,
-        deadline: thread.deadline.get(),
-        key: thread.key.get(),
-        drawn: thread.drawn.get(),
-    };
-    thread.marks.set(Marks::NONE);
-    if scope.frame.has(DEADLINE) {
-        // Nobody inside this attempt may run past the nearest deadline.
-        thread.deadline.set(scope.deadline.min(saved.deadline));
-    }
-    if scope.frame.has(KEYED) {
-        thread.key.set(scope.key);
-    }
-    saved
-}
-
-impl Drop for Enter<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        THREAD.with(|thread| {
-            let marks = thread.marks.get();
-            thread.frame.set(self.outer);
-            if marks != Marks::NONE || self.saved.is_some() {
-                leave_slow(thread, self.scope, marks, self.saved.take());
-            }
-        });
-    }
-}
-
-/// The way out when the attempt's poll left marks, or the way in set the
-/// thread's context aside: hands the marks to the call, and sets the
-/// enclosing attempt's context back.
-#[cold]
-#[inline(never)]
-fn leave_slow(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
-    scope.inner_gave_up |= marks.has(GAVE_UP);
-    scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
-    if marks.has(KEY_DRAWN) {
-        scope.key = thread.drawn.get();
-        scope.frame.max_and_flags |= KEYED;
-    }
-    match saved {
-        Some(saved) => {
-            thread.marks.set(saved.marks);
-            thread.deadline.set(saved.deadline);
-            thread.key.set(saved.key);
-            thread.drawn.set(saved.drawn);
-        }
-        // The way in found no marks and changed nothing else.
-        None => thread.marks.set(Marks::NONE),
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// An attempt's future, polled with its context set, and with its
-    /// breaker's mark `M` on the thread ([`MarkThread`]).
-    #[doc(hidden)]
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Scoped<'a, F, M> {
-        #[pin]
-        attempt: F,
-        scope: &'a mut Scope,
-        mark: M,
-        // The attempt's span (feature `attempt-spans`), entered on each poll.
-        span: AttemptSpan,
-    }
-}
-
-impl<'a, F, M> Scoped<'a, F, M> {
-    // Inlined: around every attempt (benches/instructions.sh).
-    #[inline]
-    pub(crate) fn new(scope: &'a mut Scope, mark: M, attempt: F, span: AttemptSpan) -> Self {
-        Scoped {
-            attempt,
-            scope,
-            mark,
-            span,
-        }
-    }
-}
-
-impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
-    type Output = F::Output;
-
-    // Inlined: around every poll of every attempt (benches/instructions.sh).
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
-        let this = self.project();
-        let _span = this.span.enter();
-        let poll = {
-            let _hold = this.mark.hold();
-            let _enter = Enter::new(this.scope);
-            this.attempt.poll(cx)
-        };
-        if poll.is_pending() {
-            // The attempt waits on something while no retried function it
-            // called is still running: its body has moved on past any
-            // give-up (it handled it: a fallback, `unwrap_or_default`),
-            // which is then no reason not to retry the attempt. A give-up
-            // propagated with `?` or by `try_join_all` fails the attempt in
-            // the poll it happens in; one inside `join_all` or
-            // `FuturesUnordered` has other retried calls still running
-            // beside it. See `Nested` for the shapes this cannot tell apart.
-            if this.scope.in_flight == 0 {
-                this.scope.inner_gave_up = false;
-            }
-            this.scope.pending();
-        }
-        poll
-    }
-}
-
-pin_project_lite::pin_project! {
-    /// The wait before a call's next attempt, during which the call counts
-    /// as in flight in the attempt it runs inside.
-    #[doc(hidden)]
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Waiting<'a> {
-        #[pin]
-        sleep: Sleep,
-        scope: &'a mut Scope,
-    }
-}
-
-impl<'a> Waiting<'a> {
-    // Inlined: its `Sleep` is moved in by value (benches/instructions.sh).
-    #[inline]
-    pub(crate) fn new(scope: &'a mut Scope, sleep: Sleep) -> Self {
-        Waiting { sleep, scope }
-    }
-}
-
-impl Future for Waiting<'_> {
-    type Output = ();
-
-    #[inline]
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        let this = self.project();
-        let poll = this.sleep.poll(cx);
-        if poll.is_pending() {
-            this.scope.pending();
-        }
-        poll
-    }
-}
-
-/// Runs a plain function's attempt with its context set.
-pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
-    let _enter = Enter::new(scope);
-    attempt()
 }

@@ -1,0 +1,206 @@
+//! Entering an attempt's context around each poll (or a plain function's
+//! attempt) and leaving it after: the usual way, which copies one frame in
+//! and out, and the slow way, for attempts with a deadline or a key, or
+//! inside a poll that has marks already.
+
+use core::future::Future;
+use core::pin::Pin;
+use core::task::{Context, Poll};
+
+use super::{Frame, Marks, Scope, Thread, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, THREAD};
+use crate::breaker::MarkThread;
+use crate::clock::Deadline;
+use crate::idempotency::IdempotencyKey;
+use crate::observe::AttemptSpan;
+
+/// Runs `attempt` (one poll of an attempt's future, or a plain function's
+/// attempt) with the call's context set, then sets back the enclosing
+/// attempt's (also when the attempt panics) and hands the call what the
+/// attempt left: the marks of retried calls inside and the key, if the body
+/// drew one.
+// Inlined: around every poll of every attempt. The usual attempt (no
+// deadline of its own, no key, nothing marked by the poll it runs inside)
+// copies its 8-byte frame in and the enclosing frame back, and tests a word
+// each way (benches/instructions.sh).
+#[inline]
+fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
+    let (outer, usual) = THREAD.with(|thread| {
+        let outer = thread.frame.replace(scope.frame);
+        let special = u64::from(scope.frame.max_and_flags & (KEYED | DEADLINE));
+        (outer, thread.marks.get().0 | special == 0)
+    });
+    if usual {
+        let _leave = Leave { scope, outer };
+        attempt()
+    } else {
+        in_context_slow(scope, outer, attempt)
+    }
+}
+
+/// Sets the enclosing attempt's frame back when dropped.
+struct Leave<'a> {
+    scope: &'a mut Scope,
+    outer: Frame,
+}
+
+impl Drop for Leave<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        THREAD.with(|thread| {
+            let marks = thread.marks.get();
+            thread.frame.set(self.outer);
+            if marks != Marks::NONE {
+                leave_slow(thread, self.scope, marks, None);
+            }
+        });
+    }
+}
+
+/// The way in and out for an attempt with a deadline or a key, or inside
+/// an attempt whose poll has marks already: the thread's deadline, key and
+/// marks are set aside, the attempt's put in, and the ones set aside put
+/// back after.
+#[inline(never)]
+fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
+    let saved = THREAD.with(|thread| enter_slow(thread, scope));
+    let _leave = LeaveSlow {
+        scope,
+        outer,
+        saved,
+    };
+    attempt()
+}
+
+/// The thread's context beside the frame, set aside by an attempt that
+/// changes it.
+#[derive(Clone, Copy)]
+struct Saved {
+    marks: Marks,
+    deadline: Deadline,
+    key: IdempotencyKey,
+    drawn: IdempotencyKey,
+}
+
+fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
+    let saved = Saved {
+        marks: thread.marks.get(),
+        deadline: thread.deadline.get(),
+        key: thread.key.get(),
+        drawn: thread.drawn.get(),
+    };
+    thread.marks.set(Marks::NONE);
+    if scope.frame.has(DEADLINE) {
+        // Nobody inside this attempt may run past the nearest deadline.
+        thread.deadline.set(scope.deadline.min(saved.deadline));
+    }
+    if scope.frame.has(KEYED) {
+        thread.key.set(scope.key);
+    }
+    saved
+}
+
+/// Sets the enclosing attempt's context back when dropped, after the slow
+/// way in.
+struct LeaveSlow<'a> {
+    scope: &'a mut Scope,
+    outer: Frame,
+    saved: Saved,
+}
+
+impl Drop for LeaveSlow<'_> {
+    fn drop(&mut self) {
+        THREAD.with(|thread| {
+            let marks = thread.marks.get();
+            thread.frame.set(self.outer);
+            leave_slow(thread, self.scope, marks, Some(self.saved));
+        });
+    }
+}
+
+/// The way out when the attempt's poll left marks, or the way in set the
+/// thread's context aside: hands the marks to the call, and sets the
+/// enclosing attempt's context back.
+#[cold]
+#[inline(never)]
+fn leave_slow(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
+    scope.inner_gave_up |= marks.has(GAVE_UP);
+    scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
+    if marks.has(KEY_DRAWN) {
+        scope.key = thread.drawn.get();
+        scope.frame.max_and_flags |= KEYED;
+    }
+    match saved {
+        Some(saved) => {
+            thread.marks.set(saved.marks);
+            thread.deadline.set(saved.deadline);
+            thread.key.set(saved.key);
+            thread.drawn.set(saved.drawn);
+        }
+        // The way in found no marks and changed nothing else.
+        None => thread.marks.set(Marks::NONE),
+    }
+}
+
+pin_project_lite::pin_project! {
+    /// An attempt's future, polled with its context set, and with its
+    /// breaker's mark `M` on the thread ([`MarkThread`]).
+    #[doc(hidden)]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Scoped<'a, F, M> {
+        #[pin]
+        attempt: F,
+        scope: &'a mut Scope,
+        mark: M,
+        // The attempt's span (feature `attempt-spans`), entered on each poll.
+        span: AttemptSpan,
+    }
+}
+
+impl<'a, F, M> Scoped<'a, F, M> {
+    // Inlined: around every attempt (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn new(scope: &'a mut Scope, mark: M, attempt: F, span: AttemptSpan) -> Self {
+        Scoped {
+            attempt,
+            scope,
+            mark,
+            span,
+        }
+    }
+}
+
+impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
+    type Output = F::Output;
+
+    // Inlined: around every poll of every attempt (benches/instructions.sh).
+    #[inline]
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
+        let this = self.project();
+        let _span = this.span.enter();
+        let poll = {
+            let _hold = this.mark.hold();
+            let attempt = this.attempt;
+            in_context(this.scope, || attempt.poll(cx))
+        };
+        if poll.is_pending() {
+            // The attempt waits on something while no retried function it
+            // called is still running: its body has moved on past any
+            // give-up (it handled it: a fallback, `unwrap_or_default`),
+            // which is then no reason not to retry the attempt. A give-up
+            // propagated with `?` or by `try_join_all` fails the attempt in
+            // the poll it happens in; one inside `join_all` or
+            // `FuturesUnordered` has other retried calls still running
+            // beside it. See `Nested` for the shapes this cannot tell apart.
+            if this.scope.in_flight == 0 {
+                this.scope.inner_gave_up = false;
+            }
+            this.scope.pending();
+        }
+        poll
+    }
+}
+
+/// Runs a plain function's attempt with its context set.
+pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
+    in_context(scope, attempt)
+}
