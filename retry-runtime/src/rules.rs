@@ -315,6 +315,78 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
     }
 }
 
+/// The same methods, for a function that writes several rules: each rule's
+/// call is a function pointer rather than a closure of its own type. A
+/// rule of the wrong type is then one error, on the rule, however many are
+/// written (an opaque closure type would carry the rule's bound to every
+/// place the rules are used, and the error with it). With one rule written,
+/// the expansion locates every use at the rule, and the closures, which
+/// compile to the rule's own call, are used.
+#[allow(clippy::type_complexity)]
+impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
+    /// `on`, among several rules.
+    pub fn on_among<F: RetryIf<E>>(
+        self,
+        on: F,
+    ) -> RuleSet<T, E, Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk> {
+        let on: Rule<F, fn(&F, &E) -> bool> = Rule::new(on, |on, error| on(error));
+        set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
+    }
+
+    /// `on_ok`, among several rules.
+    pub fn on_ok_among<F: RetryIf<T>>(
+        self,
+        on_ok: F,
+    ) -> RuleSet<T, E, On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk> {
+        let on_ok: Rule<F, fn(&F, &T) -> bool> = Rule::new(on_ok, |on_ok, value| on_ok(value));
+        set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
+    }
+
+    /// `retry_after`, among several rules.
+    pub fn retry_after_among<F: Hint<E>>(
+        self,
+        retry_after: F,
+    ) -> RuleSet<T, E, On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk> {
+        let retry_after: Rule<F, fn(&F, &E) -> Option<Duration>> =
+            Rule::new(retry_after, |hint, error| hint(error));
+        set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
+    }
+
+    /// `retry_after_ok`, among several rules.
+    pub fn retry_after_ok_among<F: Hint<T>>(
+        self,
+        retry_after_ok: F,
+    ) -> RuleSet<T, E, On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk> {
+        let retry_after_ok: Rule<F, fn(&F, &T) -> Option<Duration>> =
+            Rule::new(retry_after_ok, |hint, value| hint(value));
+        set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
+    }
+
+    /// `on_retry`, among several rules.
+    pub fn on_retry_among<F: OnRetry<E>>(
+        self,
+        on_retry: F,
+    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk> {
+        let on_retry: Rule<F, fn(&F, &E, u32, Duration)> =
+            Rule::new(on_retry, |hook, error, attempt, wait| {
+                hook(error, attempt, wait);
+            });
+        set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
+    }
+
+    /// `on_retry_ok`, among several rules.
+    pub fn on_retry_ok_among<F: OnRetry<T>>(
+        self,
+        on_retry_ok: F,
+    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>> {
+        let on_retry_ok: Rule<F, fn(&F, &T, u32, Duration)> =
+            Rule::new(on_retry_ok, |hook, value, attempt, wait| {
+                hook(value, attempt, wait);
+            });
+        set_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
+    }
+}
+
 impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
     for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
 where

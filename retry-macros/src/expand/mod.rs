@@ -259,7 +259,8 @@ impl Expansion<'_> {
         let rules = self.rules();
         // Its arguments, from which the compiler infers the type the call is
         // bound by, are located there too.
-        let at = Span::mixed_site().located_at(output.span());
+        let step_span = self.step_span();
+        let at = Span::mixed_site().located_at(step_span);
         let attempts_at = Ident::new("attempts", at);
         let outcome_at = Ident::new("outcome", at);
         // With `breaker`, a retried outcome comes back with the wait and is
@@ -282,8 +283,8 @@ impl Expansion<'_> {
         };
         let next = call_spanned(
             next_fn,
-            quote_spanned!(output.span()=> &mut #attempts_at, &#rules, #outcome_at),
-            output.span(),
+            quote_spanned!(step_span=> &mut #attempts_at, &#rules, #outcome_at),
+            step_span,
         );
         let sleep = if self.is_async {
             quote! {

@@ -56,9 +56,16 @@ impl Expansion<'_> {
         // `RuleSet::on(rules, ..)` rather than `rules.on(..)`: a method
         // call's span starts at its receiver, and the whole call must be on
         // the rule for an error about it to be reported there only.
+        // Several rules: each through a function pointer (see `RuleSet`'s
+        // `*_among`), so that a wrong one is one error.
+        let several = written.iter().filter(|(_, rule)| rule.is_some()).count() > 1;
         let set = written.into_iter().filter_map(|(key, rule)| {
             let rule = rule.as_ref()?;
-            let method = Ident::new(key, Span::call_site());
+            let method = if several {
+                Ident::new(&format!("{key}_among"), Span::call_site())
+            } else {
+                Ident::new(key, Span::call_site())
+            };
             let value = self.rule_value(rule);
             let call = call_spanned(
                 quote!(#private::RuleSet::#method),
@@ -77,8 +84,34 @@ impl Expansion<'_> {
                 #rules
             },
         );
-        block.set_span(output.span());
+        // With one rule written, at the rule instead: a rule of the wrong
+        // type then fails here on the same token as where it is set, and the
+        // compiler reports it once.
+        block.set_span(self.step_span());
         quote!(#block)
+    }
+
+    /// Where the rules and the step that uses them are located: at the rule
+    /// when one is written, so that a rule of the wrong type, which fails
+    /// where it is set, fails on the same token wherever the rules are used
+    /// and the compiler reports it once; otherwise at the return type.
+    pub(super) fn step_span(&self) -> Span {
+        let config = self.config;
+        let written: Vec<&Expr> = [
+            &config.on,
+            &config.on_ok,
+            &config.retry_after,
+            &config.retry_after_ok,
+            &config.on_retry,
+            &config.on_retry_ok,
+        ]
+        .into_iter()
+        .flatten()
+        .collect();
+        match written.as_slice() {
+            [rule] => rule.span(),
+            _ => self.output.span(),
+        }
     }
 
     /// A rule as the expansion passes it: a by-value argument borrowed, so

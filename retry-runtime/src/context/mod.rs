@@ -114,7 +114,9 @@ impl AttemptContext {
 /// that need it pay to set it: the nearest deadline, which a call without a
 /// deadline of its own leaves as its enclosing attempt's; the idempotency
 /// key, drawn on first request; and the [`Marks`] retried calls inside leave.
+// Aligned to 8, so that a copy is one 64-bit move.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[repr(C, align(8))]
 pub(crate) struct Frame {
     /// The attempt running or just judged, from 1; 0 for no attempt.
     pub(crate) attempt: u32,
