@@ -4,7 +4,9 @@
 //! never more than `probes` permits out while half-open. Checked at the end,
 //! every permit gone: a half-open circuit has no place taken (so a caller can
 //! still take one and leave half-open), and after the longest open period a
-//! caller is let through whatever state it ended in.
+//! caller is let through whatever state it ended in. And the closed
+//! circuit's window: a success racing a failure that rolls it on never erases
+//! the failure.
 //!
 //! Run with `RUSTFLAGS="--cfg loom" cargo test -p retry-runtime --test loom_breaker`
 //! (`.ci/run` runs it in a target directory of its own).
@@ -135,4 +137,58 @@ fn a_failed_probe_reopening_races_a_late_probe_of_its_round() {
         Some(2),
         &[&[Caller::EndsThePeriod, Caller::Fails], &[Caller::Succeeds]],
     );
+}
+
+/// The closed circuit's window: a success races a failure that reads the
+/// clock a full turn of the ring later (the same slot, a new bucket). The
+/// success counts without the clock in the bucket of the latest reading, or,
+/// when `emptied` (the window reset, so the success must read the clock),
+/// at a time it read before or after the failure's. The failure is always
+/// counted, and the success at most once.
+fn success_racing_a_rolling_failure(emptied: bool) {
+    let mut model = loom::model::Builder::new();
+    model.preemption_bound = Some(3);
+    model.check(move || {
+        // Buckets of 1 ms; never opens, so the window is all there is to see.
+        let breaker = Arc::new(
+            CircuitBreaker::new()
+                .with_window(Duration::from_millis(10))
+                .with_min_calls(1000)
+                .with_consecutive_failures(0),
+        );
+        // The first success reads the clock: successes now count in bucket 0.
+        breaker.acquire().expect("closed").record(true);
+        if emptied {
+            breaker.reset();
+        }
+        let succeeds = {
+            let breaker = Arc::clone(&breaker);
+            thread::spawn(move || breaker.acquire().expect("closed").record(true))
+        };
+        let fails = {
+            let breaker = Arc::clone(&breaker);
+            thread::spawn(move || {
+                breaker.advance(10);
+                breaker.acquire().expect("closed").record(false);
+            })
+        };
+        succeeds.join().unwrap();
+        fails.join().unwrap();
+        assert_eq!(breaker.state(), CircuitState::Closed);
+        // The window ending at 10 ms: the failure, and the racing success
+        // if it counted in bucket 10 rather than in bucket 0.
+        let (calls, failures) = breaker.window_counts();
+        assert_eq!(failures, 1, "the failure was lost");
+        assert!(calls == 1 || calls == 2, "{calls} calls");
+    });
+}
+
+#[test]
+fn a_success_counted_without_the_clock_never_erases_a_failure_rolling_the_window() {
+    success_racing_a_rolling_failure(false);
+}
+
+#[test]
+fn a_success_read_before_a_failure_rolling_the_window_never_erases_it() {
+    success_racing_a_rolling_failure(true);
 }

@@ -11,15 +11,24 @@ use crate::clock::Clock;
 
 impl CircuitBreaker {
     /// Lets a call through, as the kind of permit it gets, or refuses it.
+    #[inline]
     pub(super) fn enter(&self, clock: Clock) -> Result<Kind, CircuitOpen> {
         if permit::held_here(self) {
             return Ok(Kind::Nested);
         }
         let word = self.state.load();
-        // The closed circuit's path reads nothing but the word.
+        // The closed circuit's path reads nothing but the word (and no
+        // clock: see `window.rs`).
         if word.state() == CircuitState::Closed {
             return Ok(Kind::Closed);
         }
+        self.enter_open(clock)
+    }
+
+    /// [`enter`](Self::enter) when the word said open or half-open: out of
+    /// line, so that the closed circuit's path stays a few instructions.
+    #[inline(never)]
+    fn enter_open(&self, clock: Clock) -> Result<Kind, CircuitOpen> {
         let mut now = None;
         let step = self.state.update(|word| match word.state() {
             CircuitState::Closed => Err(Ok(Kind::Closed)),
@@ -64,6 +73,7 @@ impl CircuitBreaker {
     /// Settles a call let through as `kind`: its outcome (`Some(success)`),
     /// or `None` for a call given up (its permit dropped) or one whose
     /// failure is not the dependency's.
+    #[inline]
     pub(super) fn settle(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
         match (kind, outcome) {
             (Kind::Closed, Some(success)) => self.settle_closed(success, clock),
@@ -76,11 +86,27 @@ impl CircuitBreaker {
     /// circuit when the window says so. Outcomes of calls let through while
     /// the circuit was closed but finishing after it opened are dropped, as
     /// are those of a circuit an operator holds closed.
+    ///
+    /// A success reads no clock unless the window must roll over (see
+    /// `window.rs`); a failure always does: its bucket, the window it is
+    /// judged over and the open period all start from its own time.
+    #[inline]
     fn settle_closed(&self, success: bool, clock: Clock) {
         let current = self.state.load();
         if current.state() != CircuitState::Closed || current.is_forced() {
             return;
         }
+        if success && self.window.count_success() {
+            return;
+        }
+        self.settle_closed_now(current, success, clock);
+    }
+
+    /// The rest of [`settle_closed`](Self::settle_closed), on the clock:
+    /// the outcome counted at the time read now, and the circuit opened if
+    /// the window says so, from `current`, the word it was counted under.
+    #[inline(never)]
+    fn settle_closed_now(&self, current: Word, success: bool, clock: Clock) {
         let now = self.now_ms(clock);
         if !self.window.record(&self.thresholds, now, success) {
             return;
@@ -98,7 +124,8 @@ impl CircuitBreaker {
 
     /// A probe's outcome, or `None` for one given up: frees its place, and
     /// closes or reopens the circuit. A probe of an earlier round changes
-    /// nothing.
+    /// nothing. Out of line, to keep the closed circuit's path small.
+    #[inline(never)]
     fn settle_probe(&self, round: u8, outcome: Option<bool>, clock: Clock) {
         let mut now = None;
         let step = self.state.update(|word| {

@@ -12,6 +12,8 @@
 mod machine;
 mod open;
 mod permit;
+#[cfg(all(test, not(loom)))]
+mod tests;
 mod window;
 mod word;
 
@@ -68,7 +70,12 @@ use word::{StateCell, Word, COUNT_MAX};
 ///   reaches `failure_ratio`, the circuit opens. So it does too after
 ///   `consecutive_failures` failures in a row, whatever the window holds:
 ///   when a busy dependency goes down at once, the successes of the seconds
-///   before would otherwise keep the ratio low while every call fails.
+///   before would otherwise keep the ratio low while every call fails. A
+///   failure counts at the time it finished; a success, so that the healthy
+///   path reads no clock, at the breaker's latest reading of it, taken at
+///   every failure and at least every 16th call of a bucket: only the
+///   successes since that reading (15 at most) may leave the window early,
+///   and none leaves it late.
 /// - **Open**: every call fails at once with [`CircuitOpen`], without running
 ///   the body, for the open period.
 /// - **Half-open**: after the open period, at most `probes` calls at a time
@@ -125,7 +132,7 @@ use word::{StateCell, Word, COUNT_MAX};
 ///
 /// # Guarantees
 ///
-/// The state is one atomic word, and the window ten more, updated with
+/// The state is one atomic word, and the window eleven more, updated with
 /// compare-and-swap: no lock, no allocation, nothing spawned. The clock is
 /// tokio's in a tokio runtime, so a paused test clock drives it; plain
 /// functions read the real clock, as their waits do. Time is counted in
@@ -409,6 +416,8 @@ impl CircuitBreaker {
     /// waits use.
     #[cfg(not(loom))]
     fn now_ms(&self, clock: Clock) -> u64 {
+        #[cfg(test)]
+        tests::count_reading();
         let now = clock.now();
         let epoch = *self.epoch.get_or_init(|| now);
         u64::try_from(now.saturating_duration_since(epoch).as_millis()).unwrap_or(u64::MAX)
@@ -425,6 +434,14 @@ impl CircuitBreaker {
     #[doc(hidden)]
     pub fn advance(&self, ms: u64) {
         self.now.fetch_add(ms, loom::sync::atomic::Ordering::SeqCst);
+    }
+
+    /// The calls and failures the window holds now, for the model's checks.
+    #[cfg(loom)]
+    #[doc(hidden)]
+    pub fn window_counts(&self) -> (u64, u64) {
+        self.window
+            .counts(&self.thresholds, self.now_ms(Clock::Async))
     }
 
     /// The probe round and the probes out, for the model's checks.

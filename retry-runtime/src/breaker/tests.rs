@@ -1,0 +1,218 @@
+//! The closed circuit's successes without the clock (see `window.rs`): how
+//! often the breaker reads the clock, and that the window still forgets on
+//! time. On tokio's paused clock. Readings are counted per thread, and a
+//! current-thread test runtime runs everything on the test's thread.
+
+use core::cell::Cell;
+use core::time::Duration;
+
+use tokio::time::advance;
+
+use super::window::READ_EVERY;
+use super::CircuitBreaker;
+use crate::circuit::CircuitState;
+
+thread_local! {
+    static READINGS: Cell<u64> = const { Cell::new(0) };
+}
+
+/// Called by `now_ms` at every reading of the clock.
+pub(super) fn count_reading() {
+    READINGS.with(|readings| readings.set(readings.get().saturating_add(1)));
+}
+
+fn readings() -> u64 {
+    READINGS.with(Cell::get)
+}
+
+fn record(breaker: &CircuitBreaker, success: bool) {
+    breaker
+        .acquire()
+        .expect("the breaker lets the call through")
+        .record(success);
+}
+
+/// Opens when half of at least four calls in a 10 s window failed, never on
+/// a run of failures alone; open for exactly 1 s; one probe closes it.
+const fn ratio_only() -> CircuitBreaker {
+    CircuitBreaker::new()
+        .with_window(Duration::from_secs(10))
+        .with_min_calls(4)
+        .with_failure_ratio(0.5)
+        .with_consecutive_failures(0)
+        .with_open_for(Duration::from_secs(1))
+        .with_jitter(0.0)
+        .with_close_after(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_closed_circuits_successes_read_the_clock_only_to_roll_the_window() {
+    let breaker = CircuitBreaker::new();
+    let start = readings();
+    let permit = breaker.acquire().unwrap();
+    assert_eq!(readings(), start, "asking reads no clock while closed");
+    permit.record(true);
+    assert_eq!(readings(), start + 1, "the first call of a bucket reads it");
+    for _ in 1..READ_EVERY {
+        record(&breaker, true);
+    }
+    assert_eq!(readings(), start + 1, "the successes after it read nothing");
+    record(&breaker, true);
+    assert_eq!(
+        readings(),
+        start + 2,
+        "until the bucket's READ_EVERYth call"
+    );
+    for _ in 1..READ_EVERY {
+        record(&breaker, true);
+    }
+    assert_eq!(readings(), start + 2);
+    record(&breaker, false);
+    assert_eq!(readings(), start + 3, "a failure always reads it");
+    record(&breaker, true);
+    assert_eq!(readings(), start + 3, "the successes after it, nothing");
+    assert_eq!(breaker.state(), CircuitState::Closed);
+}
+
+#[tokio::test(start_paused = true)]
+async fn successes_alone_for_a_long_time_still_let_old_failures_go() {
+    let breaker = ratio_only();
+    // Three failed calls: one more failure would open the circuit.
+    for _ in 0..3 {
+        record(&breaker, false);
+    }
+    // Forty seconds of successes only, four a second, so no failure rolls
+    // the window on; they read the clock once per READ_EVERY.
+    let start = readings();
+    for _ in 0..160 {
+        advance(Duration::from_millis(250)).await;
+        record(&breaker, true);
+    }
+    assert!(
+        readings() - start <= 160 / READ_EVERY + 1,
+        "{}",
+        readings() - start
+    );
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    // A window later, neither the old failures nor the successes count:
+    // three new failures are three calls, below the minimum (had the old
+    // failures stayed, six of six calls would have failed).
+    advance(Duration::from_secs(10)).await;
+    for _ in 0..3 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn successes_right_before_failures_still_dilute_them() {
+    let breaker = ratio_only();
+    for _ in 0..3 {
+        record(&breaker, false);
+    }
+    // Successes only, four a second, from 0.25 s to 40 s: those from 31 s
+    // on (37 of them) finished in the window that ends at 40 s.
+    for _ in 0..160 {
+        advance(Duration::from_millis(250)).await;
+        record(&breaker, true);
+    }
+    let mut failures = 0;
+    while breaker.state() == CircuitState::Closed && failures < 100 {
+        record(&breaker, false);
+        failures += 1;
+    }
+    // Read exactly, 37 failures would open it (37 of 74 calls). A success
+    // counts in the bucket of the latest reading, never a later one than
+    // its own, and at most READ_EVERY - 1 of them since that reading: so
+    // at most that many of the 37 may have left the window early. The old
+    // failures count in no case: the first new failure would open it.
+    assert!(
+        (37 - (READ_EVERY - 1)..=37).contains(&failures),
+        "{failures} failures opened it"
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_success_never_stays_in_the_window_past_its_time() {
+    let breaker = ratio_only();
+    for _ in 0..40 {
+        record(&breaker, true);
+    }
+    // Exactly a window later the forty successes, counted without the
+    // clock, have left it: four failures of four calls open the circuit.
+    advance(Duration::from_secs(10)).await;
+    for _ in 0..3 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_bucket_left_behind_takes_fewer_than_read_every_successes() {
+    let breaker = ratio_only();
+    record(&breaker, true);
+    advance(Duration::from_secs(20)).await;
+    let start = readings();
+    // Nothing has read the clock for 20 s: these count in the bucket of
+    // 0 s, unread, and will leave the window early...
+    for _ in 1..READ_EVERY {
+        record(&breaker, true);
+    }
+    assert_eq!(readings(), start);
+    // ...until the bucket's READ_EVERYth call reads the clock and rolls
+    // the window on; the successes after it count in the bucket of 20 s.
+    record(&breaker, true);
+    assert_eq!(readings(), start + 1);
+    for _ in 0..5 {
+        record(&breaker, true);
+    }
+    assert_eq!(readings(), start + 1);
+    // Those six are in the window: it takes six failures to open it (6 of
+    // 12 calls; 5 of 11 is less than half).
+    for _ in 0..5 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    record(&breaker, false);
+    assert_eq!(breaker.state(), CircuitState::Open);
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_emptied_window_sends_the_next_success_to_the_clock() {
+    let breaker = ratio_only();
+    for _ in 0..5 {
+        record(&breaker, true);
+    }
+    breaker.reset();
+    let start = readings();
+    record(&breaker, true);
+    assert_eq!(readings(), start + 1, "after a reset");
+
+    // Held closed, outcomes count for nothing, and read nothing.
+    breaker.force_closed();
+    let start = readings();
+    for _ in 0..5 {
+        record(&breaker, true);
+        record(&breaker, false);
+    }
+    assert_eq!(readings(), start);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+
+    // Closed again by a probe: the window is empty, and its first success
+    // reads the clock.
+    breaker.reset();
+    for _ in 0..4 {
+        record(&breaker, false);
+    }
+    assert_eq!(breaker.state(), CircuitState::Open);
+    advance(Duration::from_secs(1)).await;
+    record(&breaker, true);
+    assert_eq!(breaker.state(), CircuitState::Closed);
+    let start = readings();
+    record(&breaker, true);
+    assert_eq!(readings(), start + 1, "after closing");
+}
