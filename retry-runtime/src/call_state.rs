@@ -87,6 +87,7 @@ impl<'p> CallState<'p> {
 
     /// The time left before this call's deadline or the enclosing attempt's,
     /// whichever is nearer.
+    #[inline]
     fn time_left(&self) -> Option<Duration> {
         let nearest = self.scope.deadline().min(context::enclosing_deadline());
         nearest.get().map(|deadline| self.clock().until(deadline))
