@@ -53,10 +53,12 @@ impl BreakerSlot for NoBreaker {
 }
 
 impl BreakerSlot for AttemptPermit<'_> {
+    #[inline]
     fn acquire(&mut self, blocking: bool) -> bool {
         AttemptPermit::acquire(self, blocking)
     }
 
+    #[inline]
     fn record(&mut self, success: bool) -> bool {
         AttemptPermit::record(self, success)
     }

@@ -102,6 +102,9 @@ impl<'p> AttemptPermit<'p> {
     }
 
     /// Asks for a permit for the next attempt: whether it may be made.
+    // Inlined: before every attempt of a call with a breaker, where a closed
+    // circuit is a load and a test (benches/instructions.sh).
+    #[inline]
     pub(crate) fn acquire(&mut self, blocking: bool) -> bool {
         if let Some(unrecorded) = self.kind.take() {
             self.breaker.settle(unrecorded, None, self.clock);
@@ -152,17 +155,27 @@ impl Drop for AttemptPermit<'_> {
 const DEPTH: usize = 4;
 
 /// The breakers whose permits the attempts being polled on this thread hold,
-/// by address, and whether a breaker refused a call made inside them.
-#[derive(Clone, Copy)]
+/// by address, and whether a breaker refused a call made inside them. Each
+/// attempt that holds a permit writes one slot and the count on its way in
+/// and sets the count back on its way out: the outer attempts' slots stay
+/// where they are.
 struct Held {
-    breakers: [usize; DEPTH],
-    len: usize,
-    refused: bool,
+    /// `breakers[..len]`, outer to inner, up to [`DEPTH`].
+    breakers: [Cell<usize>; DEPTH],
+    /// Attempts holding a permit entered and not yet left, those beyond
+    /// [`DEPTH`] included.
+    len: Cell<usize>,
+    /// A breaker refused a call inside the innermost attempt.
+    refused: Cell<bool>,
 }
 
 thread_local! {
-    static HELD: Cell<Held> = const {
-        Cell::new(Held { breakers: [0; DEPTH], len: 0, refused: false })
+    static HELD: Held = const {
+        Held {
+            breakers: [const { Cell::new(0) }; DEPTH],
+            len: Cell::new(0),
+            refused: Cell::new(false),
+        }
     };
 }
 
@@ -173,18 +186,21 @@ fn address(breaker: &CircuitBreaker) -> usize {
 /// Whether an attempt being polled on this thread holds a permit of
 /// `breaker`.
 pub(super) fn held_here(breaker: &CircuitBreaker) -> bool {
-    let held = HELD.with(Cell::get);
-    held.breakers[..held.len].contains(&address(breaker))
+    HELD.with(|held| {
+        let len = held.len.get().min(DEPTH);
+        held.breakers
+            .iter()
+            .take(len)
+            .any(|slot| slot.get() == address(breaker))
+    })
 }
 
 /// A breaker refused a call: marks the attempts being polled on this
 /// thread, if any.
 pub(super) fn refused_here() {
-    HELD.with(|cell| {
-        let mut held = cell.get();
-        if held.len != 0 {
-            held.refused = true;
-            cell.set(held);
+    HELD.with(|held| {
+        if held.len.get() != 0 {
+            held.refused.set(true);
         }
     });
 }
@@ -203,42 +219,46 @@ impl Mark<'_> {
     /// Marks the thread until the [`Hold`] is dropped: a call to the same
     /// breaker made meanwhile (by a retried function the attempt calls)
     /// runs under the attempt's permit.
+    // Inlined: around every poll of an attempt holding a permit
+    // (benches/instructions.sh).
+    #[inline]
     pub(crate) fn hold(&mut self) -> Hold<'_> {
-        let outer = HELD.with(|cell| {
-            let outer = cell.get();
-            let mut mine = outer;
-            if mine.len < DEPTH {
-                mine.breakers[mine.len] = address(self.breaker);
-                mine.len += 1;
+        let (len, outer_refused) = HELD.with(|held| {
+            let len = held.len.get();
+            if let Some(slot) = held.breakers.get(len) {
+                slot.set(address(self.breaker));
             }
-            mine.refused = false;
-            cell.set(mine);
-            outer
+            held.len.set(len.saturating_add(1));
+            (len, held.refused.replace(false))
         });
         Hold {
-            outer,
+            len,
+            outer_refused,
             refused: self.refused,
         }
     }
 }
 
-/// The thread's marks while an attempt runs. On drop, restores the marks
+/// The thread's marks while an attempt runs. On drop, sets back the marks
 /// before and hands the attempt whether a breaker refused a call inside it.
 #[doc(hidden)]
 #[must_use]
 pub struct Hold<'a> {
-    outer: Held,
+    len: usize,
+    outer_refused: bool,
     refused: &'a mut bool,
 }
 
 impl Drop for Hold<'_> {
+    #[inline]
     fn drop(&mut self) {
-        let mut outer = self.outer;
-        let refused = HELD.with(Cell::get).refused;
-        *self.refused |= refused;
-        // A refusal deep inside is one inside the enclosing attempts too.
-        outer.refused |= refused;
-        HELD.with(|cell| cell.set(outer));
+        HELD.with(|held| {
+            let refused = held.refused.get();
+            *self.refused |= refused;
+            // A refusal deep inside is one inside the enclosing attempts too.
+            held.refused.set(self.outer_refused | refused);
+            held.len.set(self.len);
+        });
     }
 }
 
@@ -265,5 +285,54 @@ impl MarkThread for Option<Mark<'_>> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
         self.as_mut().map(Mark::hold)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{held_here, refused_here, AttemptPermit, MarkThread};
+    use crate::CircuitBreaker;
+
+    /// Attempts holding permits, one inside another, deeper than the marks
+    /// keep: each sees its own breaker and the enclosing ones, a refusal
+    /// deep inside reaches every enclosing attempt, and leaving them all
+    /// leaves nothing marked.
+    #[test]
+    fn nested_marks_are_kept_and_set_back_beyond_their_depth() {
+        static OUTER: CircuitBreaker = CircuitBreaker::new();
+        static INNER: CircuitBreaker = CircuitBreaker::new();
+        static OTHER: CircuitBreaker = CircuitBreaker::new();
+        let mut outer = AttemptPermit::new(&OUTER);
+        assert!(outer.acquire(true));
+        let mut inner: Vec<AttemptPermit<'static>> =
+            (0..6).map(|_| AttemptPermit::new(&INNER)).collect();
+        for permit in &mut inner {
+            assert!(permit.acquire(true), "nested calls run under the permit");
+        }
+        {
+            let mut outer_mark = outer.mark();
+            let _outer_hold = outer_mark.hold();
+            assert!(held_here(&OUTER));
+            assert!(!held_here(&INNER));
+            {
+                let mut marks: Vec<_> = inner.iter_mut().map(AttemptPermit::mark).collect();
+                let mut holds: Vec<_> = marks.iter_mut().map(MarkThread::hold).collect();
+                assert!(held_here(&OUTER) && held_here(&INNER));
+                assert!(!held_here(&OTHER));
+                refused_here();
+                // Left innermost first, as the guards of nested polls are.
+                while let Some(hold) = holds.pop() {
+                    drop(hold);
+                }
+                assert!(held_here(&OUTER), "the outer mark is set back");
+                assert!(!held_here(&INNER));
+            }
+        }
+        assert!(!held_here(&OUTER), "nothing is marked outside the attempts");
+        assert!(
+            outer.refused_inside,
+            "a refusal deep inside reaches the outer attempt"
+        );
+        assert!(inner.iter().all(|permit| permit.refused_inside));
     }
 }
