@@ -73,3 +73,46 @@ async fn success_before_the_deadline_is_returned() {
     let dep = Flaky::failing(2);
     assert_eq!(quick(&dep).await, Ok(3));
 }
+
+#[retry(max = 2, deadline = "10s")]
+async fn inner_with_a_far_deadline() -> Result<Option<tokio::time::Instant>, ()> {
+    // Polled more than once, so that its context is entered again.
+    tokio::task::yield_now().await;
+    Ok(retry_runtime::current_attempt().unwrap().deadline())
+}
+
+#[retry(max = 2)]
+async fn inner_without_a_deadline() -> Result<Option<tokio::time::Instant>, ()> {
+    Ok(retry_runtime::current_attempt().unwrap().deadline())
+}
+
+#[retry(max = 2, deadline = "1s")]
+async fn outer_with_a_near_deadline() -> Result<[Option<tokio::time::Instant>; 4], ()> {
+    let before = retry_runtime::current_attempt().unwrap().deadline();
+    let far = inner_with_a_far_deadline().await?;
+    let none = inner_without_a_deadline().await?;
+    let after = retry_runtime::current_attempt().unwrap().deadline();
+    Ok([before, far, none, after])
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_nested_call_sees_the_nearest_deadline_and_leaves_the_outer_one_as_it_was() {
+    let start = tokio::time::Instant::now();
+    let [before, far, none, after] = outer_with_a_near_deadline().await.unwrap();
+    let near = start + std::time::Duration::from_secs(1);
+    assert_eq!(before, Some(near));
+    assert_eq!(
+        far,
+        Some(near),
+        "the enclosing deadline is nearer than its own"
+    );
+    assert_eq!(
+        none,
+        Some(near),
+        "without one of its own, the enclosing one"
+    );
+    assert_eq!(after, Some(near));
+    let alone = inner_with_a_far_deadline().await.unwrap();
+    assert_eq!(alone, Some(start + std::time::Duration::from_secs(10)));
+    assert!(retry_runtime::current_attempt().is_none());
+}

@@ -59,9 +59,26 @@ impl Drop for Leave<'_> {
 /// The way in and out for an attempt with a deadline or a key, or inside
 /// an attempt whose poll has marks already: the thread's deadline, key and
 /// marks are set aside, the attempt's put in, and the ones set aside put
-/// back after.
+/// back after (only the deadline, for an attempt that has nothing else).
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
+    let only_deadline = THREAD.with(|thread| thread.marks.get()) == Marks::NONE
+        && scope.frame.max_and_flags & KEYED == 0;
+    if only_deadline {
+        // A deadline of its own and nothing else: only the thread's nearest
+        // deadline is set, and set back after.
+        let deadline = THREAD.with(|thread| {
+            let enclosing = thread.deadline.get();
+            thread.deadline.set(scope.deadline.min(enclosing));
+            enclosing
+        });
+        let _leave = LeaveDeadline {
+            scope,
+            outer,
+            deadline,
+        };
+        return attempt();
+    }
     let saved = THREAD.with(|thread| enter_slow(thread, scope));
     let _leave = LeaveSlow {
         scope,
@@ -69,6 +86,28 @@ fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() ->
         saved,
     };
     attempt()
+}
+
+/// Sets the enclosing attempt's frame and nearest deadline back when
+/// dropped.
+struct LeaveDeadline<'a> {
+    scope: &'a mut Scope,
+    outer: Frame,
+    deadline: Deadline,
+}
+
+impl Drop for LeaveDeadline<'_> {
+    #[inline]
+    fn drop(&mut self) {
+        THREAD.with(|thread| {
+            let marks = thread.marks.get();
+            thread.frame.set(self.outer);
+            thread.deadline.set(self.deadline);
+            if marks != Marks::NONE {
+                leave_slow(thread, self.scope, marks, None);
+            }
+        });
+    }
 }
 
 /// The thread's context beside the frame, set aside by an attempt that
