@@ -39,18 +39,20 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
     traced_outer().await.unwrap_err();
     let events = events.0.lock().unwrap().clone();
     let function = "tracing_events::traced";
+    // OpenTelemetry's `error.type`: the class of error the attempt failed with.
+    let error = "tracing_events::Failure";
     assert_eq!(
         events,
         [
-            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0"),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\""),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 reason=\"not_retryable\""),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0"),
-            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0"),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 reason=\"nested\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0 error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
+            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 reason=\"not_retryable\" error.type=\"{error}\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
+            format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0 error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 reason=\"nested\" error.type=\"{error}\""),
         ]
     );
 }

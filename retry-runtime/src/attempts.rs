@@ -194,6 +194,10 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             return ControlFlow::Break(outcome);
         }
         let verdict = rules.verdict(&outcome);
+        #[cfg(feature = "tracing")]
+        if let Some(class) = rules.error_type(&outcome) {
+            observe::error_type::set(class);
+        }
         let failed = self.attempt();
         match self.judge(verdict) {
             Ok(wait) => {

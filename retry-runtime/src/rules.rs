@@ -106,6 +106,10 @@ pub trait RulesFor<R> {
     }
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
+    /// The class of error a failed attempt failed with, for OpenTelemetry's
+    /// `error.type`: the error's type name; `None` for a retried `Ok`
+    /// value.
+    fn error_type(&self, outcome: &R) -> Option<&'static str>;
 }
 
 impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> RulesFor<R> for Rules<On, OnOk, Ra, RaOk, Hook, HookOk>
@@ -135,6 +139,18 @@ where
             Err(error) => (self.on_retry)(error, attempt, wait),
         }
     }
+
+    fn error_type(&self, outcome: &R) -> Option<&'static str> {
+        error_type(outcome)
+    }
+}
+
+/// The type name of the error an outcome failed with, if it failed.
+fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
+    outcome
+        .as_result()
+        .err()
+        .map(|_| core::any::type_name::<R::Error>())
 }
 
 /// The rules of one retried function, built key by key from its return type
@@ -423,6 +439,10 @@ where
             Ok(value) => self.on_retry_ok.call(value, attempt, wait),
             Err(error) => self.on_retry.call(error, attempt, wait),
         }
+    }
+
+    fn error_type(&self, outcome: &R) -> Option<&'static str> {
+        error_type(outcome)
     }
 }
 

@@ -352,13 +352,21 @@ impl Expansion<'_> {
         // Bound to a name of its own first: an error in the bound is then
         // reported on the value alone, not again on the call that uses it.
         let on_give_up = Ident::new("on_give_up", Span::mixed_site().located_at(hook.span()));
-        (
-            quote!(let #started = #private::Started::#clock();),
+        (quote!(let #started = #private::Started::#clock();), {
+            // The call located at the hook too: a hook of the wrong type,
+            // which fails where it is bound, then fails on the same token
+            // where it is called, and the compiler reports it once.
+            let hook_at = hook.span();
+            let call = call_spanned(
+                quote!(#private::gave_up),
+                quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
+                hook_at,
+            );
             quote! {
                 let #on_give_up = #bound;
-                #private::gave_up(&#on_give_up, #started, &#outcome);
-            },
-        )
+                #call;
+            }
+        })
     }
 
     /// The body's statements in a block of their own, and a fake return to

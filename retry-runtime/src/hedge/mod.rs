@@ -253,7 +253,13 @@ pub mod private {
     {
         #[inline]
         fn verdict(&self, outcome: &R) -> Classification {
-            RulesFor::verdict(self, outcome)
+            let verdict = RulesFor::verdict(self, outcome);
+            // What the event about this attempt reports as `error.type`.
+            #[cfg(feature = "tracing")]
+            if let Some(class) = RulesFor::error_type(self, outcome) {
+                crate::observe::error_type::set(class);
+            }
+            verdict
         }
 
         #[inline]
