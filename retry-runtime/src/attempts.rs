@@ -137,6 +137,9 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     }
 
     /// Runs a plain function's attempt with its context set.
+    // Inlined: the closure API makes every attempt's future through it
+    // (benches/instructions.sh).
+    #[inline]
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
         let span = observe::attempt_span(self.call.name(), self.attempt());
         let _span = span.enter();
@@ -157,6 +160,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// How long the next attempt may run: the policy's timeout, shortened to
     /// the time left before the nearest deadline. `None` without a timeout.
     #[must_use]
+    #[inline]
     pub fn attempt_timeout(&self) -> Option<Duration> {
         self.call.attempt_timeout()
     }

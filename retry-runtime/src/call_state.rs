@@ -80,6 +80,7 @@ impl<'p> CallState<'p> {
 
     /// How long the next attempt may run: the policy's timeout, shortened to
     /// the time left before the nearest deadline. `None` without a timeout.
+    #[inline]
     pub(crate) fn attempt_timeout(&self) -> Option<Duration> {
         let timeout = self.policy.timeout()?;
         Some(self.time_left().map_or(timeout, |left| timeout.min(left)))

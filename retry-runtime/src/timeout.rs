@@ -77,6 +77,9 @@ impl<R> Limit<R> {
 
     /// `attempt`, cut off after `timeout` if there is one and this limit can
     /// report it.
+    // Inlined: around every attempt of the closure API, whose limit is known
+    // only at run time (benches/instructions.sh).
+    #[inline]
     pub fn attempt<F: Future<Output = R>>(
         self,
         timeout: Option<Duration>,
