@@ -341,25 +341,41 @@ where
             types: _,
         } = self;
         async move {
-            let (mut attempts, refused) = start(policy, budget, breaker, false);
+            // What a refused attempt fails with is read from `breaker`, which
+            // the block keeps anyway, rather than kept a second time.
+            let (mut attempts, _) = start(policy, budget, breaker, false);
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back.
             let mut kept = None;
             loop {
-                let outcome = if let Some(error) = refusal(&mut attempts, refused) {
-                    kept.take().unwrap_or(Err(error))
-                } else {
+                // Tested before the attempt rather than matched on, so that
+                // no refusal is kept across the attempt's await.
+                let outcome = if attempts.acquire() || breaker.is_none() {
                     // The closure runs with the attempt's context set, as the
-                    // body of a retried function does.
-                    let future = attempts.call(&mut attempt);
-                    let limited = limit.attempt(attempts.attempt_timeout(), future);
-                    attempts.scoped(limited).await
+                    // body of a retried function does. The attempt's future
+                    // and its time limit are made in a block of their own,
+                    // so that the locals moved into the scoped attempt take
+                    // no room of their own across the await.
+                    {
+                        let future = attempts.call(&mut attempt);
+                        let timeout = attempts.attempt_timeout();
+                        attempts.scoped(limit.attempt(timeout, future))
+                    }
+                    .await
+                } else {
+                    match breaker {
+                        Some((_, refused)) => {
+                            kept.take().unwrap_or_else(|| Err(refused(CircuitOpen)))
+                        }
+                        // Without a breaker every attempt is made: not reached.
+                        None => continue,
+                    }
                 };
                 let wait = match attempts.next_keeping(&rules, outcome) {
                     ControlFlow::Break(outcome) => return outcome,
                     ControlFlow::Continue((wait, outcome)) => {
-                        kept = refused.is_some().then_some(outcome);
+                        kept = breaker.is_some().then_some(outcome);
                         wait
                     }
                 };

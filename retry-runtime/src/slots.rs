@@ -52,7 +52,7 @@ impl BreakerSlot for NoBreaker {
     fn mark(&mut self) {}
 }
 
-impl BreakerSlot for AttemptPermit<'_> {
+impl<'p> BreakerSlot for AttemptPermit<'p> {
     #[inline]
     fn acquire(&mut self, blocking: bool) -> bool {
         AttemptPermit::acquire(self, blocking)
@@ -68,11 +68,11 @@ impl BreakerSlot for AttemptPermit<'_> {
     }
 
     type Mark<'a>
-        = Option<Mark<'a>>
+        = Option<Mark<'a, 'p>>
     where
         Self: 'a;
 
-    fn mark(&mut self) -> Option<Mark<'_>> {
+    fn mark(&mut self) -> Option<Mark<'_, 'p>> {
         AttemptPermit::mark(self)
     }
 }
@@ -92,11 +92,11 @@ impl<'p> BreakerSlot for Option<AttemptPermit<'p>> {
     }
 
     type Mark<'a>
-        = Option<Mark<'a>>
+        = Option<Mark<'a, 'p>>
     where
         Self: 'a;
 
-    fn mark(&mut self) -> Option<Mark<'_>> {
+    fn mark(&mut self) -> Option<Mark<'_, 'p>> {
         self.as_mut().and_then(AttemptPermit::mark)
     }
 }

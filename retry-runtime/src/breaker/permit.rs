@@ -134,11 +134,12 @@ impl<'p> AttemptPermit<'p> {
 
     /// The attempt's mark for the thread while it runs, if it holds a
     /// permit; see [`Mark::hold`].
-    pub(crate) fn mark(&mut self) -> Option<Mark<'_>> {
-        self.kind.is_some().then_some(Mark {
-            breaker: self.breaker,
-            refused: &mut self.refused_inside,
-        })
+    pub(crate) fn mark(&mut self) -> Option<Mark<'_, 'p>> {
+        if self.kind.is_some() {
+            Some(Mark { permit: self })
+        } else {
+            None
+        }
     }
 }
 
@@ -207,15 +208,15 @@ pub(super) fn refused_here() {
 
 /// What an attempt holding a permit marks the thread with while it runs:
 /// its breaker, and where to hand back whether a breaker refused a call
-/// inside it.
+/// inside it, both read from the permit (one address, kept in the
+/// attempt's future across its awaits).
 #[doc(hidden)]
 #[derive(Debug)]
-pub struct Mark<'a> {
-    breaker: &'a CircuitBreaker,
-    refused: &'a mut bool,
+pub struct Mark<'a, 'p> {
+    permit: &'a mut AttemptPermit<'p>,
 }
 
-impl Mark<'_> {
+impl Mark<'_, '_> {
     /// Marks the thread until the [`Hold`] is dropped: a call to the same
     /// breaker made meanwhile (by a retried function the attempt calls)
     /// runs under the attempt's permit.
@@ -226,7 +227,7 @@ impl Mark<'_> {
         let (len, outer_refused) = HELD.with(|held| {
             let len = held.len.get();
             if let Some(slot) = held.breakers.get(len) {
-                slot.set(address(self.breaker));
+                slot.set(address(self.permit.breaker));
             }
             held.len.set(len.saturating_add(1));
             (len, held.refused.replace(false))
@@ -234,7 +235,7 @@ impl Mark<'_> {
         Hold {
             len,
             outer_refused,
-            refused: self.refused,
+            refused: &mut self.permit.refused_inside,
         }
     }
 }
@@ -281,7 +282,7 @@ impl MarkThread for () {
     fn hold(&mut self) -> impl Sized {}
 }
 
-impl MarkThread for Option<Mark<'_>> {
+impl MarkThread for Option<Mark<'_, '_>> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
         self.as_mut().map(Mark::hold)
