@@ -91,7 +91,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// Hedging runs several attempts at once: the one polled next.
     #[inline]
     pub(crate) fn set_attempt(&mut self, attempt: u32) {
-        self.call.scope().frame.attempt = attempt;
+        self.call.scope().frame.set_attempt(attempt);
     }
 
     /// Whether a retried function called by the attempt just polled gave

@@ -53,7 +53,7 @@ impl<'p> CallState<'p> {
     // Inlined: a field read, called from the generic step in the user's crate.
     #[inline]
     pub(crate) fn attempt(&self) -> u32 {
-        self.scope.frame.attempt
+        self.scope.frame.attempt()
     }
 
     pub(crate) fn clock(&self) -> Clock {
@@ -104,7 +104,7 @@ impl<'p> CallState<'p> {
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
         let failure = Failure {
-            attempt: self.scope.frame.attempt,
+            attempt: self.scope.frame.attempt(),
             hint,
             carry: self.carry,
             // Every retryable failure takes from the budget, the last one too.
@@ -123,9 +123,11 @@ impl<'p> CallState<'p> {
         }
         match decision {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), self.scope.frame.attempt, wait);
+                observe::retrying(self.name(), self.scope.frame.attempt(), wait);
                 self.carry = carry;
-                self.scope.frame.attempt += 1;
+                self.scope
+                    .frame
+                    .set_attempt(self.scope.frame.attempt().saturating_add(1));
                 // Retried calls the failed attempt left running (dropped
                 // with it) are not part of the next.
                 self.scope.in_flight = 0;
@@ -157,7 +159,7 @@ impl<'p> CallState<'p> {
     /// (`max = 1`, a breaker-only guard) is no retry layer: its own failure
     /// marks nothing, though it passes on the mark of a layer below.
     pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
-        observe::stopped(self.name(), self.scope.frame.attempt, stop);
+        observe::stopped(self.name(), self.scope.frame.attempt(), stop);
         self.finished();
         let retries = self.policy.max_attempts() > 1;
         if (retries && stop.gave_up_retrying()) || inner_gave_up {

@@ -26,7 +26,7 @@ use crate::observe::AttemptSpan;
 fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
     let (outer, usual) = THREAD.with(|thread| {
         let outer = thread.frame.replace(scope.frame);
-        let special = u64::from(scope.frame.max_and_flags & (KEYED | DEADLINE));
+        let special = u64::from(scope.frame.max_and_flags() & (KEYED | DEADLINE));
         (outer, thread.marks.get().0 | special == 0)
     });
     if usual {
@@ -50,7 +50,7 @@ impl Drop for Leave<'_> {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
             if marks != Marks::NONE {
-                leave_slow(thread, self.scope, marks, None);
+                leave_slow(self.scope, marks, None);
             }
         });
     }
@@ -62,8 +62,8 @@ impl Drop for Leave<'_> {
 /// back after (only the deadline, for an attempt that has nothing else).
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
-    let only_deadline = THREAD.with(|thread| thread.marks.get()) == Marks::NONE
-        && scope.frame.max_and_flags & KEYED == 0;
+    let only_deadline =
+        THREAD.with(|thread| thread.marks.get()) == Marks::NONE && !scope.frame.has(KEYED);
     if only_deadline {
         // A deadline of its own and nothing else: only the thread's nearest
         // deadline is set, and set back after.
@@ -104,7 +104,7 @@ impl Drop for LeaveDeadline<'_> {
             thread.frame.set(self.outer);
             thread.deadline.set(self.deadline);
             if marks != Marks::NONE {
-                leave_slow(thread, self.scope, marks, None);
+                leave_slow(self.scope, marks, None);
             }
         });
     }
@@ -151,7 +151,7 @@ impl Drop for LeaveSlow<'_> {
         THREAD.with(|thread| {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
-            leave_slow(thread, self.scope, marks, Some(self.saved));
+            leave_slow(self.scope, marks, Some(self.saved));
         });
     }
 }
@@ -161,12 +161,18 @@ impl Drop for LeaveSlow<'_> {
 /// enclosing attempt's context back.
 #[cold]
 #[inline(never)]
-fn leave_slow(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
+// Reads the thread's context itself, so that the usual way, which calls it
+// only when marked, needs no address of it (benches/instructions.sh).
+fn leave_slow(scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
+    THREAD.with(|thread| leave_slow_on(thread, scope, marks, saved));
+}
+
+fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
     scope.inner_gave_up |= marks.has(GAVE_UP);
     scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
     if marks.has(KEY_DRAWN) {
         scope.key = thread.drawn.get();
-        scope.frame.max_and_flags |= KEYED;
+        scope.frame.set(KEYED);
     }
     match saved {
         Some(saved) => {

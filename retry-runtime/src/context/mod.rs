@@ -114,16 +114,13 @@ impl AttemptContext {
 /// that need it pay to set it: the nearest deadline, which a call without a
 /// deadline of its own leaves as its enclosing attempt's; the idempotency
 /// key, drawn on first request; and the [`Marks`] retried calls inside leave.
-// Aligned to 8, so that a copy is one 64-bit move.
+///
+/// One `u64`, so that it is copied, and made from constants, in one move:
+/// the attempt running or just judged in the low 32 bits (from 1; 0 for no
+/// attempt), and in the high 32 the call's most attempts, up to
+/// [`MAX_SHOWN`], with [`BLOCKING`], [`KEYED`] and [`DEADLINE`] above them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-#[repr(C, align(8))]
-pub(crate) struct Frame {
-    /// The attempt running or just judged, from 1; 0 for no attempt.
-    pub(crate) attempt: u32,
-    /// The call's most attempts, up to [`MAX_SHOWN`], and [`BLOCKING`],
-    /// [`KEYED`] and [`DEADLINE`] in the bits above.
-    max_and_flags: u32,
-}
+pub(crate) struct Frame(u64);
 
 /// A plain function's call, on the real clock.
 const BLOCKING: u32 = 1 << 31;
@@ -138,17 +135,37 @@ const MAX_SHOWN: u32 = DEADLINE - 1;
 
 impl Frame {
     /// Outside any attempt.
-    const NONE: Frame = Frame {
-        attempt: 0,
-        max_and_flags: 0,
-    };
+    const NONE: Frame = Frame(0);
+
+    const fn new(attempt: u32, max_and_flags: u32) -> Frame {
+        Frame((max_and_flags as u64) << 32 | attempt as u64)
+    }
+
+    /// The attempt running or just judged, from 1; 0 for no attempt.
+    #[allow(clippy::cast_possible_truncation)] // The low 32 bits, by design.
+    pub(crate) const fn attempt(self) -> u32 {
+        self.0 as u32
+    }
+
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        *self = Frame::new(attempt, self.max_and_flags());
+    }
+
+    #[allow(clippy::cast_possible_truncation)] // The high 32 bits, by design.
+    const fn max_and_flags(self) -> u32 {
+        (self.0 >> 32) as u32
+    }
+
+    fn set(&mut self, flag: u32) {
+        *self = Frame::new(self.attempt(), self.max_and_flags() | flag);
+    }
 
     pub(crate) const fn max_attempts(self) -> u32 {
-        self.max_and_flags & MAX_SHOWN
+        self.max_and_flags() & MAX_SHOWN
     }
 
     const fn has(self, flag: u32) -> bool {
-        self.max_and_flags & flag != 0
+        self.max_and_flags() & flag != 0
     }
 
     /// The clock the call reads and waits on.
@@ -232,10 +249,7 @@ impl Scope {
             max_and_flags |= DEADLINE;
         }
         Scope {
-            frame: Frame {
-                attempt: 1,
-                max_and_flags,
-            },
+            frame: Frame::new(1, max_and_flags),
             deadline,
             key: IdempotencyKey::NIL,
             in_flight: 0,
@@ -278,7 +292,7 @@ impl Scope {
     /// deadline.
     pub(crate) fn context(&self) -> AttemptContext {
         AttemptContext {
-            attempt: self.frame.attempt,
+            attempt: self.frame.attempt(),
             max_attempts: self.frame.max_attempts(),
             deadline: self.deadline.get(),
             blocking: self.frame.has(BLOCKING),
@@ -326,7 +340,7 @@ thread_local! {
 pub fn current_attempt() -> Option<AttemptContext> {
     THREAD.with(|thread| {
         let frame = thread.frame.get();
-        if frame.attempt == 0 {
+        if frame.attempt() == 0 {
             return None;
         }
         // Drawn on first request, so a call that never asks pays nothing;
@@ -343,7 +357,7 @@ pub fn current_attempt() -> Option<AttemptContext> {
             key
         };
         Some(AttemptContext {
-            attempt: frame.attempt,
+            attempt: frame.attempt(),
             max_attempts: frame.max_attempts(),
             deadline: thread.deadline.get().get(),
             blocking: frame.has(BLOCKING),
@@ -365,7 +379,7 @@ pub(crate) fn enclosing_deadline() -> Deadline {
 /// function it called gave up after retrying.
 pub(crate) fn report_gave_up() {
     THREAD.with(|thread| {
-        if thread.frame.get().attempt != 0 {
+        if thread.frame.get().attempt() != 0 {
             mark(thread, |marks| marks.with(GAVE_UP));
         }
     });
@@ -378,7 +392,7 @@ pub(crate) fn report_gave_up() {
 #[inline]
 fn count_in_flight(change: i32) -> bool {
     THREAD.with(|thread| {
-        if thread.frame.get().attempt == 0 {
+        if thread.frame.get().attempt() == 0 {
             return false;
         }
         mark(thread, |marks| marks.counting(change));
