@@ -25,6 +25,13 @@ fn readings() -> u64 {
     READINGS.with(Cell::get)
 }
 
+/// `count` calls in a row, each with the same outcome.
+fn record_many(breaker: &CircuitBreaker, count: u64, success: bool) {
+    for _ in 0..count {
+        record(breaker, success);
+    }
+}
+
 fn record(breaker: &CircuitBreaker, success: bool) {
     breaker
         .acquire()
@@ -78,9 +85,7 @@ async fn a_closed_circuits_successes_read_the_clock_only_to_roll_the_window() {
 async fn successes_alone_for_a_long_time_still_let_old_failures_go() {
     let breaker = ratio_only();
     // Three failed calls: one more failure would open the circuit.
-    for _ in 0..3 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 3, false);
     // Forty seconds of successes only, four a second, so no failure rolls
     // the window on; they read the clock once per READ_EVERY.
     let start = readings();
@@ -98,9 +103,7 @@ async fn successes_alone_for_a_long_time_still_let_old_failures_go() {
     // three new failures are three calls, below the minimum (had the old
     // failures stayed, six of six calls would have failed).
     advance(Duration::from_secs(10)).await;
-    for _ in 0..3 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 3, false);
     assert_eq!(breaker.state(), CircuitState::Closed);
     record(&breaker, false);
     assert_eq!(breaker.state(), CircuitState::Open);
@@ -109,9 +112,7 @@ async fn successes_alone_for_a_long_time_still_let_old_failures_go() {
 #[tokio::test(start_paused = true)]
 async fn successes_right_before_failures_still_dilute_them() {
     let breaker = ratio_only();
-    for _ in 0..3 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 3, false);
     // Successes only, four a second, from 0.25 s to 40 s: those from 31 s
     // on (37 of them) finished in the window that ends at 40 s.
     for _ in 0..160 {
@@ -137,15 +138,11 @@ async fn successes_right_before_failures_still_dilute_them() {
 #[tokio::test(start_paused = true)]
 async fn a_success_never_stays_in_the_window_past_its_time() {
     let breaker = ratio_only();
-    for _ in 0..40 {
-        record(&breaker, true);
-    }
+    record_many(&breaker, 40, true);
     // Exactly a window later the forty successes, counted without the
     // clock, have left it: four failures of four calls open the circuit.
     advance(Duration::from_secs(10)).await;
-    for _ in 0..3 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 3, false);
     assert_eq!(breaker.state(), CircuitState::Closed);
     record(&breaker, false);
     assert_eq!(breaker.state(), CircuitState::Open);
@@ -167,15 +164,11 @@ async fn a_bucket_left_behind_takes_fewer_than_read_every_successes() {
     // the window on; the successes after it count in the bucket of 20 s.
     record(&breaker, true);
     assert_eq!(readings(), start + 1);
-    for _ in 0..5 {
-        record(&breaker, true);
-    }
+    record_many(&breaker, 5, true);
     assert_eq!(readings(), start + 1);
     // Those six are in the window: it takes six failures to open it (6 of
     // 12 calls; 5 of 11 is less than half).
-    for _ in 0..5 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 5, false);
     assert_eq!(breaker.state(), CircuitState::Closed);
     record(&breaker, false);
     assert_eq!(breaker.state(), CircuitState::Open);
@@ -184,9 +177,7 @@ async fn a_bucket_left_behind_takes_fewer_than_read_every_successes() {
 #[tokio::test(start_paused = true)]
 async fn an_emptied_window_sends_the_next_success_to_the_clock() {
     let breaker = ratio_only();
-    for _ in 0..5 {
-        record(&breaker, true);
-    }
+    record_many(&breaker, 5, true);
     breaker.reset();
     let start = readings();
     record(&breaker, true);
@@ -205,9 +196,7 @@ async fn an_emptied_window_sends_the_next_success_to_the_clock() {
     // Closed again by a probe: the window is empty, and its first success
     // reads the clock.
     breaker.reset();
-    for _ in 0..4 {
-        record(&breaker, false);
-    }
+    record_many(&breaker, 4, false);
     assert_eq!(breaker.state(), CircuitState::Open);
     advance(Duration::from_secs(1)).await;
     record(&breaker, true);

@@ -73,8 +73,7 @@ fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() ->
             enclosing
         });
         let _leave = LeaveDeadline {
-            scope,
-            outer,
+            _leave: Leave { scope, outer },
             deadline,
         };
         return attempt();
@@ -88,25 +87,18 @@ fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() ->
     attempt()
 }
 
-/// Sets the enclosing attempt's frame and nearest deadline back when
-/// dropped.
+/// Sets the enclosing attempt's nearest deadline back when dropped, then
+/// (its `Leave`) the frame.
 struct LeaveDeadline<'a> {
-    scope: &'a mut Scope,
-    outer: Frame,
+    /// Held for its `Drop`, which runs after this one's.
+    _leave: Leave<'a>,
     deadline: Deadline,
 }
 
 impl Drop for LeaveDeadline<'_> {
     #[inline]
     fn drop(&mut self) {
-        THREAD.with(|thread| {
-            let marks = thread.marks.get();
-            thread.frame.set(self.outer);
-            thread.deadline.set(self.deadline);
-            if marks != Marks::NONE {
-                leave_slow(self.scope, marks, None);
-            }
-        });
+        THREAD.with(|thread| thread.deadline.set(self.deadline));
     }
 }
 
