@@ -245,6 +245,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     }
 
     /// A success: the budget gets its share back, the breaker hears of it.
+    // Inlined: every successful call's end (benches/instructions.sh).
+    #[inline]
     pub(crate) fn succeeded(&mut self) {
         if let Some(budget) = self.budget.budget() {
             budget.record_success();

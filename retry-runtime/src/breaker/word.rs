@@ -143,6 +143,7 @@ impl StateCell {
         StateCell(AtomicU64::new(0))
     }
 
+    #[inline]
     pub(super) fn load(&self) -> Word {
         Word(self.0.load(Ordering::Acquire))
     }
