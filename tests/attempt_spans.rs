@@ -83,6 +83,51 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
     );
 }
 
+#[tokio::test(start_paused = true)]
+async fn each_http_attempt_of_the_tower_layer_has_a_span_with_its_resend_count() {
+    use tower::{Service, ServiceBuilder, ServiceExt};
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(1));
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let router = Router::new().route(
+        "/",
+        get(move || async move {
+            if counted.fetch_add(1, Ordering::SeqCst) < 2 {
+                StatusCode::SERVICE_UNAVAILABLE
+            } else {
+                StatusCode::OK
+            }
+        }),
+    );
+    let server = servers::serve(router, 0).await;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let mut service = ServiceBuilder::new()
+        .layer(retry_runtime::tower::RetryLayer::new(&POLICY).named("inventory"))
+        .service(client);
+    let request = http::Request::get(server.url("/"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = service.ready().await.unwrap().call(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        [
+            "retry.attempt code.function.name=\"inventory\" attempt=1",
+            "retry.attempt code.function.name=\"inventory\" attempt=2 http.request.resend_count=1",
+            "retry.attempt code.function.name=\"inventory\" attempt=3 http.request.resend_count=2",
+        ]
+    );
+}
+
 #[derive(Debug)]
 struct Failure;
 

@@ -141,7 +141,10 @@ where
         if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
             return Err(U::service(error));
         }
-        let result = service.call(Request::from_parts(head.clone(), body)).await;
+        // The attempt's span (feature `attempt-spans`), as the middleware's.
+        let span = crate::observe::http_attempt_span(settings.name, call.attempt());
+        let attempt = service.call(Request::from_parts(head.clone(), body));
+        let result = crate::observe::in_span(span, attempt).await;
         let mut outcome = settings
             .classifier
             .classify(&Request::from_parts(head.clone(), B::empty()), &result);
