@@ -55,4 +55,41 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
             format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 reason=\"nested\" error.type=\"{error}\""),
         ]
     );
+
+    // The class of an error no event reported (a hedged attempt failed
+    // while another was still running, and that one answered) does not
+    // reach the next call's events. In this one test: tracing caches per
+    // call site whether anyone listens.
+    let later = Events::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(later.clone()));
+    assert_eq!(raced().await, Ok(1));
+    later.0.lock().unwrap().clear();
+    assert_eq!(a_value_retried_once().await, Ok(0));
+    let events = later.0.lock().unwrap().clone();
+    // Retrying, then giving up: neither has an error to report.
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert!(
+        events.iter().all(|event| !event.contains("error.type")),
+        "{events:#?}"
+    );
+}
+static RACED_CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+
+#[retry(max = 2, hedge = "10ms")]
+async fn raced() -> Result<u32, Failure> {
+    if RACED_CALLS.fetch_add(1, std::sync::atomic::Ordering::SeqCst) == 0 {
+        // Attempt 1: slow, then answers.
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Ok(1)
+    } else {
+        // Attempt 2, the hedge: fails at once, with no attempt left to start.
+        Err(Failure(1))
+    }
+}
+
+/// Retries an `Ok` value once: one event, with no error to report.
+#[retry(max = 2, base = "1ms", on_ok = |value: &u32| *value == 0)]
+async fn a_value_retried_once() -> Result<u32, Failure> {
+    Ok(0)
 }

@@ -128,6 +128,12 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
+    /// The call returns, whatever the outcome: it no longer counts as in
+    /// flight in the attempt it runs inside. Idempotent.
+    pub(crate) fn finish(&mut self) {
+        self.call.finished();
+    }
+
     /// Call before the wait for the next attempt: while it lasts, the call
     /// counts as in flight in the attempt it runs inside, if any. (Counted
     /// here rather than by a wrapper around the wait, which would copy the
@@ -193,11 +199,12 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         rules: &Rules,
         outcome: R,
     ) -> ControlFlow<R, (Duration, R)> {
-        if rules.is_done(&outcome) {
+        // Judged once: a rule may count or log what it sees.
+        let verdict = rules.verdict(&outcome);
+        if verdict == Classification::Done {
             self.succeeded();
             return ControlFlow::Break(outcome);
         }
-        let verdict = rules.verdict(&outcome);
         #[cfg(feature = "tracing")]
         if let Some(class) = rules.error_type(&outcome) {
             observe::error_type::set(class);

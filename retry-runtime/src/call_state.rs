@@ -57,7 +57,7 @@ impl<'p> CallState<'p> {
     }
 
     pub(crate) fn clock(&self) -> Clock {
-        self.scope.frame.clock()
+        self.scope.clock()
     }
 
     /// The context the call's attempts run in.

@@ -26,9 +26,14 @@ impl<'p> Call<'p> {
         breaker: Option<&'p CircuitBreaker>,
         name: &'static str,
     ) -> Self {
-        Call {
-            attempts: Attempts::start(policy, budget, name).with_breaker_if(breaker),
-        }
+        let mut attempts = Attempts::start(policy, budget, name).with_breaker_if(breaker);
+        // An HTTP call nearly always waits on the network: it counts as in
+        // flight in the attempt it runs inside from its start (a retried
+        // function counts from its first `Pending`), so that a fan-out of
+        // layer calls inside a retried attempt is judged as one of retried
+        // functions is.
+        attempts.waiting();
+        Call { attempts }
     }
 
     /// Call before each attempt: whether the breaker, if any, lets it be

@@ -33,6 +33,10 @@ use crate::Stop;
 #[inline(never)]
 pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
     crate::metrics::record_retry(function, wait);
+    // Taken whether or not the event is enabled, so that it never reaches a
+    // later event.
+    #[cfg(feature = "tracing")]
+    let error_type = error_type::take();
     #[cfg(feature = "tracing")]
     tracing::info!(
         target: "retry_runtime",
@@ -40,7 +44,7 @@ pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
         "code.function.name" = function,
         attempt,
         wait_ms = wait.as_secs_f64() * 1000.0,
-        "error.type" = error_type::take(),
+        "error.type" = error_type,
         "attempt failed; retrying"
     );
     #[cfg(not(feature = "tracing"))]
@@ -60,6 +64,10 @@ pub(crate) fn succeeded(attempt: u32) {
 pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
     crate::stopped::record(attempt, reason);
     crate::metrics::record_stop(reason, function);
+    // Taken whether or not the event is enabled, so that it never reaches a
+    // later event.
+    #[cfg(feature = "tracing")]
+    let error_type = error_type::take();
     #[cfg(feature = "tracing")]
     if reason == Stop::NotRetryable {
         tracing::debug!(
@@ -68,7 +76,7 @@ pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
             "code.function.name" = function,
             attempt,
             reason = reason.as_str(),
-            "error.type" = error_type::take(),
+            "error.type" = error_type,
             "attempt failed; not retrying"
         );
     } else {
@@ -78,7 +86,7 @@ pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
             "code.function.name" = function,
             attempt,
             reason = reason.as_str(),
-            "error.type" = error_type::take(),
+            "error.type" = error_type,
             "attempt failed; giving up"
         );
     }
@@ -104,7 +112,7 @@ pub(crate) mod error_type {
         let _ = FAILED_WITH.try_with(|failed| failed.set(Some(class)));
     }
 
-    pub(super) fn take() -> Option<&'static str> {
+    pub(crate) fn take() -> Option<&'static str> {
         FAILED_WITH.try_with(Cell::take).ok().flatten()
     }
 }

@@ -98,12 +98,6 @@ pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
 pub trait RulesFor<R> {
     /// What the rules make of an outcome.
     fn verdict(&self, outcome: &R) -> Classification;
-    /// Whether the rules take the outcome as it is: `verdict` is `Done`.
-    /// A test of the outcome alone when nothing retries `Ok` values.
-    #[inline]
-    fn is_done(&self, outcome: &R) -> bool {
-        self.verdict(outcome) == Classification::Done
-    }
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
     /// The class of error a failed attempt failed with, for OpenTelemetry's
@@ -426,11 +420,6 @@ where
             }
             Err(_) => Classification::Permanent,
         }
-    }
-
-    #[inline]
-    fn is_done(&self, outcome: &R) -> bool {
-        matches!(outcome.as_result(), Ok(value) if !self.on_ok.check(value))
     }
 
     #[inline]

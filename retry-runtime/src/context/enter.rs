@@ -7,7 +7,10 @@ use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::{Frame, Marks, Scope, Thread, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, THREAD};
+use super::{
+    Frame, Marks, Scope, Thread, BLOCKING, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, SHOWS_BLOCKING,
+    SHOWS_KEYED, THREAD,
+};
 use crate::breaker::MarkThread;
 use crate::clock::Deadline;
 use crate::idempotency::IdempotencyKey;
@@ -18,16 +21,15 @@ use crate::observe::AttemptSpan;
 /// attempt's (also when the attempt panics) and hands the call what the
 /// attempt left: the marks of retried calls inside and the key, if the body
 /// drew one.
-// Inlined: around every poll of every attempt. The usual attempt (no
-// deadline of its own, no key, nothing marked by the poll it runs inside)
-// copies its 8-byte frame in and the enclosing frame back, and tests a word
-// each way (benches/instructions.sh).
+// Inlined: around every poll of every attempt. The usual attempt (an async
+// call without a deadline of its own or a key, nothing marked by the poll it
+// runs inside) copies its 8-byte frame in and the enclosing frame back, and
+// tests a word each way (benches/instructions.sh).
 #[inline]
 fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
     let (outer, usual) = THREAD.with(|thread| {
         let outer = thread.frame.replace(scope.frame);
-        let special = u64::from(scope.frame.max_and_flags() & (KEYED | DEADLINE));
-        (outer, thread.marks.get().0 | special == 0)
+        (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
     });
     if usual {
         let _leave = Leave { scope, outer };
@@ -63,7 +65,7 @@ impl Drop for Leave<'_> {
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
     let only_deadline =
-        THREAD.with(|thread| thread.marks.get()) == Marks::NONE && !scope.frame.has(KEYED);
+        THREAD.with(|thread| thread.marks.get()) == Marks::NONE && scope.flags == DEADLINE;
     if only_deadline {
         // A deadline of its own and nothing else: only the thread's nearest
         // deadline is set, and set back after.
@@ -119,12 +121,20 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
         key: thread.key.get(),
         drawn: thread.drawn.get(),
     };
-    thread.marks.set(Marks::NONE);
-    if scope.frame.has(DEADLINE) {
+    // What the body may ask of the attempt, beside the frame.
+    let mut shows = 0;
+    if scope.has(BLOCKING) {
+        shows |= SHOWS_BLOCKING;
+    }
+    if scope.has(KEYED) {
+        shows |= SHOWS_KEYED;
+    }
+    thread.marks.set(Marks(shows));
+    if scope.has(DEADLINE) {
         // Nobody inside this attempt may run past the nearest deadline.
         thread.deadline.set(scope.deadline.min(saved.deadline));
     }
-    if scope.frame.has(KEYED) {
+    if scope.has(KEYED) {
         thread.key.set(scope.key);
     }
     saved
@@ -164,7 +174,7 @@ fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option
     scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
     if marks.has(KEY_DRAWN) {
         scope.key = thread.drawn.get();
-        scope.frame.set(KEYED);
+        scope.flags |= KEYED;
     }
     match saved {
         Some(saved) => {

@@ -113,32 +113,21 @@ impl AttemptContext {
 /// The rest of the context is kept apart from it, where only the attempts
 /// that need it pay to set it: the nearest deadline, which a call without a
 /// deadline of its own leaves as its enclosing attempt's; the idempotency
-/// key, drawn on first request; and the [`Marks`] retried calls inside leave.
+/// key, drawn on first request; whether the call blocks its thread; and the
+/// [`Marks`] retried calls inside leave.
 ///
 /// One `u64`, so that it is copied, and made from constants, in one move:
 /// the attempt running or just judged in the low 32 bits (from 1; 0 for no
-/// attempt), and in the high 32 the call's most attempts, up to
-/// [`MAX_SHOWN`], with [`BLOCKING`], [`KEYED`] and [`DEADLINE`] above them.
+/// attempt), the call's most attempts in the high 32.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(crate) struct Frame(u64);
-
-/// A plain function's call, on the real clock.
-const BLOCKING: u32 = 1 << 31;
-/// The call's idempotency key is drawn; while its attempt runs, the thread's
-/// key is that key.
-const KEYED: u32 = 1 << 30;
-/// The call has a deadline of its own.
-const DEADLINE: u32 = 1 << 29;
-/// The most attempts the context shows: a policy allowing more (over half a
-/// billion) shows this many.
-const MAX_SHOWN: u32 = DEADLINE - 1;
 
 impl Frame {
     /// Outside any attempt.
     const NONE: Frame = Frame(0);
 
-    const fn new(attempt: u32, max_and_flags: u32) -> Frame {
-        Frame((max_and_flags as u64) << 32 | attempt as u64)
+    const fn new(attempt: u32, max_attempts: u32) -> Frame {
+        Frame((max_attempts as u64) << 32 | attempt as u64)
     }
 
     /// The attempt running or just judged, from 1; 0 for no attempt.
@@ -148,35 +137,26 @@ impl Frame {
     }
 
     pub(crate) fn set_attempt(&mut self, attempt: u32) {
-        *self = Frame::new(attempt, self.max_and_flags());
+        *self = Frame::new(attempt, self.max_attempts());
     }
 
     #[allow(clippy::cast_possible_truncation)] // The high 32 bits, by design.
-    const fn max_and_flags(self) -> u32 {
+    pub(crate) const fn max_attempts(self) -> u32 {
         (self.0 >> 32) as u32
     }
-
-    fn set(&mut self, flag: u32) {
-        *self = Frame::new(self.attempt(), self.max_and_flags() | flag);
-    }
-
-    pub(crate) const fn max_attempts(self) -> u32 {
-        self.max_and_flags() & MAX_SHOWN
-    }
-
-    const fn has(self, flag: u32) -> bool {
-        self.max_and_flags() & flag != 0
-    }
-
-    /// The clock the call reads and waits on.
-    pub(crate) const fn clock(self) -> Clock {
-        if self.has(BLOCKING) {
-            Clock::Blocking
-        } else {
-            Clock::Async
-        }
-    }
 }
+
+/// What a call's attempts need beyond the frame, in [`Scope::flags`]: any of
+/// them sends its attempts the slow way in (or, for a deadline alone, the
+/// deadline's way).
+///
+/// A plain function's call, on the real clock.
+const BLOCKING: u8 = 1;
+/// The call's idempotency key is drawn; while its attempt runs, the thread's
+/// key is that key.
+const KEYED: u8 = 1 << 1;
+/// The call has a deadline of its own.
+const DEADLINE: u8 = 1 << 2;
 
 /// What retried calls made inside an attempt leave for it while it is
 /// polled: whether one gave up after retrying ([`GAVE_UP`]), whether the
@@ -191,6 +171,11 @@ struct Marks(u64);
 const GAVE_UP: u64 = 1;
 /// The body drew the call's key: it is the thread's `drawn` key.
 const KEY_DRAWN: u64 = 1 << 1;
+/// Not left by inner calls but set on the slow way in, for what the body
+/// may ask (`current_attempt`): the attempt's call blocks its thread...
+const SHOWS_BLOCKING: u64 = 1 << 2;
+/// ... and its key is the thread's `key`.
+const SHOWS_KEYED: u64 = 1 << 3;
 
 impl Marks {
     const NONE: Marks = Marks(0);
@@ -220,6 +205,8 @@ impl Marks {
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Scope {
     pub(crate) frame: Frame,
+    /// [`BLOCKING`], [`KEYED`], [`DEADLINE`].
+    flags: u8,
     /// The call's own deadline.
     deadline: Deadline,
     /// The call's idempotency key, if [`KEYED`].
@@ -241,15 +228,16 @@ impl Scope {
     // Inlined: on every call's success path (benches/instructions.sh).
     #[inline]
     pub(crate) fn first(max_attempts: u32, deadline: Deadline, clock: Clock) -> Scope {
-        let mut max_and_flags = max_attempts.min(MAX_SHOWN);
+        let mut flags = 0;
         if matches!(clock, Clock::Blocking) {
-            max_and_flags |= BLOCKING;
+            flags |= BLOCKING;
         }
         if deadline != Deadline::NONE {
-            max_and_flags |= DEADLINE;
+            flags |= DEADLINE;
         }
         Scope {
-            frame: Frame::new(1, max_and_flags),
+            frame: Frame::new(1, max_attempts),
+            flags,
             deadline,
             key: IdempotencyKey::NIL,
             in_flight: 0,
@@ -266,6 +254,19 @@ impl Scope {
     pub(crate) fn pending(&mut self) {
         if !self.counted {
             self.counted = count_in_flight(1);
+        }
+    }
+
+    const fn has(&self, flag: u8) -> bool {
+        self.flags & flag != 0
+    }
+
+    /// The clock the call reads and waits on.
+    pub(crate) const fn clock(&self) -> Clock {
+        if self.has(BLOCKING) {
+            Clock::Blocking
+        } else {
+            Clock::Async
         }
     }
 
@@ -295,8 +296,8 @@ impl Scope {
             attempt: self.frame.attempt(),
             max_attempts: self.frame.max_attempts(),
             deadline: self.deadline.get(),
-            blocking: self.frame.has(BLOCKING),
-            key: if self.frame.has(KEYED) {
+            blocking: self.has(BLOCKING),
+            key: if self.has(KEYED) {
                 self.key
             } else {
                 IdempotencyKey::NIL
@@ -346,7 +347,7 @@ pub fn current_attempt() -> Option<AttemptContext> {
         // Drawn on first request, so a call that never asks pays nothing;
         // the attempt hands it back to the call for its later attempts.
         let marks = thread.marks.get();
-        let key = if frame.has(KEYED) {
+        let key = if marks.has(SHOWS_KEYED) {
             thread.key.get()
         } else if marks.has(KEY_DRAWN) {
             thread.drawn.get()
@@ -360,7 +361,7 @@ pub fn current_attempt() -> Option<AttemptContext> {
             attempt: frame.attempt(),
             max_attempts: frame.max_attempts(),
             deadline: thread.deadline.get().get(),
-            blocking: frame.has(BLOCKING),
+            blocking: marks.has(SHOWS_BLOCKING),
             key,
         })
     })

@@ -126,6 +126,14 @@ where
             // Waiting for an attempt or for the next start: the call counts
             // as in flight in the attempt it runs inside, if any.
             this.attempts.waiting();
+        } else {
+            // The call returns, answered or not: no longer in flight (a
+            // success has said so already), and the class of an attempt's
+            // error that no event reported (another attempt answered
+            // first) is not left for the next call's events.
+            this.attempts.finish();
+            #[cfg(feature = "tracing")]
+            crate::observe::error_type::take();
         }
         poll
     }
