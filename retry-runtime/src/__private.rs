@@ -91,11 +91,11 @@ impl<T> KeepCarried<T> for &Probe<'_, T> {
     note = "say how a cut-off attempt fails with `timed_out = ...`, such as `timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")` for `tonic::Status`",
     note = "if no value of `{Self}` can be built (as with `reqwest::Error`), pass an `&UntimedPolicy`, which carries no timeout and runs with any error type: `static POLICY: UntimedPolicy = match Policy::new().untimed() {{ Ok(policy) => policy, Err(_) => panic!(\"a timeout\") }};` is checked while compiling; a policy read at run time is checked where it is read, with `let policy: UntimedPolicy = config.retry.untimed()?;` in the function that loads the configuration"
 )]
-pub trait Expresses<P: ?Sized> {
+pub trait Expresses<P: ?Sized>: Sized {
     /// The policy itself.
     fn policy(policy: &P) -> Policy;
     /// How an attempt cut off by the policy's timeout fails.
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R>;
+    fn limit() -> Limit<Self>;
 }
 
 impl<E: From<TimedOut>> Expresses<Policy> for E {
@@ -104,8 +104,8 @@ impl<E: From<TimedOut>> Expresses<Policy> for E {
         *policy
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
-        timed()
+    fn limit() -> Limit<Self> {
+        Limit::new(E::from)
     }
 }
 
@@ -115,7 +115,7 @@ impl<E> Expresses<UntimedPolicy> for E {
         *policy.policy()
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+    fn limit() -> Limit<Self> {
         Limit::untimed()
     }
 }
@@ -126,7 +126,7 @@ impl<E: Expresses<P>, P: ?Sized> Expresses<&P> for E {
         <E as Expresses<P>>::policy(*policy)
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+    fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
@@ -137,7 +137,7 @@ impl<E: Expresses<P>, P, F: FnOnce() -> P> Expresses<std::sync::LazyLock<P, F>> 
         <E as Expresses<P>>::policy(std::sync::LazyLock::force(policy))
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+    fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
@@ -148,7 +148,7 @@ impl<E: Expresses<P>, P: ?Sized> Expresses<std::sync::Arc<P>> for E {
         <E as Expresses<P>>::policy(policy)
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+    fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
@@ -159,7 +159,7 @@ impl<E: Expresses<P>, P: ?Sized> Expresses<Box<P>> for E {
         <E as Expresses<P>>::policy(policy)
     }
     #[inline]
-    fn limit<R: Outcome<Error = Self>>() -> Limit<R> {
+    fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
@@ -226,7 +226,7 @@ pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
 /// one error, on the policy.
 #[inline]
 #[must_use]
-pub fn runtime_policy<R, P>(policy: &P) -> (Policy, Limit<R>)
+pub fn runtime_policy<R, P>(policy: &P) -> (Policy, Limit<R::Error>)
 where
     R: Outcome,
     P: ?Sized,
@@ -234,18 +234,18 @@ where
 {
     (
         <R::Error as Expresses<P>>::policy(policy),
-        <R::Error as Expresses<P>>::limit::<R>(),
+        <R::Error as Expresses<P>>::limit(),
     )
 }
 
 /// Attempts cut off fail with `E::from(TimedOut)`.
 #[must_use]
-pub fn timed<R>() -> Limit<R>
+pub fn timed<R>() -> Limit<R::Error>
 where
     R: Outcome,
     R::Error: From<TimedOut>,
 {
-    Limit::new(|timed_out| R::from_error(timed_out.into()))
+    Limit::new(R::Error::from)
 }
 
 /// An error type that can express a timed-out attempt, as `timeout = ...`
@@ -264,12 +264,12 @@ impl<E: From<TimedOut>> TimeoutKey for E {}
 /// `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error type
 /// without the conversion is one error, on the key, saying what to do.
 #[must_use]
-pub fn timeout_key<R>() -> Limit<R>
+pub fn timeout_key<R>() -> Limit<R::Error>
 where
     R: Outcome,
     R::Error: TimeoutKey,
 {
-    Limit::new(|timed_out| R::from_error(timed_out.into()))
+    Limit::new(R::Error::from)
 }
 
 /// `timeout = ...` (or `policy = ...`) with `timed_out = ...`: a cut-off
@@ -278,7 +278,7 @@ where
 /// the return type, so that a conversion of the wrong type is one error, on
 /// the key, and a closure needs no annotation.
 #[must_use]
-pub fn timed_out_with<R: Outcome>(timed_out: fn(TimedOut) -> R) -> Limit<R> {
+pub fn timed_out_with<R: Outcome>(timed_out: fn(TimedOut) -> R::Error) -> Limit<R::Error> {
     Limit::new(timed_out)
 }
 

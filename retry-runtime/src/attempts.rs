@@ -16,7 +16,7 @@ use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe;
-use crate::rules::RulesFor;
+use crate::rules::{Outcome, RulesFor};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 use crate::timeout::Limit;
 use crate::{AttemptContext, CircuitBreaker, Policy};
@@ -158,7 +158,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// a blocking call cannot be interrupted, so an attempt that returns
     /// after the policy's timeout fails as one cut off would, its late
     /// outcome dropped.
-    pub fn call_limited<R>(&mut self, limit: Limit<R>, attempt: impl FnOnce() -> R) -> R {
+    pub fn call_limited<R: Outcome>(
+        &mut self,
+        limit: Limit<R::Error>,
+        attempt: impl FnOnce() -> R,
+    ) -> R {
         let timeout = self.attempt_timeout();
         limit.call_blocking(timeout, || self.call(attempt))
     }

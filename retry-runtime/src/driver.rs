@@ -52,7 +52,7 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     /// How an attempt cut off by the policy's timeout fails; never, under an
     /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
-    limit: Limit<Result<T, E>>,
+    limit: Limit<E>,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -78,7 +78,39 @@ impl Policy {
     /// error type must express the policy's timeout; for one that cannot
     /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
     pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::new(|timed_out| Err(E::from(timed_out))))
+        retrying(self, Limit::new(E::from))
+    }
+
+    /// A retry loop under this policy whose attempts, cut off by its
+    /// timeout, fail with `timed_out(TimedOut)`: for an error type without
+    /// `From<TimedOut>` (`tonic::Status`), as the attribute's `timed_out`
+    /// key. Give it its rules and run it as [`retrying`](Self::retrying)'s.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    /// use tonic::Status;
+    ///
+    /// static POLICY: Policy = Policy::new()
+    ///     .with_max_attempts(2)
+    ///     .with_base(Duration::from_millis(1))
+    ///     .with_timeout(Duration::from_millis(50));
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let result: Result<String, Status> = POLICY
+    ///     .timed_out(|_| Status::deadline_exceeded("attempt timed out"))
+    ///     .on(|status: &Status| status.code() == tonic::Code::DeadlineExceeded)
+    ///     .run(|| async {
+    ///         tokio::time::sleep(Duration::from_secs(3600)).await; // hangs
+    ///         Ok("user 7".to_owned())
+    ///     })
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().message(), "attempt timed out");
+    /// # }
+    /// ```
+    pub fn timed_out<T, E>(&self, timed_out: fn(TimedOut) -> E) -> DefaultRetry<'_, T, E> {
+        retrying(self, Limit::new(timed_out))
     }
 
     /// A retry loop that retries only the errors `on` accepts.
@@ -152,7 +184,7 @@ impl UntimedPolicy {
     }
 }
 
-fn retrying<T, E>(policy: &Policy, limit: Limit<Result<T, E>>) -> DefaultRetry<'_, T, E> {
+fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
     Retry {
         policy,
         budget: None,

@@ -8,6 +8,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
+use crate::rules::Outcome;
+
 /// The error an attempt cut off by `timeout` fails with, converted into the
 /// function's error type by `From`.
 ///
@@ -43,26 +45,28 @@ impl From<TimedOut> for std::io::Error {
     }
 }
 
-/// The time limit of a call's attempts: how an attempt that runs past its
-/// timeout fails (with `E::from(TimedOut)`, or a conversion the user gave),
-/// or never, under a policy known to have no timeout.
+/// The time limit of a call's attempts: the error `E` an attempt that runs
+/// past its timeout fails with (`E::from(TimedOut)`, or a conversion the
+/// user gave), or none, under a policy known to have no timeout. A function
+/// pointer to the error alone, so that the closure API can take a
+/// conversion the user wrote as easily as the attribute's key does.
 #[doc(hidden)]
-pub struct Limit<R> {
-    timed_out: Option<fn(TimedOut) -> R>,
+pub struct Limit<E> {
+    timed_out: Option<fn(TimedOut) -> E>,
 }
 
-impl<R> Clone for Limit<R> {
+impl<E> Clone for Limit<E> {
     fn clone(&self) -> Self {
         *self
     }
 }
 
-impl<R> Copy for Limit<R> {}
+impl<E> Copy for Limit<E> {}
 
-impl<R> Limit<R> {
+impl<E> Limit<E> {
     /// Attempts cut off fail with `timed_out(TimedOut)`.
     #[must_use]
-    pub const fn new(timed_out: fn(TimedOut) -> R) -> Self {
+    pub const fn new(timed_out: fn(TimedOut) -> E) -> Self {
         Limit {
             timed_out: Some(timed_out),
         }
@@ -80,11 +84,11 @@ impl<R> Limit<R> {
     // Inlined: around every attempt of the closure API, whose limit is known
     // only at run time (benches/instructions.sh).
     #[inline]
-    pub fn attempt<F: Future<Output = R>>(
-        self,
-        timeout: Option<Duration>,
-        attempt: F,
-    ) -> Limited<F, R> {
+    pub fn attempt<F>(self, timeout: Option<Duration>, attempt: F) -> Limited<F, E>
+    where
+        F: Future,
+        F::Output: Outcome<Error = E>,
+    {
         Limited {
             attempt,
             cutoff: match (timeout, self.timed_out) {
@@ -100,7 +104,11 @@ impl<R> Limit<R> {
     /// Runs a blocking `attempt`, which cannot be interrupted: with a
     /// `timeout`, one that returns after it fails as if cut off, its late
     /// outcome dropped.
-    pub(crate) fn call_blocking(self, timeout: Option<Duration>, attempt: impl FnOnce() -> R) -> R {
+    pub(crate) fn call_blocking<R: Outcome<Error = E>>(
+        self,
+        timeout: Option<Duration>,
+        attempt: impl FnOnce() -> R,
+    ) -> R {
         let (Some(timeout), Some(timed_out)) = (timeout, self.timed_out) else {
             return attempt();
         };
@@ -109,7 +117,7 @@ impl<R> Limit<R> {
         if crate::clock::Clock::Blocking.since(started) <= timeout {
             outcome
         } else {
-            timed_out(TimedOut)
+            R::from_error(timed_out(TimedOut))
         }
     }
 }
@@ -118,28 +126,32 @@ pin_project_lite::pin_project! {
     /// An attempt under its time limit, if it has one.
     #[doc(hidden)]
     #[must_use = "futures do nothing unless polled"]
-    pub struct Limited<F, R> {
+    pub struct Limited<F, E> {
         #[pin]
         attempt: F,
         #[pin]
-        cutoff: Option<Cutoff<R>>,
+        cutoff: Option<Cutoff<E>>,
     }
 }
 
 pin_project_lite::pin_project! {
-    /// The end of an attempt's time, and the outcome it then has.
+    /// The end of an attempt's time, and the error it then fails with.
     #[doc(hidden)]
-    pub struct Cutoff<R> {
+    pub struct Cutoff<E> {
         #[pin]
         sleep: crate::sleep::Sleep,
-        timed_out: fn(TimedOut) -> R,
+        timed_out: fn(TimedOut) -> E,
     }
 }
 
-impl<F: Future<Output = R>, R> Future for Limited<F, R> {
-    type Output = R;
+impl<F, E> Future for Limited<F, E>
+where
+    F: Future,
+    F::Output: Outcome<Error = E>,
+{
+    type Output = F::Output;
 
-    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<R> {
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<F::Output> {
         let this = self.project();
         if let Poll::Ready(outcome) = this.attempt.poll(cx) {
             return Poll::Ready(outcome);
@@ -148,7 +160,10 @@ impl<F: Future<Output = R>, R> Future for Limited<F, R> {
             Some(cutoff) => {
                 let cutoff = cutoff.project();
                 let timed_out = *cutoff.timed_out;
-                cutoff.sleep.poll(cx).map(|()| timed_out(TimedOut))
+                cutoff
+                    .sleep
+                    .poll(cx)
+                    .map(|()| F::Output::from_error(timed_out(TimedOut)))
             }
             None => Poll::Pending,
         }

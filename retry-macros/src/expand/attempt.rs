@@ -70,9 +70,9 @@ impl Expansion<'_> {
                 let error = Ident::new("error", Span::mixed_site());
                 let convert = quote_spanned! {span=>
                     |#cut_off| {
-                        #[allow(clippy::redundant_closure_call)]
+                        #[allow(clippy::redundant_closure_call, clippy::let_and_return)]
                         let #error = (#timed_out)(#cut_off);
-                        #private::Outcome::from_error(#error)
+                        #error
                     }
                 };
                 call_spanned(quote!(#private::timed_out_with::<#output>), convert, span)

@@ -35,7 +35,7 @@ pin_project_lite::pin_project! {
     /// answer that ended the call, or the last failure.
     #[project = HedgedProjection]
     #[must_use = "futures do nothing unless polled"]
-    pub struct Hedged<'p, R, Mk, J, S, L = Limit<R>>
+    pub struct Hedged<'p, R, Mk, J, S, L = Limit<<R as Outcome>::Error>>
     where
         R: Outcome,
     {

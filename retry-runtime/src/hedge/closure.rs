@@ -49,7 +49,7 @@ pub struct HedgedRetry<'p, T, E, Rules> {
     budget: Option<&'p RetryBudget>,
     breaker: Breaker<'p, E>,
     rules: Rules,
-    limit: Limit<Result<T, E>>,
+    limit: Limit<E>,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -60,7 +60,7 @@ impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
         budget: Option<&'p RetryBudget>,
         breaker: Breaker<'p, E>,
         rules: Rules,
-        limit: Limit<Result<T, E>>,
+        limit: Limit<E>,
     ) -> Self {
         HedgedRetry {
             policy,

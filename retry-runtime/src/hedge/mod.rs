@@ -290,12 +290,12 @@ pub mod private {
     /// `E::from(TimedOut)`.
     #[inline]
     #[must_use]
-    pub fn timed<R>() -> Limit<R>
+    pub fn timed<R>() -> Limit<R::Error>
     where
         R: Outcome,
         R::Error: crate::__private::TimeoutKey,
     {
-        Limit::new(|timed_out| R::from_error(timed_out.into()))
+        Limit::new(R::Error::from)
     }
 
     /// The hedged call of an attribute.

@@ -55,11 +55,15 @@ pub trait Bound<F: Future> {
     fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt;
 }
 
-impl<F: Future<Output = R>, R> Bound<F> for Limit<R> {
-    type Attempt = Limited<F, R>;
+impl<F, E> Bound<F> for Limit<E>
+where
+    F: Future,
+    F::Output: Outcome<Error = E>,
+{
+    type Attempt = Limited<F, E>;
 
     #[inline]
-    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, R> {
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, E> {
         self.attempt(timeout, attempt)
     }
 }
@@ -97,7 +101,7 @@ pin_project_lite::pin_project! {
 pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
 
 /// What a call is given, apart from its attempts and rules.
-pub struct Setup<'p, R: Outcome, L = Limit<R>> {
+pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
     /// The policy: `max`, `base` (the percentile hedge's first delay),
     /// `cap` (for hints), `deadline`, `timeout`.
     pub policy: &'p Policy,
