@@ -73,6 +73,41 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
         events.iter().all(|event| !event.contains("error.type")),
         "{events:#?}"
     );
+
+    // Nor while the hedged call is still waiting: a hedged attempt fails at
+    // 10 ms beside one that answers at 50 ms, and another call on the same
+    // thread retries an `Ok` value at 20 ms.
+    later.0.lock().unwrap().clear();
+    let (hedged, value) =
+        tokio::join!(hedged_second_fails_first_answers(), value_retried_at_20ms());
+    assert_eq!(hedged, Ok(1));
+    assert_eq!(value, Ok(0));
+    let events = later.0.lock().unwrap().clone();
+    let of_value: Vec<_> = events
+        .iter()
+        .filter(|event| event.contains("value_retried_at_20ms"))
+        .collect();
+    assert_eq!(of_value.len(), 2, "{events:#?}");
+    assert!(
+        of_value.iter().all(|event| !event.contains("error.type")),
+        "{of_value:#?}"
+    );
+}
+
+#[retry(max = 2, hedge = "10ms")]
+async fn hedged_second_fails_first_answers() -> Result<u32, Failure> {
+    if current_attempt().unwrap().attempt() == 1 {
+        tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+        Ok(1)
+    } else {
+        Err(Failure(2))
+    }
+}
+
+#[retry(max = 2, base = "1ms", jitter = "none", on_ok = |value: &u32| *value == 0)]
+async fn value_retried_at_20ms() -> Result<u32, Failure> {
+    tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    Ok(0)
 }
 static RACED_CALLS: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
 

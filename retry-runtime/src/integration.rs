@@ -26,14 +26,30 @@ impl<'p> Call<'p> {
         breaker: Option<&'p CircuitBreaker>,
         name: &'static str,
     ) -> Self {
-        let mut attempts = Attempts::start(policy, budget, name).with_breaker_if(breaker);
-        // An HTTP call nearly always waits on the network: it counts as in
-        // flight in the attempt it runs inside from its start (a retried
-        // function counts from its first `Pending`), so that a fan-out of
-        // layer calls inside a retried attempt is judged as one of retried
-        // functions is.
-        attempts.waiting();
-        Call { attempts }
+        Call {
+            attempts: Attempts::start(policy, budget, name).with_breaker_if(breaker),
+        }
+    }
+
+    /// The request is under way: it counts as in flight in the attempt it
+    /// runs inside until it is judged for the last time (or [`finish`]ed).
+    /// The layer and the middleware call it before their first attempt (an
+    /// HTTP call nearly always waits on the network), so that a fan-out of
+    /// their calls inside a retried attempt is judged as one of retried
+    /// functions is. Not `start`'s own doing: tower clones a
+    /// `RetryPolicy`, and so starts a call, for requests that may never be
+    /// sent through it.
+    ///
+    /// [`finish`]: Call::finish
+    pub(crate) fn waiting(&mut self) {
+        self.attempts.waiting();
+    }
+
+    /// The call ends without a last judgement (the service failed before
+    /// the request could be sent): no longer in flight.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn finish(&mut self) {
+        self.attempts.finish();
     }
 
     /// Call before each attempt: whether the breaker, if any, lets it be

@@ -267,6 +267,7 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
             None => (self.budget.as_deref(), self.breaker.as_deref()),
         };
         let mut call = Call::start(&self.policy, budget, breaker, self.name);
+        call.waiting();
         // With a breaker, a failed attempt's answer is kept through the
         // wait: a retry the breaker then refuses returns it.
         let mut kept = None;

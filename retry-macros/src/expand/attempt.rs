@@ -27,7 +27,7 @@ use super::{call_spanned, Expansion};
 use crate::check::timeout_span;
 
 /// How a cut-off attempt fails.
-enum Limit {
+pub(super) enum Limit {
     /// No time limit.
     None,
     /// `policy = ...` without `timed_out`: the limit the policy's type allows,
@@ -39,7 +39,7 @@ enum Limit {
 }
 
 impl Expansion<'_> {
-    fn limit(&self) -> Limit {
+    pub(super) fn limit(&self) -> Limit {
         let config = self.config;
         match (&config.timed_out, &config.policy, timeout_span(config)) {
             (Some(timed_out), _, _) => Limit::Key {
@@ -58,7 +58,7 @@ impl Expansion<'_> {
     /// The time limit of `timeout` (or `policy` with `timed_out`), made at
     /// the key, so that an error type that cannot express a cut-off attempt,
     /// or a conversion of the wrong type, is reported there.
-    fn keyed_limit(&self, span: Span, timed_out: Option<&Expr>) -> TokenStream {
+    pub(super) fn keyed_limit(&self, span: Span, timed_out: Option<&Expr>) -> TokenStream {
         let Expansion {
             private, output, ..
         } = self;

@@ -6,8 +6,8 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
+use super::attempt::Limit;
 use super::{call_spanned, Expansion};
-use crate::check::timeout_span;
 
 impl Expansion<'_> {
     pub(super) fn hedged(&self, hedge: crate::parse::Hedge, attempt: TokenStream) -> TokenStream {
@@ -21,26 +21,24 @@ impl Expansion<'_> {
         let span = Span::mixed_site();
         let limit = Ident::new("limit", span);
         let policy_copy = Ident::new("policy", span);
-        let (policy, max, limit) = match (&config.policy, timeout_span(config)) {
-            (Some(_), _) => (quote!(&#policy_copy), None, quote!(#limit)),
-            (None, Some(span)) => (
-                self.policy_const(),
-                Some(config.max),
-                call_spanned(
-                    quote!(#private::hedge::timed::<#output>),
-                    TokenStream::new(),
-                    span,
-                ),
-            ),
-            (None, None) => (
-                self.policy_const(),
-                Some(config.max),
-                // No timeout: the slots keep no room for one.
-                quote!(#private::hedge::Unbounded),
-            ),
+        let (policy, max) = match &config.policy {
+            Some(_) => (quote!(&#policy_copy), None),
+            None => (self.policy_const(), Some(config.max)),
         };
-        let breaker = match &config.breaker {
-            Some(breaker) => {
+        // As the loop's: `E::from(TimedOut)`, or what `timed_out` builds,
+        // checked on that key; with `policy`, what the policy's type allows.
+        let limit = match self.limit() {
+            Limit::None => quote!(#private::hedge::Unbounded),
+            Limit::Policy => quote!(#limit),
+            Limit::Key { span, timed_out } => self.keyed_limit(span, timed_out.as_ref()),
+        };
+        let breaker = match (&config.breaker, &config.circuit_open) {
+            (Some(breaker), Some(circuit_open)) => call_spanned(
+                quote!(#private::hedge::breaker_with::<#output>),
+                quote!(#breaker, #circuit_open),
+                circuit_open.span(),
+            ),
+            (Some(breaker), None) => {
                 let span = match breaker {
                     Expr::Reference(reference) => reference.expr.span(),
                     other => other.span(),
@@ -51,7 +49,7 @@ impl Expansion<'_> {
                     span,
                 )
             }
-            None => quote!(#private::hedge::no_breaker::<#output>()),
+            (None, _) => quote!(#private::hedge::no_breaker::<#output>()),
         };
         let name = &self.name;
         crate::hedge::expand(crate::hedge::Parts {

@@ -128,12 +128,8 @@ where
             this.attempts.waiting();
         } else {
             // The call returns, answered or not: no longer in flight (a
-            // success has said so already), and the class of an attempt's
-            // error that no event reported (another attempt answered
-            // first) is not left for the next call's events.
+            // success has said so already).
             this.attempts.finish();
-            #[cfg(feature = "tracing")]
-            crate::observe::error_type::take();
         }
         poll
     }
@@ -235,6 +231,7 @@ type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 /// `Some` when the breaker refuses the call.
 fn begin<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>) -> Option<R>
 where
+    J: Judge<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -270,6 +267,7 @@ where
 /// breaker let it, and schedules the hedge after it.
 fn start<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>, now: Instant)
 where
+    J: Judge<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -297,6 +295,7 @@ fn place<'p, R: Outcome, Mk, Fut, J, S, L>(
     now: Option<Instant>,
 ) -> bool
 where
+    J: Judge<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -326,11 +325,17 @@ where
     let number = this.started.saturating_add(1);
     *this.started = number;
     if number > 1 {
+        failed_with(this.judge, this.last.as_ref());
         observe::retrying(this.setup.name, number - 1, *this.wait);
     }
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
-    let attempt = this.setup.limit.bound(timeout, this.make.make());
+    // Made with the attempt's context set, as every other attempt is: the
+    // closure's synchronous part (where a request, and its idempotency key,
+    // is built) sees the call's attempt and key.
+    let make = &mut *this.make;
+    let attempt = this.attempts.call(|| make.make());
+    let attempt = this.setup.limit.bound(timeout, attempt);
     slot.set(Some(Running {
         attempt,
         number,
@@ -404,6 +409,7 @@ where
             if let Some(permit) = permit {
                 permit.record(true);
             }
+            failed_with(this.judge, Some(&outcome));
             observe::stopped(this.setup.name, number, Stop::NotRetryable);
             Some(outcome)
         }
@@ -416,6 +422,7 @@ where
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
+            failed_with(this.judge, Some(&outcome));
             observe::stopped(this.setup.name, number, Stop::NotRetryable);
             Some(outcome)
         }
@@ -483,8 +490,11 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
 }
 
 /// Every attempt failed and none may start: the last failure, unchanged.
-fn give_up<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>) -> Option<R> {
+fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+) -> Option<R> {
     let stop = *this.stop;
+    failed_with(this.judge, this.last.as_ref());
     observe::stopped(this.setup.name, *this.started, stop);
     if stop.gave_up_retrying() {
         crate::context::report_gave_up();
@@ -499,4 +509,17 @@ fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
             slot.set(None);
         }
     }
+}
+
+/// Hands the event about to be emitted the class of error `failure` failed
+/// with (`error.type`): set just before it, so that no other call's event,
+/// interleaved on the thread while this call waits, can take it.
+#[inline]
+fn failed_with<R, J: Judge<R>>(judge: &J, failure: Option<&R>) {
+    #[cfg(feature = "tracing")]
+    if let Some(class) = failure.and_then(|failure| judge.error_type(failure)) {
+        crate::observe::error_type::set(class);
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (judge, failure);
 }

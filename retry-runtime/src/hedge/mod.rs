@@ -210,7 +210,6 @@ pub mod private {
     pub use super::slots::{Boxed, End, Slot};
     use super::{Bound, Judge, Running, Slots};
     pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
-    use crate::__private::Limit;
     use crate::decision::Classification;
     use crate::rules::{Hint, OnRetry, Outcome, RetryIf, Rules, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
@@ -253,13 +252,11 @@ pub mod private {
     {
         #[inline]
         fn verdict(&self, outcome: &R) -> Classification {
-            let verdict = RulesFor::verdict(self, outcome);
-            // What the event about this attempt reports as `error.type`.
-            #[cfg(feature = "tracing")]
-            if let Some(class) = RulesFor::error_type(self, outcome) {
-                crate::observe::error_type::set(class);
-            }
-            verdict
+            RulesFor::verdict(self, outcome)
+        }
+
+        fn error_type(&self, outcome: &R) -> Option<&'static str> {
+            RulesFor::error_type(self, outcome)
         }
 
         #[inline]
@@ -279,23 +276,22 @@ pub mod private {
         Some((breaker, R::Error::from))
     }
 
+    /// `breaker = ...` with `circuit_open = ...` for a hedged function: a
+    /// refused call fails with the error the key builds. A function pointer,
+    /// kept by the call: the key's closure may capture nothing.
+    #[inline]
+    pub fn breaker_with<R: Outcome>(
+        breaker: &CircuitBreaker,
+        circuit_open: fn(CircuitOpen) -> R::Error,
+    ) -> super::Breaker<'_, R::Error> {
+        Some((breaker, circuit_open))
+    }
+
     /// No breaker.
     #[inline]
     #[must_use]
     pub const fn no_breaker<R: Outcome>() -> super::Breaker<'static, R::Error> {
         None
-    }
-
-    /// `timeout = ...` for a hedged function: an attempt past it fails with
-    /// `E::from(TimedOut)`.
-    #[inline]
-    #[must_use]
-    pub fn timed<R>() -> Limit<R::Error>
-    where
-        R: Outcome,
-        R::Error: crate::__private::TimeoutKey,
-    {
-        Limit::new(R::Error::from)
     }
 
     /// The hedged call of an attribute.

@@ -44,6 +44,12 @@ pub trait Judge<R> {
     /// Called when a failure the rules retry is followed by another attempt
     /// after `wait`, with the number of the attempt that failed.
     fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
+
+    /// The class of error `outcome` failed with, for the `error.type` of
+    /// the event that reports it; `None` for a success or a retried value.
+    fn error_type(&self, _outcome: &R) -> Option<&'static str> {
+        None
+    }
 }
 
 /// How each attempt is bounded in time: by the policy's `timeout` (a

@@ -120,6 +120,7 @@ where
     let budget = selected.budget().or(settings.budget.as_deref());
     let breaker = selected.breaker();
     let mut call = Call::start(&settings.policy, budget, breaker, settings.name);
+    call.waiting();
     let (head, body) = request.into_parts();
     let (mut body, source) = body.record(settings.max_body);
     // With a breaker, a failed attempt's result is kept through the wait:
@@ -139,6 +140,7 @@ where
         // Let go of the answer kept through the wait before the next attempt.
         drop(kept.take());
         if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
+            call.finish();
             return Err(U::service(error));
         }
         // The attempt's span (feature `attempt-spans`), as the middleware's.
