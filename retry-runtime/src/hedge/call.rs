@@ -15,20 +15,17 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
 
-use crate::clock::Instant;
-
 use super::parts::{Bound, Ended, Judge, MakeAttempt, Running, Setup};
 use super::slots::Slots;
 use crate::attempts::Attempts;
-use crate::clock::Clock;
+use crate::clock::{Clock, Instant};
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
 use crate::slots::{NoBreaker, NoBudget};
 use crate::timeout::Limit;
 use crate::{observe, CircuitOpen, Nested, RetryBudget};
-
-/// The one timer of a hedged call: the next start.
-type Timer = crate::sleep::Sleep;
+// The one timer of a hedged call: the next start.
+use crate::sleep::Sleep as Timer;
 
 pin_project_lite::pin_project! {
     /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
@@ -127,8 +124,7 @@ where
             // as in flight in the attempt it runs inside, if any.
             this.attempts.waiting();
         } else {
-            // The call returns, answered or not: no longer in flight (a
-            // success has said so already).
+            // Answered or not, the call is no longer in flight.
             this.attempts.finish();
         }
         poll
@@ -181,7 +177,7 @@ where
             };
             slot.set(None);
             if let Some(answer) = settle(this, outcome, ended) {
-                clear(this.slots.as_mut());
+                super::slots::clear(this.slots.as_mut());
                 return Poll::Ready(answer);
             }
         }
@@ -325,17 +321,16 @@ where
     let number = this.started.saturating_add(1);
     *this.started = number;
     if number > 1 {
-        failed_with(this.judge, this.last.as_ref());
+        super::parts::failed_with(this.judge, this.last.as_ref());
         observe::retrying(this.setup.name, number - 1, *this.wait);
     }
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
-    // Made with the attempt's context set, as every other attempt is: the
-    // closure's synchronous part (where a request, and its idempotency key,
-    // is built) sees the call's attempt and key.
+    // Made in the attempt's context: the closure's synchronous part, where
+    // a request and its key are built, sees the call's attempt and key.
     let make = &mut *this.make;
-    let attempt = this.attempts.call(|| make.make());
-    let attempt = this.setup.limit.bound(timeout, attempt);
+    let made = this.attempts.call(|| make.make());
+    let attempt = this.setup.limit.bound(timeout, made);
     slot.set(Some(Running {
         attempt,
         number,
@@ -409,7 +404,7 @@ where
             if let Some(permit) = permit {
                 permit.record(true);
             }
-            failed_with(this.judge, Some(&outcome));
+            super::parts::failed_with(this.judge, Some(&outcome));
             observe::stopped(this.setup.name, number, Stop::NotRetryable);
             Some(outcome)
         }
@@ -422,7 +417,7 @@ where
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
-            failed_with(this.judge, Some(&outcome));
+            super::parts::failed_with(this.judge, Some(&outcome));
             observe::stopped(this.setup.name, number, Stop::NotRetryable);
             Some(outcome)
         }
@@ -494,32 +489,10 @@ fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
 ) -> Option<R> {
     let stop = *this.stop;
-    failed_with(this.judge, this.last.as_ref());
+    super::parts::failed_with(this.judge, this.last.as_ref());
     observe::stopped(this.setup.name, *this.started, stop);
     if stop.gave_up_retrying() {
         crate::context::report_gave_up();
     }
     this.last.take()
-}
-
-/// Drops every attempt still running: the call has its answer.
-fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
-    for index in 0..slots.capacity() {
-        if let Some(mut slot) = slots.as_mut().slot(index) {
-            slot.set(None);
-        }
-    }
-}
-
-/// Hands the event about to be emitted the class of error `failure` failed
-/// with (`error.type`): set just before it, so that no other call's event,
-/// interleaved on the thread while this call waits, can take it.
-#[inline]
-fn failed_with<R, J: Judge<R>>(judge: &J, failure: Option<&R>) {
-    #[cfg(feature = "tracing")]
-    if let Some(class) = failure.and_then(|failure| judge.error_type(failure)) {
-        crate::observe::error_type::set(class);
-    }
-    #[cfg(not(feature = "tracing"))]
-    let _ = (judge, failure);
 }

@@ -156,3 +156,12 @@ mod tests {
         assert_eq!(Boxed::<u8>::new(0).capacity(), 1);
     }
 }
+
+/// Drops every attempt still running: the call has its answer.
+pub(super) fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
+    for index in 0..slots.capacity() {
+        if let Some(mut slot) = slots.as_mut().slot(index) {
+            slot.set(None);
+        }
+    }
+}
