@@ -127,6 +127,15 @@ macro_rules! __hedge_slots {
     };
 }
 
+/// Drops every attempt still running: the call has its answer.
+pub(super) fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
+    for index in 0..slots.capacity() {
+        if let Some(mut slot) = slots.as_mut().slot(index) {
+            slot.set(None);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -154,14 +163,5 @@ mod tests {
         assert_eq!(set.slots.len(), 2);
         assert!(set.as_mut().slot(MAX_SLOTS).is_none());
         assert_eq!(Boxed::<u8>::new(0).capacity(), 1);
-    }
-}
-
-/// Drops every attempt still running: the call has its answer.
-pub(super) fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
-    for index in 0..slots.capacity() {
-        if let Some(mut slot) = slots.as_mut().slot(index) {
-            slot.set(None);
-        }
     }
 }
