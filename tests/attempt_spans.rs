@@ -44,15 +44,8 @@ impl<S: tracing::Subscriber> Layer<S> for Spans {
     }
 }
 
-#[tokio::test(start_paused = true)]
-async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() {
-    static POLICY: Policy = Policy::new()
-        .with_max_attempts(3)
-        .with_base(Duration::from_millis(1));
-    let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
-
+/// A server that answers 503 twice, then 200; it counts the requests.
+async fn twice_unavailable() -> (servers::Server, Arc<AtomicU32>) {
     let calls = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&calls);
     let router = Router::new().route(
@@ -65,7 +58,19 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
             }
         }),
     );
-    let server = servers::serve(router, 0).await;
+    (servers::serve(router, 0).await, calls)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() {
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(1));
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let (server, calls) = twice_unavailable().await;
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(retry_runtime::reqwest_middleware::RetryMiddleware::new(POLICY).named("billing"))
         .build();
@@ -93,19 +98,7 @@ async fn each_http_attempt_of_the_tower_layer_has_a_span_with_its_resend_count()
     let _guard =
         tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
 
-    let calls = Arc::new(AtomicU32::new(0));
-    let counted = Arc::clone(&calls);
-    let router = Router::new().route(
-        "/",
-        get(move || async move {
-            if counted.fetch_add(1, Ordering::SeqCst) < 2 {
-                StatusCode::SERVICE_UNAVAILABLE
-            } else {
-                StatusCode::OK
-            }
-        }),
-    );
-    let server = servers::serve(router, 0).await;
+    let (server, calls) = twice_unavailable().await;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
         .build_http::<http_body_util::Full<bytes::Bytes>>();
     let mut service = ServiceBuilder::new()

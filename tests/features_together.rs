@@ -4,7 +4,11 @@
 //! `run_blocking`; hedged copies of a closure sharing the call's key; plain
 //! functions' deadlines and keys, nested.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[path = "support/counting.rs"]
+mod counting;
+use counting::{calls, count, own_call};
+
+use std::sync::atomic::AtomicU32;
 use std::time::Duration;
 
 use retry_runtime::hedge::Hedge;
@@ -14,14 +18,6 @@ use retry_runtime::{current_attempt, retry, CircuitBreaker, Policy, TimedOut};
 enum Error {
     #[default]
     Down,
-}
-
-fn count(calls: &AtomicU32) -> u32 {
-    calls.fetch_add(1, Ordering::SeqCst) + 1
-}
-
-fn calls(counter: &AtomicU32) -> u32 {
-    counter.load(Ordering::SeqCst)
 }
 
 // ---------------------------------------------------------------------------
@@ -59,18 +55,11 @@ async fn profile_down(calls: &AtomicU32) -> Result<String, Error> {
     Err(Error::Down)
 }
 
-/// The handler's own call, not retried by itself: waits, then fails.
-async fn own_call(calls: &AtomicU32) -> Result<(), Error> {
-    tokio::task::yield_now().await;
-    count(calls);
-    Err(Error::Down)
-}
-
 /// Baseline: a handled give-up, then the body's own failure: retried.
 #[retry(max = 3, base = "10ms")]
 async fn handler(inner: &AtomicU32, own: &AtomicU32) -> Result<String, Error> {
     let profile = profile_down(inner).await.unwrap_or_default();
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(profile)
 }
 
@@ -90,7 +79,7 @@ async fn handler_with_tower_client(
         .map_err(|_| Error::Down)?;
     assert_eq!(response.status(), 200);
     let profile = profile_down(inner).await.unwrap_or_default();
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(profile)
 }
 

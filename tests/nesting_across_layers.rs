@@ -7,7 +7,11 @@
 #[path = "support/servers.rs"]
 mod servers;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[path = "support/counting.rs"]
+mod counting;
+use counting::{calls, count, own_call};
+
+use std::sync::atomic::AtomicU32;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -27,14 +31,6 @@ use tower::{ServiceBuilder, ServiceExt};
 enum Error {
     #[default]
     Down,
-}
-
-fn count(calls: &AtomicU32) -> u32 {
-    calls.fetch_add(1, Ordering::SeqCst) + 1
-}
-
-fn calls(counter: &AtomicU32) -> u32 {
-    counter.load(Ordering::SeqCst)
 }
 
 static HTTP_POLICY: Policy = Policy::new()
@@ -114,17 +110,10 @@ async fn hedged_profile(calls: &AtomicU32) -> Result<String, Error> {
     Err(Error::Down)
 }
 
-/// The handler's own call, not retried by itself: waits, then fails.
-async fn own_call(calls: &AtomicU32) -> Result<(), Error> {
-    tokio::task::yield_now().await;
-    count(calls);
-    Err(Error::Down)
-}
-
 #[retry(max = 3, base = "10ms")]
 async fn handler_with_hedged_profile(inner: &AtomicU32, own: &AtomicU32) -> Result<String, Error> {
     let profile = hedged_profile(inner).await.unwrap_or_default();
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(profile)
 }
 

@@ -8,7 +8,11 @@
 //! reach the bottom, on a paused clock. The shapes the mechanism cannot tell
 //! apart are pinned at the end, with the way each errs.
 
-use std::sync::atomic::{AtomicU32, Ordering};
+#[path = "support/counting.rs"]
+mod counting;
+use counting::{calls, count, own_call};
+
+use std::sync::atomic::AtomicU32;
 
 use futures_util::future::{join_all, try_join_all};
 use futures_util::stream::{FuturesUnordered, StreamExt};
@@ -27,25 +31,9 @@ impl From<CircuitOpen> for Error {
     }
 }
 
-fn count(calls: &AtomicU32) -> u32 {
-    calls.fetch_add(1, Ordering::SeqCst) + 1
-}
-
-fn calls(counter: &AtomicU32) -> u32 {
-    counter.load(Ordering::SeqCst)
-}
-
 /// A dependency that is down: every call fails, after a real wait.
 #[retry(max = 3, base = "10ms")]
 async fn profile(calls: &AtomicU32) -> Result<String, Error> {
-    tokio::task::yield_now().await;
-    count(calls);
-    Err(Error::Down)
-}
-
-/// The handler's own call to a dependency it does not retry itself: it
-/// waits (a real request would), then fails.
-async fn own_call(calls: &AtomicU32) -> Result<(), Error> {
     tokio::task::yield_now().await;
     count(calls);
     Err(Error::Down)
@@ -56,7 +44,7 @@ async fn own_call(calls: &AtomicU32) -> Result<(), Error> {
 #[retry(max = 3, base = "10ms")]
 async fn handler_with_default(inner: &AtomicU32, own: &AtomicU32) -> Result<String, Error> {
     let profile = profile(inner).await.unwrap_or_default();
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(profile)
 }
 
@@ -82,7 +70,7 @@ async fn handler_with_fallback(
             "cached profile".to_owned()
         }
     };
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(profile)
 }
 
@@ -99,7 +87,7 @@ async fn a_give_up_handled_with_a_fallback_leaves_the_own_failure_to_the_outer()
 #[retry(max = 3, base = "10ms")]
 async fn handler_with_degraded_answer(inner: &AtomicU32, own: &AtomicU32) -> Result<bool, Error> {
     let personalised = profile(inner).await.ok().is_some();
-    own_call(own).await?;
+    own_call::<Error>(own).await?;
     Ok(personalised)
 }
 
