@@ -121,7 +121,7 @@ async fn each_http_attempt_of_the_tower_layer_has_a_span_with_its_resend_count()
     );
 }
 
-#[derive(Debug)]
+#[derive(Debug, PartialEq)]
 struct Failure;
 
 #[retry_runtime::retry(max = 3, base = "1ms")]
@@ -160,4 +160,32 @@ async fn each_attempt_of_a_retried_function_has_a_span() {
             "retry.attempt code.function.name=\"attempt_spans::blocking\" attempt=2".to_owned(),
         ]
     );
+
+    // One span per attempt too where the attempt's future is made by a
+    // closure (the closure API) or beside others (a hedged call).
+    spans.0.lock().unwrap().clear();
+    let policy = Policy::new()
+        .with_max_attempts(2)
+        .with_base(Duration::from_millis(1));
+    let closure: Result<(), std::io::Error> = policy
+        .retrying()
+        .run(|| async { Err(std::io::ErrorKind::Other.into()) })
+        .await;
+    assert!(closure.is_err());
+    assert_eq!(hedged_twice().await, Err(Failure));
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        [
+            "retry.attempt code.function.name=\"closure\" attempt=1",
+            "retry.attempt code.function.name=\"closure\" attempt=2",
+            "retry.attempt code.function.name=\"attempt_spans::hedged_twice\" attempt=1",
+            "retry.attempt code.function.name=\"attempt_spans::hedged_twice\" attempt=2",
+        ]
+    );
+}
+
+#[retry_runtime::retry(max = 2, hedge = "10ms")]
+async fn hedged_twice() -> Result<(), Failure> {
+    tokio::time::sleep(Duration::from_millis(20)).await;
+    Err(Failure)
 }

@@ -92,6 +92,38 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
         of_value.iter().all(|event| !event.contains("error.type")),
         "{of_value:#?}"
     );
+
+    // A hedge started after a retried failure: its event names no error,
+    // the retry's names the failure's.
+    later.0.lock().unwrap().clear();
+    assert_eq!(fails_then_hedged().await, Ok(2));
+    let events = later.0.lock().unwrap().clone();
+    assert_eq!(events.len(), 2, "{events:#?}");
+    assert!(
+        events[0].contains("attempt=1") && events[0].contains("error.type"),
+        "{events:#?}"
+    );
+    assert!(
+        events[1].contains("attempt=2") && !events[1].contains("error.type"),
+        "{events:#?}"
+    );
+}
+
+#[retry(max = 3, hedge = "10ms")]
+async fn fails_then_hedged() -> Result<u32, Failure> {
+    match current_attempt().unwrap().attempt() {
+        // Retried at once.
+        1 => Err(Failure(1)),
+        // Hedged after 10 ms, then answers.
+        2 => {
+            tokio::time::sleep(std::time::Duration::from_millis(50)).await;
+            Ok(2)
+        }
+        _ => {
+            tokio::time::sleep(std::time::Duration::from_millis(500)).await;
+            Ok(3)
+        }
+    }
 }
 
 #[retry(max = 2, hedge = "10ms")]

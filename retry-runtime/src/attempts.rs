@@ -134,6 +134,16 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.finished();
     }
 
+    /// As [`scoped`](Self::scoped), in a span made once for the attempt:
+    /// hedged attempts are polled through a new wrapper each time.
+    pub(crate) fn scoped_in<F: Future>(
+        &mut self,
+        attempt: F,
+        span: observe::AttemptSpan,
+    ) -> Scoped<'_, F, B::Mark<'_>> {
+        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
+    }
+
     /// Call before the wait for the next attempt: while it lasts, the call
     /// counts as in flight in the attempt it runs inside, if any. (Counted
     /// here rather than by a wrapper around the wait, which would copy the
@@ -142,10 +152,20 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.scope().pending();
     }
 
-    /// Runs a plain function's attempt with its context set.
+    /// Makes an attempt's future with its context set, so that the
+    /// synchronous part of a closure (where a request, and its idempotency
+    /// key, is built) sees the attempt. No span: the attempt's span is
+    /// entered each time its future is polled.
     // Inlined: the closure API makes every attempt's future through it
     // (benches/instructions.sh).
     #[inline]
+    pub(crate) fn make<R>(&mut self, make: impl FnOnce() -> R) -> R {
+        let mut mark = self.breaker.mark();
+        let _hold = mark.hold();
+        scoped_call(self.call.scope(), make)
+    }
+
+    /// Runs a plain function's attempt with its context set.
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
         let span = observe::attempt_span(self.call.name(), self.attempt());
         let _span = span.enter();

@@ -390,7 +390,7 @@ where
                     // so that the locals moved into the scoped attempt take
                     // no room of their own across the await.
                     {
-                        let future = attempts.call(&mut attempt);
+                        let future = attempts.make(&mut attempt);
                         let timeout = attempts.attempt_timeout();
                         attempts.scoped(limit.attempt(timeout, future))
                     }

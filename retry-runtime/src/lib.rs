@@ -288,7 +288,7 @@ pub use timeout::TimedOut;
 /// | `timeout` | duration string | none | each attempt is cut off and fails with `E::from(`[`TimedOut`]`)`, or with what `timed_out` builds |
 /// | `timed_out` | `Fn(TimedOut) -> E`, a path or a closure that captures nothing | `E::from` | how a cut-off attempt fails (under `timeout` or a `policy`'s), for an error type without `From<TimedOut>`: `timed_out = \|_\| Status::deadline_exceeded("attempt timed out")` |
 /// | `breaker` | `&CircuitBreaker` | none | a [`CircuitBreaker`] shared by every call that names it; a refused call fails with `E::from(`[`CircuitOpen`]`)`, or with what `circuit_open` builds |
-/// | `circuit_open` | `Fn(CircuitOpen) -> E` | `E::from` | how a refused call fails, for an error type without `From<CircuitOpen>`: `circuit_open = \|_\| Status::unavailable("circuit open")` |
+/// | `circuit_open` | `Fn(CircuitOpen) -> E` (with `hedge`, a path or a closure that captures nothing) | `E::from` | how a refused call fails, for an error type without `From<CircuitOpen>`: `circuit_open = \|_\| Status::unavailable("circuit open")` |
 /// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`] |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |

@@ -53,8 +53,7 @@ pin_project_lite::pin_project! {
         next: Option<Instant>,
         // Why no further attempt will start, once none may.
         stop: Stop,
-        // The next start follows a failure (which took the budget's token)
-        // rather than the hedge delay.
+        // The next start retries a failure (which took a token): no hedge.
         retrying: bool,
         // The nearest deadline, this call's or the enclosing attempt's.
         deadline: Option<Instant>,
@@ -120,12 +119,9 @@ where
         let mut this = self.project();
         let poll = poll_hedged(&mut this, cx);
         if poll.is_pending() {
-            // Waiting for an attempt or for the next start: the call counts
-            // as in flight in the attempt it runs inside, if any.
-            this.attempts.waiting();
+            this.attempts.waiting(); // In flight in the attempt it runs inside.
         } else {
-            // Answered or not, the call is no longer in flight.
-            this.attempts.finish();
+            this.attempts.finish(); // Answered or not: no longer in flight.
         }
         poll
     }
@@ -161,7 +157,9 @@ where
             };
             let attempt = attempt.project();
             this.attempts.set_attempt(*attempt.number);
-            let mut scoped = this.attempts.scoped(attempt.attempt);
+            #[allow(clippy::clone_on_copy)] // `Copy` without `attempt-spans`.
+            let span = attempt.span.clone();
+            let mut scoped = this.attempts.scoped_in(attempt.attempt, span);
             let polled = Pin::new(&mut scoped).poll(cx);
             // Each attempt keeps its own flag: they share the call's.
             *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
@@ -243,10 +241,9 @@ where
         (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
         (own, enclosing) => own.or(enclosing),
     };
-    // A call answered at its first poll reads the clock only for a
-    // percentile hedge, whose latencies need the start.
+    // The clock is read at the first poll only for a percentile hedge.
     let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
-    if place(this, now) {
+    if place(this, now, false) {
         *this.unscheduled = true;
     }
     if *this.started == 0 {
@@ -269,7 +266,8 @@ where
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    if *this.started > 0 && !core::mem::take(this.retrying) {
+    let after_failure = core::mem::take(this.retrying);
+    if *this.started > 0 && !after_failure {
         // A hedge is a retry for the budget: made only if it allows one,
         // and it takes a token.
         if let Some(budget) = this.setup.budget {
@@ -279,16 +277,18 @@ where
         }
     }
     let start = this.setup.hedge.is_adaptive().then_some(now);
-    if place(this, start) {
+    if place(this, start, after_failure) {
         schedule_hedge(this, now);
     }
 }
 
 /// Puts the next attempt in a free slot, if the breaker lets it: whether
-/// it started. `now` is its start, if it was read.
+/// it started. `now` is its start, if it was read; `after_failure`, whether
+/// it retries a failure (rather than hedging).
 fn place<'p, R: Outcome, Mk, Fut, J, S, L>(
     this: &mut This<'_, 'p, R, Mk, J, S, L>,
     now: Option<Instant>,
+    after_failure: bool,
 ) -> bool
 where
     J: Judge<R>,
@@ -321,15 +321,15 @@ where
     let number = this.started.saturating_add(1);
     *this.started = number;
     if number > 1 {
-        super::parts::failed_with(this.judge, this.last.as_ref());
+        if after_failure {
+            super::parts::failed_with(this.judge, this.last.as_ref());
+        }
         observe::retrying(this.setup.name, number - 1, *this.wait);
     }
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
-    // Made in the attempt's context: the closure's synchronous part, where
-    // a request and its key are built, sees the call's attempt and key.
-    let make = &mut *this.make;
-    let made = this.attempts.call(|| make.make());
+    let make = &mut *this.make; // Made in the attempt's context: it sees its key.
+    let made = this.attempts.make(|| make.make());
     let attempt = this.setup.limit.bound(timeout, made);
     slot.set(Some(Running {
         attempt,
@@ -337,6 +337,7 @@ where
         started: now,
         permit,
         inner_gave_up: false,
+        span: observe::attempt_span(this.setup.name, number),
     }));
     true
 }

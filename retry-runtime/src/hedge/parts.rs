@@ -99,6 +99,8 @@ pin_project_lite::pin_project! {
         pub(super) permit: Option<CircuitPermit<'p>>,
         // A retried function this attempt called gave up after retrying.
         pub(super) inner_gave_up: bool,
+        // Its span (feature `attempt-spans`), entered each time it is polled.
+        pub(super) span: crate::observe::AttemptSpan,
     }
 }
 
