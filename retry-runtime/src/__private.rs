@@ -238,16 +238,6 @@ where
     )
 }
 
-/// Attempts cut off fail with `E::from(TimedOut)`.
-#[must_use]
-pub fn timed<R>() -> Limit<R::Error>
-where
-    R: Outcome,
-    R::Error: From<TimedOut>,
-{
-    Limit::new(R::Error::from)
-}
-
 /// An error type that can express a timed-out attempt, as `timeout = ...`
 /// requires. Its own trait, so that the error says what to do instead.
 #[diagnostic::on_unimplemented(

@@ -125,6 +125,17 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
+        self.scoped_in(attempt, span)
+    }
+
+    /// As [`scoped`](Self::scoped), in a span made once for the attempt:
+    /// hedged attempts are polled through a new wrapper each time.
+    #[inline]
+    pub(crate) fn scoped_in<F: Future>(
+        &mut self,
+        attempt: F,
+        span: observe::AttemptSpan,
+    ) -> Scoped<'_, F, B::Mark<'_>> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
@@ -132,16 +143,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// flight in the attempt it runs inside. Idempotent.
     pub(crate) fn finish(&mut self) {
         self.call.finished();
-    }
-
-    /// As [`scoped`](Self::scoped), in a span made once for the attempt:
-    /// hedged attempts are polled through a new wrapper each time.
-    pub(crate) fn scoped_in<F: Future>(
-        &mut self,
-        attempt: F,
-        span: observe::AttemptSpan,
-    ) -> Scoped<'_, F, B::Mark<'_>> {
-        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
     /// Call before the wait for the next attempt: while it lasts, the call
@@ -169,9 +170,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     pub fn call<R>(&mut self, attempt: impl FnOnce() -> R) -> R {
         let span = observe::attempt_span(self.call.name(), self.attempt());
         let _span = span.enter();
-        let mut mark = self.breaker.mark();
-        let _hold = mark.hold();
-        scoped_call(self.call.scope(), attempt)
+        self.make(attempt)
     }
 
     /// Runs a plain function's attempt with its context set, under `limit`:

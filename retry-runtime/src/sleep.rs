@@ -191,7 +191,7 @@ mod tests {
         let wait = sleep(Duration::from_millis(5));
         assert!(format!("{wait:?}").contains("runtime-free"));
         let start = std::time::Instant::now();
-        futures_block_on(wait);
+        crate::timer::thread::block_on(wait);
         assert!(start.elapsed() >= Duration::from_millis(5));
     }
 
@@ -212,25 +212,5 @@ mod tests {
     fn sleep_is_send_and_sync() {
         fn check<T: Send + Sync>(_: &T) {}
         check(&sleep(Duration::ZERO));
-    }
-
-    fn futures_block_on<F: core::future::Future>(future: F) -> F::Output {
-        use std::sync::Arc;
-        use std::task::{Context, Poll, Wake};
-        struct Unpark(std::thread::Thread);
-        impl Wake for Unpark {
-            fn wake(self: Arc<Self>) {
-                self.0.unpark();
-            }
-        }
-        let waker = Arc::new(Unpark(std::thread::current())).into();
-        let mut cx = Context::from_waker(&waker);
-        let mut future = core::pin::pin!(future);
-        loop {
-            if let Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-                return output;
-            }
-            std::thread::park();
-        }
     }
 }

@@ -58,10 +58,11 @@ impl Drop for Leave<'_> {
     }
 }
 
-/// The way in and out for an attempt with a deadline or a key, or inside
-/// an attempt whose poll has marks already: the thread's deadline, key and
-/// marks are set aside, the attempt's put in, and the ones set aside put
-/// back after (only the deadline, for an attempt that has nothing else).
+/// The way in and out for a plain function's attempt, one with a deadline
+/// or a key, or one inside an attempt whose poll has marks already: the
+/// thread's deadline, key and marks are set aside, the attempt's put in,
+/// and the ones set aside put back after (only the deadline, for an
+/// attempt that has nothing else).
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
     let only_deadline =
@@ -153,7 +154,7 @@ impl Drop for LeaveSlow<'_> {
         THREAD.with(|thread| {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
-            leave_slow(self.scope, marks, Some(self.saved));
+            leave_slow_on(thread, self.scope, marks, Some(self.saved));
         });
     }
 }

@@ -175,8 +175,32 @@ fn run() {
     }
 }
 
+/// A minimal executor for the unit tests of waits that run off tokio:
+/// parks the thread until woken.
+#[cfg(test)]
+pub(crate) fn block_on<F: core::future::Future>(future: F) -> F::Output {
+    use std::sync::Arc;
+    use std::task::{Context, Wake};
+    struct Unpark(std::thread::Thread);
+    impl Wake for Unpark {
+        fn wake(self: Arc<Self>) {
+            self.0.unpark();
+        }
+    }
+    let waker = Arc::new(Unpark(std::thread::current())).into();
+    let mut cx = Context::from_waker(&waker);
+    let mut future = core::pin::pin!(future);
+    loop {
+        if let core::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
+            return output;
+        }
+        std::thread::park();
+    }
+}
+
 #[cfg(test)]
 mod tests {
+    use super::block_on;
     use super::{queue, Wait};
     use crate::timer::{end_of, real_now};
     use core::future::poll_fn;
@@ -223,26 +247,5 @@ mod tests {
         let waker = std::task::Waker::noop();
         let mut cx = std::task::Context::from_waker(waker);
         assert!(wait.poll(&mut cx).is_pending());
-    }
-
-    /// A minimal executor: parks the thread until woken.
-    fn block_on<F: core::future::Future>(future: F) -> F::Output {
-        use std::sync::Arc;
-        use std::task::{Context, Wake};
-        struct Unpark(std::thread::Thread);
-        impl Wake for Unpark {
-            fn wake(self: Arc<Self>) {
-                self.0.unpark();
-            }
-        }
-        let waker = Arc::new(Unpark(std::thread::current())).into();
-        let mut cx = Context::from_waker(&waker);
-        let mut future = core::pin::pin!(future);
-        loop {
-            if let core::task::Poll::Ready(output) = future.as_mut().poll(&mut cx) {
-                return output;
-            }
-            std::thread::park();
-        }
     }
 }
