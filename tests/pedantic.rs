@@ -217,3 +217,36 @@ async fn strict_lints_accept_one_line_bodies() {
     assert_eq!(by_value(&Client, "/ab".to_owned(), vec![]).await, Ok(4));
     assert_eq!(untimed(3), Ok(3));
 }
+
+/// Arguments named with a leading underscore (unused by the body, or kept
+/// for a `#[cfg]`), by value and `mut`: the expansion reads them (to rebind
+/// them and to keep the caller's value), which is no
+/// `used_underscore_binding` of the user's.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms")]
+pub async fn underscore_arguments(
+    _id: u64,
+    mut _batch: Vec<u8>,
+    #[cfg(test)] _only_in_tests: String,
+) -> Result<u8, ApiError> {
+    Ok(1)
+}
+
+/// The same, blocking.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms")]
+pub fn underscore_arguments_blocking(_id: u64, mut _batch: Vec<u8>) -> Result<u8, ApiError> {
+    Ok(1)
+}
+
+#[tokio::test(start_paused = true)]
+async fn underscore_arguments_are_retried_as_any() {
+    assert_eq!(underscore_arguments(1, vec![], String::new()).await, Ok(1));
+    assert_eq!(underscore_arguments_blocking(1, vec![]), Ok(1));
+}

@@ -56,7 +56,7 @@ impl Arguments {
         if is_async {
             self.before.extend(quote! {
                 #(#cfg)*
-                #[allow(unused_mut, clippy::redundant_locals)]
+                #[allow(unused_mut, clippy::redundant_locals, clippy::used_underscore_binding)]
                 let mut #ident = #ident;
             });
             self.unique(ident, cfg);
@@ -64,7 +64,11 @@ impl Arguments {
     }
 
     fn unique(&mut self, ident: &Ident, cfg: &[Attribute]) {
-        self.capture.extend(quote!(#(#cfg)* let _ = &mut #ident;));
+        self.capture.extend(quote! {
+            #(#cfg)*
+            #[allow(clippy::used_underscore_binding)]
+            let _ = &mut #ident;
+        });
     }
 
     /// A by-value `mut` argument: rebound, and the caller's value kept to
@@ -73,7 +77,7 @@ impl Arguments {
         self.by_value.push(ident.clone());
         self.before.extend(quote! {
             #(#cfg)*
-            #[allow(unused_mut, clippy::redundant_locals)]
+            #[allow(unused_mut, clippy::redundant_locals, clippy::used_underscore_binding)]
             let mut #ident = #ident;
         });
         self.keep(ident, cfg, private, is_async);
@@ -84,14 +88,18 @@ impl Arguments {
         let kept = format_ident!("__kept_{}", ident.unraw(), span = Span::mixed_site());
         self.before.extend(quote! {
             #(#cfg)*
+            #[allow(clippy::used_underscore_binding)]
             let #kept = {
                 #[allow(unused_imports)]
                 use #private::{KeepCarried as _, KeepClone as _};
                 (&#private::Probe(&#ident)).kept()
             };
         });
-        self.restore
-            .extend(quote!(#(#cfg)* #kept.restore(&mut #ident);));
+        self.restore.extend(quote! {
+            #(#cfg)*
+            #[allow(clippy::used_underscore_binding)]
+            #kept.restore(&mut #ident);
+        });
         if is_async {
             self.unique(ident, cfg);
         }
