@@ -7,33 +7,13 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 
 use common::Dependency;
 
-/// Counts allocations, then lets the system allocator do the work.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 const CALLS: u64 = 1_000;
 
@@ -59,11 +39,11 @@ fn main() {
                     for call in 0..CALLS {
                         black_box($function(dependency, call).await).ok();
                     }
-                    let before = ALLOCATIONS.load(Ordering::Relaxed);
+                    let before = common::ALLOCATIONS.load(Ordering::Relaxed);
                     for call in 0..CALLS {
                         black_box($function(dependency, call).await).ok();
                     }
-                    let allocations = ALLOCATIONS.load(Ordering::Relaxed) - before;
+                    let allocations = common::ALLOCATIONS.load(Ordering::Relaxed) - before;
                     per_call[slot] = allocations as f64 / CALLS as f64;
                 });
             }

@@ -9,9 +9,8 @@
 
 mod common;
 
-use std::alloc::{GlobalAlloc, Layout, System};
 use std::hint::black_box;
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::Ordering;
 use std::time::Duration;
 
 use common::{is_transient, Dependency, Failure};
@@ -19,27 +18,8 @@ use criterion::Criterion;
 use retry_runtime::retry;
 use tower::{Service, ServiceExt};
 
-/// Counts allocations, then lets the system allocator do the work.
-struct Counting;
-
-static ALLOCATIONS: AtomicU64 = AtomicU64::new(0);
-
-// SAFETY: every call is forwarded unchanged to the system allocator.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract is passed on as it is.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
-
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static GLOBAL: common::Counting = common::Counting;
 
 const DELAY: Duration = Duration::from_millis(50);
 
@@ -131,12 +111,13 @@ fn footprint(runtime: &tokio::runtime::Runtime) {
                 for x in 0..CALLS {
                     black_box($call(x).await).ok();
                 }
-                let before = ALLOCATIONS.load(Ordering::Relaxed);
+                let before = common::ALLOCATIONS.load(Ordering::Relaxed);
                 for x in 0..CALLS {
                     black_box($call(x).await).ok();
                 }
                 #[allow(clippy::cast_precision_loss)]
-                let per_call = (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / CALLS as f64;
+                let per_call =
+                    (common::ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / CALLS as f64;
                 per_call
             });
             println!(
@@ -158,12 +139,12 @@ fn footprint(runtime: &tokio::runtime::Runtime) {
         for x in 0..CALLS {
             black_box(with_tower(tower, x).await).ok();
         }
-        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let before = common::ALLOCATIONS.load(Ordering::Relaxed);
         for x in 0..CALLS {
             black_box(with_tower(tower, x).await).ok();
         }
         #[allow(clippy::cast_precision_loss)]
-        let per_call = (ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / CALLS as f64;
+        let per_call = (common::ALLOCATIONS.load(Ordering::Relaxed) - before) as f64 / CALLS as f64;
         println!(
             "| tower::hedge (ready + call) | {} B | {per_call} |",
             std::mem::size_of_val(&with_tower(tower, 7))

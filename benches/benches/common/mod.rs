@@ -207,3 +207,24 @@ pub fn runtime(paused: bool) -> tokio::runtime::Runtime {
         .build()
         .expect("a current-thread runtime")
 }
+
+/// Counts allocations, then lets the system allocator do the work: each
+/// benchmark that reports allocations makes it its global allocator.
+pub struct Counting;
+
+/// Allocations made since the process started.
+pub static ALLOCATIONS: std::sync::atomic::AtomicU64 = std::sync::atomic::AtomicU64::new(0);
+
+// SAFETY: every call is forwarded unchanged to the system allocator.
+unsafe impl std::alloc::GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: std::alloc::Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { std::alloc::System.alloc(layout) }
+    }
+
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: std::alloc::Layout) {
+        // SAFETY: the caller's contract is passed on as it is.
+        unsafe { std::alloc::System.dealloc(ptr, layout) }
+    }
+}
