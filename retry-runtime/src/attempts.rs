@@ -204,11 +204,34 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     pub fn next<R, Rules: RulesFor<R>>(
         &mut self,
         rules: &Rules,
-        outcome: R,
-    ) -> ControlFlow<R, Duration> {
-        match self.next_keeping(rules, outcome) {
-            ControlFlow::Break(outcome) => ControlFlow::Break(outcome),
-            ControlFlow::Continue((wait, _)) => ControlFlow::Continue(wait),
+        outcome: &R,
+    ) -> ControlFlow<(), Duration> {
+        let verdict = rules.verdict(outcome);
+        if verdict == Classification::Done {
+            self.succeeded();
+            return ControlFlow::Break(());
+        }
+        self.failed(rules, outcome, verdict)
+    }
+
+    #[inline]
+    fn failed<R, Rules: RulesFor<R>>(
+        &mut self,
+        rules: &Rules,
+        outcome: &R,
+        verdict: Classification,
+    ) -> ControlFlow<(), Duration> {
+        #[cfg(feature = "tracing")]
+        if let Some(class) = rules.error_type(outcome) {
+            observe::error_type::set(class);
+        }
+        let failed = self.attempt();
+        match self.judge(verdict) {
+            Ok(wait) => {
+                rules.before_wait(outcome, failed, wait);
+                ControlFlow::Continue(wait)
+            }
+            Err(_) => ControlFlow::Break(()),
         }
     }
 

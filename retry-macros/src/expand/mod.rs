@@ -283,7 +283,11 @@ impl Expansion<'_> {
         };
         let next = call_spanned(
             next_fn,
-            quote_spanned!(step_span=> &mut #attempts_at, &#rules, #outcome_at),
+            if config.breaker.is_some() {
+                quote_spanned!(step_span=> &mut #attempts_at, &#rules, #outcome_at)
+            } else {
+                quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at)
+            },
             step_span,
         );
         let sleep = if self.is_async {
@@ -294,11 +298,33 @@ impl Expansion<'_> {
         } else {
             quote!(#private::sleep_blocking(#wait);)
         };
+        let (started, gave_up) = self.on_give_up(outcome);
+        let wait_block = if config.breaker.is_some() {
+            quote! {{
+                let #outcome: #output = #attempt;
+                match #next {
+                    #private::ControlFlow::Break(#outcome) => {
+                        #gave_up
+                        return #outcome;
+                    }
+                    #continued
+                }
+            }}
+        } else {
+            quote! {{
+                let #outcome: #output = #attempt;
+                match #next {
+                    #private::ControlFlow::Break(()) => {
+                        #gave_up
+                        return #outcome;
+                    }
+                    #continued
+                }
+            }}
+        };
         let Arguments {
             before, restore, ..
         } = self.arguments;
-
-        let (started, gave_up) = self.on_give_up(outcome);
 
         quote! {
             #before
@@ -307,14 +333,7 @@ impl Expansion<'_> {
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;
             #keep
             loop {
-                let #outcome: #output = #attempt;
-                let #wait = match #next {
-                    #private::ControlFlow::Break(#outcome) => {
-                        #gave_up
-                        return #outcome;
-                    }
-                    #continued
-                };
+                let #wait = #wait_block;
                 #sleep
                 #restore
             }
