@@ -195,9 +195,10 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     }
 
     /// The step of the loop: `rules` judge the outcome of the attempt that
-    /// just ended, and the call goes on. `Break` hands the outcome back
-    /// unchanged, to be returned; `Continue` gives the wait before the next
-    /// attempt, the outcome dropped here, before the wait.
+    /// just ended, and the call goes on. `Break`: return the outcome;
+    /// `Continue` gives the wait before the next attempt, and the loop drops
+    /// the outcome before it waits. Judged by reference, so that the outcome
+    /// is returned from where it stands.
     // Inlined: every call's step; a success returns at once
     // (benches/instructions.sh).
     #[inline]
@@ -214,6 +215,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.failed(rules, outcome, verdict)
     }
 
+    /// [`next`](Self::next) for an outcome the rules did not take for done.
     #[inline]
     fn failed<R, Rules: RulesFor<R>>(
         &mut self,

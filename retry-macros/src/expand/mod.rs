@@ -9,10 +9,12 @@
 //!     let mut x = x;                            // see `arguments`
 //!     let mut attempts = Attempts::start(const { &Policy::new().with_max_attempts(4) }, NoBudget, name);
 //!     loop {
-//!         let outcome: Ret = { /* the attempt: see `attempt` */ };
-//!         let wait = match attempts.next(&rules::<Ret>().on(is_transient), outcome) {
-//!             Break(outcome) => return outcome,   // see `rules`
-//!             Continue(wait) => wait,
+//!         let wait = {
+//!             let outcome: Ret = { /* the attempt: see `attempt` */ };
+//!             match attempts.next(&rules::<Ret>().on(is_transient), &outcome) {
+//!                 Break(()) => return outcome,    // see `rules`
+//!                 Continue(wait) => wait,
+//!             }
 //!         };
 //!         attempts.waiting();                // counted in flight in an enclosing attempt
 //!         sleep(wait).await;
@@ -23,8 +25,9 @@
 //! The body goes into a non-`move` async block (a closure for a plain `fn`),
 //! so each attempt borrows the arguments afresh and a body that moves one
 //! gets the compiler's own "moved in previous iteration of loop" error at the
-//! move. The outcome is consumed by `next` before the wait, so an error that
-//! is not `Send` never makes the future `!Send`; with `breaker`,
+//! move. The outcome is judged by reference and dropped with its block before
+//! the wait, so an error that is not `Send` never makes the future `!Send`;
+//! with `breaker`,
 //! `next_keeping` hands a retried outcome back and the loop keeps it through
 //! the wait, to return it should the breaker refuse the retry (there the
 //! error must be `Send` for the future to be). Locals use
