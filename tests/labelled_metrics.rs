@@ -297,7 +297,7 @@ fn every_documented_reason_is_a_label() {
     };
     assert_eq!(failed("over_budget", "budget"), Some(1));
     assert_eq!(failed("too_late", "deadline"), Some(1));
-    assert_eq!(failed("told_to_wait_too_long", "hint"), Some(1));
+    assert_eq!(failed("told_to_wait_too_long", "hint_too_long"), Some(1));
     assert_eq!(failed("always_down", "exhausted"), Some(1));
     assert_eq!(failed("outer", "nested"), Some(1));
     assert_eq!(failed("behind_an_open_breaker", "open"), Some(2));

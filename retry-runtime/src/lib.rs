@@ -143,17 +143,20 @@
 //! | `metrics` | | metrics through the `metrics` facade, labelled by function and stop reason |
 //! | `serde` | | [`Policy`] from and to configuration (TOML, JSON, ...), gRPC service configs |
 //!
-//! `io` and `grpc` are the names `classify-io` and `tonic` had before 0.2,
-//! kept for this release.
+//! `io` and `grpc` still work as other names for `classify-io` and `tonic`,
+//! until 0.2.
 //!
 //! # Guarantees
 //!
-//! - Nothing is spawned and nothing allocates; dropping the future cancels
-//!   the call. Inside a tokio runtime waits are `tokio::time::sleep`, so a
+//! - A retried function spawns nothing and allocates nothing; dropping its
+//!   future cancels the call. (Hedging through the closure API or the tower
+//!   layer allocates a little per call: see [`hedge`].) Inside a tokio runtime waits are `tokio::time::sleep`, so a
 //!   paused test clock runs a whole schedule instantly; each wait ends on
 //!   tokio's next 1 ms tick.
 //! - The generated future is `Send` whenever the body's is; the error of a
-//!   failed attempt is dropped before the wait.
+//!   failed attempt is dropped before the wait (except with `breaker`, which
+//!   keeps the last one through the wait, to return it should the breaker
+//!   refuse the retry: the error must then be `Send` too).
 //! - A panic in the body propagates and is not retried.
 //! - No input makes the runtime panic or overflow: no header, no policy, no
 //!   attempt count.
@@ -292,6 +295,7 @@ pub use timeout::TimedOut;
 /// | `hedge` | duration string, or a percentile `"p50"` .. `"p99.9"` | none | while no attempt has answered, start another each time the newest has run this long (or for this percentile of the function's recent successful latencies, `base` until 100 were seen), up to `max` at once; the first answer wins and the rest are dropped; `async fn` only, with no `&mut` or `mut` argument; see [`hedge`] |
 /// | `on_retry` | `Fn(&E, u32, Duration)` | none | called before each wait with the error, the attempt number and the wait |
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
+/// | `on_give_up` | `Fn(&Result<T, E>, &Stopped)` | none | called once when a call returns an error or a retried `Ok` (never for a success), with the outcome and how the call ended: see [`Stopped`] |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
 /// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested`; a `&Policy` needs `E: From<TimedOut>` or `timed_out`; an [`UntimedPolicy`] runs with any error type |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |

@@ -15,7 +15,7 @@
 //!
 //! | metric | kind | labels | counts |
 //! |---|---|---|---|
-//! | `retry_runtime_calls_total` | counter | `function`, `outcome`, `reason` | calls that ended: `outcome` is `success` or `failure`; `reason` is why the call stopped, one of `none` (a success), `not_retryable`, `exhausted`, `deadline`, `budget`, `hint` (the server asked for a wait above `cap`), `open` (the circuit breaker is open) or `nested` (an inner retried function already gave up) |
+//! | `retry_runtime_calls_total` | counter | `function`, `outcome`, `reason` | calls that ended: `outcome` is `success` or `failure`; `reason` is why the call stopped, one of `none` (a success), `not_retryable`, `exhausted`, `deadline`, `budget`, `hint_too_long` (the server asked for a wait above `cap`), `open` (the circuit breaker is open) or `nested` (an inner retried function already gave up) |
 //! | `retry_runtime_retries_total` | counter | `function` | retries made: attempts after the first |
 //! | `retry_runtime_wait_seconds` | histogram | `function` | each wait before a retry, in seconds |
 //! | `retry_runtime_circuit_transitions_total` | counter | `breaker`, `from`, `to` | circuit breaker state changes; states `closed`, `half_open`, `open` |
@@ -271,13 +271,12 @@ pub fn describe() {
 }
 
 /// The `reason` label of a call that stopped for `stop`: `none` for a
-/// success, `hint` for a server hint above `cap`, otherwise
-/// [`Stop::as_str`].
+/// success, otherwise [`Stop::as_str`] (as `tracing` and
+/// [`snapshot`](crate::metrics::snapshot) spell it).
 #[cfg_attr(not(feature = "metrics"), allow(dead_code))]
 pub(crate) const fn reason_label(stop: Stop) -> &'static str {
     match stop {
         Stop::Done => "none",
-        Stop::HintTooLong => "hint",
         other => other.as_str(),
     }
 }
