@@ -297,7 +297,7 @@ pub use timeout::TimedOut;
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `on_give_up` | `Fn(&Result<T, E>, &Stopped)` | none | called once when a call returns an error or a retried `Ok` (never for a success), with the outcome and how the call ended: see [`Stopped`] |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
-/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max` .. `nested`; a `&Policy` needs `E: From<TimedOut>` or `timed_out`; an [`UntimedPolicy`] runs with any error type |
+/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max`, `base`, `cap`, `multiplier`, `jitter`, `deadline`, `timeout` and `nested`; a `&Policy` needs `E: From<TimedOut>` or `timed_out`; an [`UntimedPolicy`] runs with any error type |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
 /// A plain (non-async) `fn` works too: waits are `std::thread::sleep`, the

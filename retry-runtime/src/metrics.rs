@@ -24,9 +24,9 @@
 //! A retried `Ok` value returned when no retry is left (an HTTP 503 after
 //! `max` attempts) counts as `outcome="failure"`, with its reason.
 //!
-//! Renamed in 0.2: `retry_retries_total` is still emitted alongside
-//! `retry_runtime_retries_total` for this release
-//! ([`RETRIES_TOTAL_BEFORE_0_2`]), and will be removed in the next.
+//! `retry_retries_total`, the counter's name on `main` before the metric
+//! names took the `retry_runtime_` prefix, is still emitted alongside
+//! `retry_runtime_retries_total` ([`RETRIES_TOTAL_BEFORE_0_2`]), until 0.2.
 //! `retry_calls_total{reason="done"}` is gone without an alias: its name is
 //! the one that collided, and emitting both would double the facade's work
 //! on the success path. Count `retry_runtime_calls_total` instead.
@@ -228,9 +228,9 @@ pub const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 
-/// The name [`RETRIES_TOTAL`] had before 0.2, still emitted alongside it
-/// (same label, same counts) for this release only, so that dashboards can
-/// move over. Costs one more counter on the retry path only.
+/// The name [`RETRIES_TOTAL`] had before it took the `retry_runtime_`
+/// prefix, still emitted alongside it (same label, same counts) until 0.2,
+/// so that dashboards can move over. Costs one more counter on the retry path only.
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub const RETRIES_TOTAL_BEFORE_0_2: &str = "retry_retries_total";
@@ -266,7 +266,7 @@ pub fn describe() {
     ::metrics::describe_counter!(
         RETRIES_TOTAL_BEFORE_0_2,
         ::metrics::Unit::Count,
-        "Deprecated: retry_runtime_retries_total. Removed in the next release."
+        "Deprecated: use retry_runtime_retries_total. Removed in 0.2."
     );
 }
 

@@ -8,8 +8,8 @@
 //! `code.function.name` for the retried function (or the name given to a
 //! layer or middleware), `error.type` for the class of error an attempt
 //! failed with, and on the spans of HTTP attempts `http.request.resend_count`
-//! (the attempt number less one, on resends only). The fields before 0.2,
-//! `function` and `attempt`, are kept alongside for this release.
+//! (the attempt number less one, on resends only). The older
+//! fields `function` and `attempt` are kept alongside until 0.2.
 //!
 //! | event | level | fields |
 //! |---|---|---|

@@ -4,10 +4,10 @@
 //!
 //! | feature | module | classifies |
 //! |---|---|---|
-//! | `io` | `classify::io` | `std::io::Error` by kind |
+//! | `classify-io` | `classify::io` | `std::io::Error` by kind |
 //! | `http` | `classify::http` | status codes, `Retry-After` headers, `http::Response` |
 //! | `reqwest` | `classify::reqwest` | `reqwest::Error` and `reqwest::Response` |
-//! | `grpc` | `classify::grpc` | `tonic::Status` by code, `grpc-retry-pushback-ms` (gRFC A6) |
+//! | `tonic` | `classify::grpc` | `tonic::Status` by code, `grpc-retry-pushback-ms` (gRFC A6) |
 //! | always | [`chain`] | the first known error in a `source()` chain (anyhow, eyre, `Box<dyn Error>`) |
 //!
 //! They retry what can succeed on a repeat (timeouts, refused and reset
