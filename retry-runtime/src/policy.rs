@@ -5,6 +5,7 @@
 //! `policy/wait.rs`, the jitters in `policy/jitter.rs`, the nested-call rule
 //! in `policy/nested.rs` and the rules it can break in `policy/error.rs`.
 
+use core::fmt;
 use core::time::Duration;
 
 mod error;
@@ -46,16 +47,54 @@ pub use nested::Nested;
 /// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
 /// Waits of any length are slept in full, past tokio's 30-year limit on one
 /// timer.
-#[derive(Clone, Copy, Debug, PartialEq)]
+#[derive(Clone, Copy, PartialEq)]
 pub struct Policy {
     max_attempts: u32,
     base: Duration,
     cap: Duration,
     multiplier: f64,
+    /// `multiplier` as a whole factor (2 or more), or 0 when it is not one:
+    /// worked out once, when it is set, rather than on every retry.
+    factor: u64,
     jitter: Jitter,
     deadline: Option<Duration>,
     timeout: Option<Duration>,
     nested: Nested,
+}
+
+/// `multiplier` as a whole factor above 1, or 0. Saturating: 2^64 and above
+/// give `u64::MAX`, which is whole only for 2^64 itself and then passes any
+/// cap in one step, as `backoff::ceiling`'s largest multipliers do; a whole
+/// multiplier below converts exactly. Compared back rather than with
+/// `fract`, which is not `const`.
+#[allow(
+    clippy::cast_possible_truncation,
+    clippy::cast_sign_loss,
+    clippy::cast_precision_loss,
+    clippy::float_cmp
+)]
+const fn whole_factor(multiplier: f64) -> u64 {
+    let factor = multiplier as u64;
+    if multiplier > 1.0 && factor as f64 == multiplier {
+        factor
+    } else {
+        0
+    }
+}
+
+impl fmt::Debug for Policy {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("Policy")
+            .field("max_attempts", &self.max_attempts)
+            .field("base", &self.base)
+            .field("cap", &self.cap)
+            .field("multiplier", &self.multiplier)
+            .field("jitter", &self.jitter)
+            .field("deadline", &self.deadline)
+            .field("timeout", &self.timeout)
+            .field("nested", &self.nested)
+            .finish()
+    }
 }
 
 impl Default for Policy {
@@ -75,6 +114,7 @@ impl Policy {
             base: Duration::from_millis(100),
             cap: Duration::from_secs(10),
             multiplier: 2.0,
+            factor: 2,
             jitter: Jitter::Full,
             deadline: None,
             timeout: None,
@@ -108,6 +148,7 @@ impl Policy {
     #[must_use]
     pub const fn with_multiplier(mut self, multiplier: f64) -> Self {
         self.multiplier = multiplier;
+        self.factor = whole_factor(multiplier);
         self
     }
 

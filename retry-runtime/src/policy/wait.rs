@@ -96,16 +96,9 @@ impl Policy {
             let previous = if n == 0 { nanos(self.base) } else { carry };
             return (self.draw(0, previous, sample), 0);
         }
-        let multiplier = self.multiplier;
-        // Saturating: 2^64 and above give `u64::MAX`, which passes any cap in
-        // one step as `backoff::ceiling`'s largest multipliers do; a whole
-        // multiplier below converts exactly. Compared back rather than with
-        // `fract`, which is a call to `trunc`.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let factor = multiplier as u64;
-        #[allow(clippy::cast_precision_loss, clippy::float_cmp)]
-        let whole = factor as f64 == multiplier;
-        let ceiling = if n > 0 && multiplier > 1.0 && whole {
+        // A whole multiplier steps from the carried ceiling.
+        let factor = self.factor;
+        let ceiling = if n > 0 && factor != 0 {
             let cap = nanos(self.cap);
             if carry >= cap {
                 cap
