@@ -53,9 +53,13 @@ pub struct Policy {
     base: Duration,
     cap: Duration,
     multiplier: f64,
-    /// `multiplier` as a whole factor (2 or more), or 0 when it is not one:
-    /// worked out once, when it is set, rather than on every retry.
+    /// `multiplier` as a whole factor (2 or more), or 0 when it is not one,
+    /// and `base` and `cap` in nanoseconds (saturated at `u64::MAX`): what
+    /// every retry's wait is worked out from, worked out once, when they are
+    /// set.
     factor: u64,
+    base_nanos: u64,
+    cap_nanos: u64,
     jitter: Jitter,
     deadline: Option<Duration>,
     timeout: Option<Duration>,
@@ -79,6 +83,18 @@ const fn whole_factor(multiplier: f64) -> u64 {
         factor
     } else {
         0
+    }
+}
+
+/// A duration in nanoseconds, saturated at `u64::MAX` (about 584 years):
+/// `retry_core::backoff::nanos`, in a `const fn`.
+#[allow(clippy::cast_possible_truncation)] // Checked to fit first.
+const fn nanos(duration: Duration) -> u64 {
+    let nanos = duration.as_nanos();
+    if nanos > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        nanos as u64
     }
 }
 
@@ -115,6 +131,8 @@ impl Policy {
             cap: Duration::from_secs(10),
             multiplier: 2.0,
             factor: 2,
+            base_nanos: nanos(Duration::from_millis(100)),
+            cap_nanos: nanos(Duration::from_secs(10)),
             jitter: Jitter::Full,
             deadline: None,
             timeout: None,
@@ -134,6 +152,7 @@ impl Policy {
     #[must_use]
     pub const fn with_base(mut self, base: Duration) -> Self {
         self.base = base;
+        self.base_nanos = nanos(base);
         self
     }
 
@@ -141,6 +160,7 @@ impl Policy {
     #[must_use]
     pub const fn with_cap(mut self, cap: Duration) -> Self {
         self.cap = cap;
+        self.cap_nanos = nanos(cap);
         self
     }
 

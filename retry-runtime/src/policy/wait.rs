@@ -21,7 +21,7 @@ impl Policy {
     }
 
     fn ceiling_nanos(&self, n: u32) -> u64 {
-        backoff::ceiling(nanos(self.base), nanos(self.cap), self.multiplier, n)
+        backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
     }
 
     /// The longest the waits of one call can add up to: every retry's wait
@@ -40,8 +40,8 @@ impl Policy {
     #[must_use]
     pub fn worst_case_wait(&self) -> Duration {
         Duration::from_nanos(backoff::worst_case_total(
-            nanos(self.base),
-            nanos(self.cap),
+            self.base_nanos,
+            self.cap_nanos,
             self.multiplier,
             self.jitter == Jitter::Decorrelated,
             self.max_attempts.saturating_sub(1),
@@ -93,13 +93,13 @@ impl Policy {
     #[inline]
     pub(crate) fn next_wait(&self, n: u32, carry: u64, sample: u64) -> (u64, u64) {
         if self.jitter == Jitter::Decorrelated {
-            let previous = if n == 0 { nanos(self.base) } else { carry };
+            let previous = if n == 0 { self.base_nanos } else { carry };
             return (self.draw(0, previous, sample), 0);
         }
         // A whole multiplier steps from the carried ceiling.
         let factor = self.factor;
         let ceiling = if n > 0 && factor != 0 {
-            let cap = nanos(self.cap);
+            let cap = self.cap_nanos;
             if carry >= cap {
                 cap
             } else {
@@ -124,9 +124,9 @@ impl Policy {
                 half + uniform(0, half, sample)
             }
             Jitter::Decorrelated => {
-                let low = nanos(self.base);
+                let low = self.base_nanos;
                 let high = previous.saturating_mul(3).max(low);
-                uniform(low, high, sample).min(nanos(self.cap))
+                uniform(low, high, sample).min(self.cap_nanos)
             }
         }
     }
