@@ -3,11 +3,10 @@
 //! after a call returns. Below the driver, which records each call's end
 //! here through [`crate::observe`].
 
-use core::cell::Cell;
 use core::fmt;
 use core::time::Duration;
 
-use crate::Stop;
+use crate::{context, Stop};
 
 /// How a call ended: why it stopped, the attempts it made, and, where it
 /// was measured, the time it took.
@@ -80,10 +79,39 @@ impl fmt::Display for Stopped {
     }
 }
 
-thread_local! {
-    /// The last call to end on this thread: its attempts and why it stopped.
-    static LAST: Cell<Option<(u32, Stop)>> = const { Cell::new(None) };
+/// How the last call to end on this thread ended, in one word kept beside
+/// the attempt context's frame (`context::set_last_call`): the attempts in
+/// the low 32 bits, why it stopped in the high 32 ([`code`]), 0 for none
+/// (every call makes at least one attempt). A success on its first attempt
+/// is the word 1.
+fn word(attempts: u32, reason: Stop) -> u64 {
+    u64::from(attempts) | u64::from(code(reason)) << 32
 }
+
+/// `Stop` as a number, `Done` 0.
+const fn code(reason: Stop) -> u32 {
+    match reason {
+        Stop::Done => 0,
+        Stop::NotRetryable => 1,
+        Stop::Exhausted => 2,
+        Stop::Budget => 3,
+        Stop::HintTooLong => 4,
+        Stop::Deadline => 5,
+        Stop::Nested => 6,
+        Stop::Open => 7,
+    }
+}
+
+const REASONS: [Stop; 8] = [
+    Stop::Done,
+    Stop::NotRetryable,
+    Stop::Exhausted,
+    Stop::Budget,
+    Stop::HintTooLong,
+    Stop::Deadline,
+    Stop::Nested,
+    Stop::Open,
+];
 
 /// How the last retried call that returned on this thread ended: why it
 /// stopped and the attempts it made (its [`elapsed`](Stopped::elapsed) is
@@ -113,22 +141,42 @@ thread_local! {
 /// ```
 #[must_use]
 pub fn last_call() -> Option<Stopped> {
-    LAST.try_with(Cell::get)
-        .ok()
-        .flatten()
-        .map(|(attempts, reason)| Stopped::new(reason, attempts, None))
+    let word = context::last_call();
+    let [a, b, c, d, e, f, g, h] = word.to_le_bytes();
+    let attempts = u32::from_le_bytes([a, b, c, d]);
+    let reason = REASONS.get(usize::try_from(u32::from_le_bytes([e, f, g, h])).ok()?)?;
+    (attempts != 0).then(|| Stopped::new(*reason, attempts, None))
 }
 
 /// Records the end of a call on this thread.
 #[inline]
 pub(crate) fn record(attempts: u32, reason: Stop) {
-    // A thread-local being destroyed: nothing to read it afterwards.
-    let _ = LAST.try_with(|last| last.set(Some((attempts, reason))));
+    context::set_last_call(word(attempts, reason));
 }
 
 /// Forgets the last call, so that a loop that ends without recording (one
 /// that could not start) is not taken for the call before it.
 #[inline]
 pub(crate) fn forget() {
-    let _ = LAST.try_with(|last| last.set(None));
+    context::set_last_call(0);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::{code, last_call, record, REASONS};
+
+    #[test]
+    fn every_reason_reads_back_as_recorded() {
+        for (number, reason) in REASONS.into_iter().enumerate() {
+            assert_eq!(usize::try_from(code(reason)).ok(), Some(number));
+            for attempts in [1, 2, u32::MAX] {
+                record(attempts, reason);
+                let last = last_call().expect("recorded");
+                assert_eq!((last.reason(), last.attempts()), (reason, attempts));
+                assert_eq!(last.elapsed(), None);
+            }
+        }
+        super::forget();
+        assert_eq!(last_call(), None);
+    }
 }

@@ -320,6 +320,10 @@ struct Thread {
     /// The key the innermost attempt's body drew in this poll, when its
     /// marks say [`KEY_DRAWN`].
     drawn: Cell<IdempotencyKey>,
+    /// How the last call to end on this thread ended, as
+    /// [`crate::stopped`] writes it: here, beside the frame, so that a
+    /// call's end is one store to a thread-local the call has just used.
+    last: Cell<u64>,
 }
 
 thread_local! {
@@ -330,8 +334,21 @@ thread_local! {
             deadline: Cell::new(Deadline::NONE),
             key: Cell::new(IdempotencyKey::NIL),
             drawn: Cell::new(IdempotencyKey::NIL),
+            last: Cell::new(0),
         }
     };
+}
+
+/// Keeps `word` as how the last call on this thread ended
+/// ([`crate::stopped`]'s encoding).
+#[inline]
+pub(crate) fn set_last_call(word: u64) {
+    THREAD.with(|thread| thread.last.set(word));
+}
+
+/// What [`set_last_call`] kept last; 0 before any.
+pub(crate) fn last_call() -> u64 {
+    THREAD.with(|thread| thread.last.get())
 }
 
 /// The attempt the calling code runs inside, if it runs inside a retried
