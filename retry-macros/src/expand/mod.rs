@@ -27,9 +27,7 @@
 //! gets the compiler's own "moved in previous iteration of loop" error at the
 //! move. The outcome is judged by reference and dropped with its block before
 //! the wait, so an error that is not `Send` never makes the future `!Send`;
-//! with `breaker`,
-//! `next_keeping` hands a retried outcome back and the loop keeps it through
-//! the wait, to return it should the breaker refuse the retry (there the
+//! with `breaker`, the loop keeps a retried outcome through the wait, to return it should the breaker refuse the retry (there the
 //! error must be `Send` for the future to be). Locals use
 //! `Span::mixed_site()`, invisible to the body; the braces around the body
 //! are the expansion's, so a one-line body is no `unused_braces` of the
@@ -266,31 +264,25 @@ impl Expansion<'_> {
         let at = Span::mixed_site().located_at(step_span);
         let attempts_at = Ident::new("attempts", at);
         let outcome_at = Ident::new("outcome", at);
-        // With `breaker`, a retried outcome comes back with the wait and is
-        // kept through it, to be returned should the breaker refuse the retry.
-        let (next_fn, keep, continued) = if config.breaker.is_some() {
+        // With `breaker`, a retried outcome is kept through the wait, to be
+        // returned should the breaker refuse the retry.
+        let (keep, continued) = if config.breaker.is_some() {
             (
-                quote!(#private::Attempts::next_keeping),
                 quote!(let mut #last: ::core::option::Option<#output> = #private::None;),
-                quote!(#private::ControlFlow::Continue((#wait, #outcome)) => {
+                quote!(#private::ControlFlow::Continue(#wait) => {
                     #last = #private::Some(#outcome);
                     #wait
                 }),
             )
         } else {
             (
-                quote!(#private::Attempts::next),
                 TokenStream::new(),
                 quote!(#private::ControlFlow::Continue(#wait) => #wait,),
             )
         };
         let next = call_spanned(
-            next_fn,
-            if config.breaker.is_some() {
-                quote_spanned!(step_span=> &mut #attempts_at, &#rules, #outcome_at)
-            } else {
-                quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at)
-            },
+            quote!(#private::Attempts::next),
+            quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at),
             step_span,
         );
         let sleep = if self.is_async {
@@ -302,29 +294,17 @@ impl Expansion<'_> {
             quote!(#private::sleep_blocking(#wait);)
         };
         let (started, gave_up) = self.on_give_up(outcome);
-        let wait_block = if config.breaker.is_some() {
-            quote! {{
-                let #outcome: #output = #attempt;
-                match #next {
-                    #private::ControlFlow::Break(#outcome) => {
-                        #gave_up
-                        return #outcome;
-                    }
-                    #continued
+        // Judged by reference and returned from where it stands.
+        let wait_block = quote! {{
+            let #outcome: #output = #attempt;
+            match #next {
+                #private::ControlFlow::Break(()) => {
+                    #gave_up
+                    return #outcome;
                 }
-            }}
-        } else {
-            quote! {{
-                let #outcome: #output = #attempt;
-                match #next {
-                    #private::ControlFlow::Break(()) => {
-                        #gave_up
-                        return #outcome;
-                    }
-                    #continued
-                }
-            }}
-        };
+                #continued
+            }
+        }};
         let Arguments {
             before, restore, ..
         } = self.arguments;
