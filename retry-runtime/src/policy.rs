@@ -336,3 +336,58 @@ impl UntimedPolicy {
         &self.0
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::whole_factor;
+
+    /// The rule the wait applied on every retry before the factor was kept:
+    /// the factor when the multiplier is a whole number above 1 (saturating
+    /// at 2^64), otherwise none.
+    #[allow(
+        clippy::cast_possible_truncation,
+        clippy::cast_sign_loss,
+        clippy::cast_precision_loss,
+        clippy::float_cmp
+    )]
+    fn inline_rule(multiplier: f64) -> u64 {
+        let factor = multiplier as u64;
+        if multiplier > 1.0 && factor as f64 == multiplier {
+            factor
+        } else {
+            0
+        }
+    }
+
+    #[test]
+    fn the_kept_factor_is_the_rule_applied_on_every_retry() {
+        let mut edges = vec![
+            f64::NAN,
+            f64::INFINITY,
+            f64::NEG_INFINITY,
+            0.0,
+            -0.0,
+            -2.0,
+            1.0,
+            1.0 + f64::EPSILON,
+            1.5,
+            2.0,
+            3.0,
+            f64::MIN_POSITIVE,
+            f64::MAX,
+        ];
+        for exponent in 0..1100 {
+            let power = 2f64.powi(exponent);
+            edges.extend([power, power.next_down(), power.next_up()]);
+        }
+        for multiplier in edges {
+            assert_eq!(
+                whole_factor(multiplier),
+                inline_rule(multiplier),
+                "{multiplier:e}"
+            );
+        }
+        assert_eq!(whole_factor(18_446_744_073_709_551_616.0), u64::MAX);
+        assert_eq!(whole_factor(1e30), 0);
+    }
+}
