@@ -7,9 +7,17 @@
 
 use core::time::Duration;
 
-/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years).
-pub fn nanos(d: Duration) -> u64 {
-    u64::try_from(d.as_nanos()).unwrap_or(u64::MAX)
+/// `d` in nanoseconds, saturating at `u64::MAX` (about 584 years). A
+/// `const fn`, so that a policy built in a `const` keeps it.
+#[must_use]
+#[allow(clippy::cast_possible_truncation)] // Checked to fit first.
+pub const fn nanos(d: Duration) -> u64 {
+    let nanos = d.as_nanos();
+    if nanos > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        nanos as u64
+    }
 }
 
 /// `min(cap, base * multiplier^n)`.

@@ -8,6 +8,8 @@
 use core::fmt;
 use core::time::Duration;
 
+use retry_core::backoff::nanos;
+
 mod error;
 mod jitter;
 mod nested;
@@ -83,18 +85,6 @@ const fn whole_factor(multiplier: f64) -> u64 {
         factor
     } else {
         0
-    }
-}
-
-/// A duration in nanoseconds, saturated at `u64::MAX` (about 584 years):
-/// `retry_core::backoff::nanos`, in a `const fn`.
-#[allow(clippy::cast_possible_truncation)] // Checked to fit first.
-const fn nanos(duration: Duration) -> u64 {
-    let nanos = duration.as_nanos();
-    if nanos > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        nanos as u64
     }
 }
 
