@@ -247,23 +247,9 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         rules: &Rules,
         outcome: R,
     ) -> ControlFlow<R, (Duration, R)> {
-        // Judged once: a rule may count or log what it sees.
-        let verdict = rules.verdict(&outcome);
-        if verdict == Classification::Done {
-            self.succeeded();
-            return ControlFlow::Break(outcome);
-        }
-        #[cfg(feature = "tracing")]
-        if let Some(class) = rules.error_type(&outcome) {
-            observe::error_type::set(class);
-        }
-        let failed = self.attempt();
-        match self.judge(verdict) {
-            Ok(wait) => {
-                rules.before_wait(&outcome, failed, wait);
-                ControlFlow::Continue((wait, outcome))
-            }
-            Err(_) => ControlFlow::Break(outcome),
+        match self.next(rules, &outcome) {
+            ControlFlow::Break(()) => ControlFlow::Break(outcome),
+            ControlFlow::Continue(wait) => ControlFlow::Continue((wait, outcome)),
         }
     }
 
