@@ -115,19 +115,24 @@ impl Policy {
     /// inner retried function already gave up on returned at once.
     #[must_use]
     pub const fn new() -> Self {
+        // `base`, `cap` and `multiplier` through their setters, which keep
+        // what is worked out from them.
         Policy {
             max_attempts: 3,
-            base: Duration::from_millis(100),
-            cap: Duration::from_secs(10),
-            multiplier: 2.0,
-            factor: 2,
-            base_nanos: nanos(Duration::from_millis(100)),
-            cap_nanos: nanos(Duration::from_secs(10)),
+            base: Duration::ZERO,
+            cap: Duration::ZERO,
+            multiplier: 1.0,
+            factor: 0,
+            base_nanos: 0,
+            cap_nanos: 0,
             jitter: Jitter::Full,
             deadline: None,
             timeout: None,
             nested: Nested::Once,
         }
+        .with_base(Duration::from_millis(100))
+        .with_cap(Duration::from_secs(10))
+        .with_multiplier(2.0)
     }
 
     /// Attempts in total, the first call included: 4 is the call and up to
