@@ -88,20 +88,14 @@ fn word(attempts: u32, reason: Stop) -> u64 {
     u64::from(attempts) | u64::from(code(reason)) << 32
 }
 
-/// `Stop` as a number, `Done` 0.
+/// `Stop` as a number: its place in the enum, which [`REASONS`] lists in
+/// the same order (`every_reason_reads_back_as_recorded` holds the two
+/// together).
 const fn code(reason: Stop) -> u32 {
-    match reason {
-        Stop::Done => 0,
-        Stop::NotRetryable => 1,
-        Stop::Exhausted => 2,
-        Stop::Budget => 3,
-        Stop::HintTooLong => 4,
-        Stop::Deadline => 5,
-        Stop::Nested => 6,
-        Stop::Open => 7,
-    }
+    reason as u32
 }
 
+/// Each `Stop` at its [`code`].
 const REASONS: [Stop; 8] = [
     Stop::Done,
     Stop::NotRetryable,
