@@ -94,11 +94,17 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.scope().frame.set_attempt(attempt);
     }
 
-    /// Whether a retried function called by the attempt just polled gave
-    /// up after retrying; the flag is reset.
+    /// Hedging runs several attempts at once, each with its own retried
+    /// calls inside: puts in the call's context what the attempt polled
+    /// next left there (the retried calls it has in flight, and whether one
+    /// gave up after retrying), and hands back what the one polled before
+    /// left, so that one attempt's calls are never taken for another's.
     #[inline]
-    pub(crate) fn take_inner_gave_up(&mut self) -> bool {
-        core::mem::take(&mut self.call.scope().inner_gave_up)
+    pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
+        let scope = self.call.scope();
+        let before = (scope.in_flight, scope.inner_gave_up);
+        (scope.in_flight, scope.inner_gave_up) = nesting;
+        before
     }
 
     /// Call before each attempt: whether the breaker lets it be made. When
@@ -137,6 +143,30 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         span: observe::AttemptSpan,
     ) -> Scoped<'_, F, B::Mark<'_>> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
+    }
+
+    /// As [`scoped_in`](Self::scoped_in), marked with `mark` rather than
+    /// the call's breaker: a hedged attempt holds a permit of its own.
+    #[inline]
+    pub(crate) fn scoped_marked<F: Future, M: MarkThread>(
+        &mut self,
+        attempt: F,
+        span: observe::AttemptSpan,
+        mark: M,
+    ) -> Scoped<'_, F, M> {
+        Scoped::new(self.call.scope(), mark, attempt, span)
+    }
+
+    /// As [`make`](Self::make), marked with `mark` rather than the call's
+    /// breaker.
+    #[inline]
+    pub(crate) fn make_marked<R, M: MarkThread>(
+        &mut self,
+        mut mark: M,
+        make: impl FnOnce() -> R,
+    ) -> R {
+        let _hold = mark.hold();
+        scoped_call(self.call.scope(), make)
     }
 
     /// The call returns, whatever the outcome: it no longer counts as in

@@ -30,6 +30,7 @@ use crate::clock::Clock;
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
+pub(crate) use permit::PermitMark;
 #[doc(hidden)]
 pub use permit::{AttemptPermit, Mark, MarkThread};
 

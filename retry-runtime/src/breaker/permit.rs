@@ -238,19 +238,57 @@ impl Mark<'_, '_> {
     // (benches/instructions.sh).
     #[inline]
     pub(crate) fn hold(&mut self) -> Hold<'_> {
-        let (len, outer_refused) = HELD.with(|held| {
-            let len = held.len.get();
-            if let Some(slot) = held.breakers.get(len) {
-                slot.set(address(self.permit.breaker));
-            }
-            held.len.set(len.saturating_add(1));
-            (len, held.refused.replace(false))
-        });
-        Hold {
-            len,
-            outer_refused,
-            refused: &mut self.permit.refused_inside,
+        hold(self.permit.breaker, &mut self.permit.refused_inside)
+    }
+}
+
+/// Marks the thread with `breaker` until the [`Hold`] is dropped, which
+/// then hands `refused` whether a breaker refused a call meanwhile.
+#[inline]
+fn hold<'a>(breaker: &CircuitBreaker, refused: &'a mut bool) -> Hold<'a> {
+    let (len, outer_refused) = HELD.with(|held| {
+        let len = held.len.get();
+        if let Some(slot) = held.breakers.get(len) {
+            slot.set(address(breaker));
         }
+        held.len.set(len.saturating_add(1));
+        (len, held.refused.replace(false))
+    });
+    Hold {
+        len,
+        outer_refused,
+        refused,
+    }
+}
+
+/// What a hedged attempt, which holds a [`CircuitPermit`] of its own, marks
+/// its thread with while it is polled, as [`Mark`] does for the retry
+/// loop's attempt: a retried function it calls with the same breaker runs
+/// under its permit, and a refusal by another breaker inside it is handed
+/// back to `refused`.
+#[derive(Debug)]
+pub(crate) struct PermitMark<'a> {
+    breaker: &'a CircuitBreaker,
+    refused: &'a mut bool,
+}
+
+impl<'a> PermitMark<'a> {
+    /// The mark of an attempt running under `permit`, if it holds one.
+    pub(crate) fn of(
+        permit: Option<&CircuitPermit<'a>>,
+        refused: &'a mut bool,
+    ) -> Option<PermitMark<'a>> {
+        permit.map(|permit| PermitMark {
+            breaker: permit.breaker,
+            refused,
+        })
+    }
+}
+
+impl MarkThread for Option<PermitMark<'_>> {
+    #[inline]
+    fn hold(&mut self) -> impl Sized {
+        self.as_mut().map(|mark| hold(mark.breaker, mark.refused))
     }
 }
 

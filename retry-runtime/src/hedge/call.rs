@@ -18,12 +18,13 @@ use core::time::Duration;
 use super::parts::{Bound, Ended, Judge, MakeAttempt, Running, Setup};
 use super::slots::Slots;
 use crate::attempts::Attempts;
+use crate::breaker::PermitMark;
 use crate::clock::{Clock, Instant};
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
 use crate::slots::{NoBreaker, NoBudget};
 use crate::timeout::Limit;
-use crate::{observe, CircuitOpen, Nested, RetryBudget};
+use crate::{observe, CircuitOpen, CircuitPermit, Nested, RetryBudget};
 // The one timer of a hedged call: the next start.
 use crate::sleep::Sleep as Timer;
 
@@ -59,6 +60,9 @@ pin_project_lite::pin_project! {
         deadline: Option<Instant>,
         // The last failure to arrive.
         last: Option<R>,
+        // A retried function called by the attempt that failed last gave
+        // up after retrying: the call passes the mark on.
+        last_inner_gave_up: bool,
         #[pin]
         timer: Option<Timer>,
         // The instant `timer` is set for.
@@ -96,6 +100,7 @@ where
             retrying: false,
             deadline: None,
             last: None,
+            last_inner_gave_up: false,
             timer: None,
             armed: None,
             unscheduled: false,
@@ -157,12 +162,18 @@ where
             };
             let attempt = attempt.project();
             this.attempts.set_attempt(*attempt.number);
+            // Each attempt is judged by its own retried calls: the ones it
+            // has in flight and whether one gave up, kept in its slot and
+            // put in the call's context while it is polled.
+            this.attempts.swap_nesting(*attempt.nesting);
             #[allow(clippy::clone_on_copy)] // `Copy` without `attempt-spans`.
             let span = attempt.span.clone();
-            let mut scoped = this.attempts.scoped_in(attempt.attempt, span);
-            let polled = Pin::new(&mut scoped).poll(cx);
-            // Each attempt keeps its own flag: they share the call's.
-            *attempt.inner_gave_up |= this.attempts.take_inner_gave_up();
+            // Marked with its own permit, so that a retried function it
+            // calls with the same breaker runs under it (`docs/breaker.md`).
+            let mark = PermitMark::of(attempt.permit.as_ref(), attempt.refused_inside);
+            let polled =
+                Pin::new(&mut this.attempts.scoped_marked(attempt.attempt, span, mark)).poll(cx);
+            *attempt.nesting = this.attempts.swap_nesting((0, false));
             let Poll::Ready(outcome) = polled else {
                 running += 1;
                 continue;
@@ -171,7 +182,8 @@ where
                 number: *attempt.number,
                 started: *attempt.started,
                 permit: attempt.permit.take(),
-                inner_gave_up: *attempt.inner_gave_up,
+                refused_inside: *attempt.refused_inside,
+                inner_gave_up: attempt.nesting.1,
             };
             slot.set(None);
             if let Some(answer) = settle(this, outcome, ended) {
@@ -329,14 +341,19 @@ where
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
     let make = &mut *this.make; // Made in the attempt's context: it sees its key.
-    let made = this.attempts.make(|| make.make());
+    let mut refused_inside = false;
+    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside);
+    this.attempts.swap_nesting((0, false));
+    let made = this.attempts.make_marked(mark, || make.make());
+    let nesting = this.attempts.swap_nesting((0, false));
     let attempt = this.setup.limit.bound(timeout, made);
     slot.set(Some(Running {
         attempt,
         number,
         started: now,
         permit,
-        inner_gave_up: false,
+        refused_inside,
+        nesting,
         span: observe::attempt_span(this.setup.name, number),
     }));
     true
@@ -378,6 +395,7 @@ where
         number,
         started,
         permit,
+        refused_inside,
         inner_gave_up,
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
@@ -405,27 +423,21 @@ where
             if let Some(permit) = permit {
                 permit.record(true);
             }
-            super::parts::failed_with(this.judge, Some(&outcome));
-            observe::stopped(this.setup.name, number, Stop::NotRetryable);
+            returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Unrepeatable => {
             // A transient failure of a request that must not be repeated:
             // returned, and counted as a transient failure is.
-            if let Some(permit) = permit {
-                permit.record(false);
-            }
+            record_failure(permit, refused_inside);
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
-            super::parts::failed_with(this.judge, Some(&outcome));
-            observe::stopped(this.setup.name, number, Stop::NotRetryable);
+            returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Transient(hint) => {
-            if let Some(permit) = permit {
-                permit.record(false);
-            }
+            record_failure(permit, refused_inside);
             if inner_gave_up && this.setup.policy.nested() == Nested::Once {
                 // A layer below already retried this failure: start no
                 // more attempts because of it (`nested = "once"`).
@@ -434,8 +446,38 @@ where
                 schedule_after_failure(this, &outcome, number, hint);
             }
             *this.last = Some(outcome);
+            *this.last_inner_gave_up = inner_gave_up;
             None
         }
+    }
+}
+
+/// A failure the rules do not retry ends the call: told to the outside
+/// world, and, when a retried function the attempt called gave up on it,
+/// to the attempt this call runs inside, as the retry loop does: the mark of
+/// a layer below is passed on, so the layers around do not retry it again.
+fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+    outcome: &R,
+    number: u32,
+    inner_gave_up: bool,
+) {
+    super::parts::failed_with(this.judge, Some(outcome));
+    observe::stopped(this.setup.name, number, Stop::NotRetryable);
+    if inner_gave_up {
+        crate::context::report_gave_up();
+    }
+}
+
+/// Tells the breaker an attempt failed in a way the rules retry, unless
+/// another breaker refused a call inside it: that failure is not this
+/// dependency's, and the permit is freed without an outcome, as the retry
+/// loop's is.
+fn record_failure(permit: Option<CircuitPermit<'_>>, refused_inside: bool) {
+    match permit {
+        Some(permit) if refused_inside => drop(permit),
+        Some(permit) => permit.record(false),
+        None => {}
     }
 }
 
@@ -492,7 +534,10 @@ fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
     let stop = *this.stop;
     super::parts::failed_with(this.judge, this.last.as_ref());
     observe::stopped(this.setup.name, *this.started, stop);
-    if stop.gave_up_retrying() {
+    // As the retry loop: a call that never retries (`max = 1`) is no retry
+    // layer, though it passes on the mark of a layer below.
+    let retries = this.setup.policy.max_attempts() > 1;
+    if (retries && stop.gave_up_retrying()) || *this.last_inner_gave_up {
         crate::context::report_gave_up();
     }
     this.last.take()

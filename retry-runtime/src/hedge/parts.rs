@@ -97,8 +97,13 @@ pin_project_lite::pin_project! {
         // When it started, read only for a percentile hedge's latencies.
         pub(super) started: Option<Instant>,
         pub(super) permit: Option<CircuitPermit<'p>>,
-        // A retried function this attempt called gave up after retrying.
-        pub(super) inner_gave_up: bool,
+        // Another breaker refused a call made inside this attempt: its
+        // failure then says nothing of this attempt's breaker.
+        pub(super) refused_inside: bool,
+        // The retried functions this attempt called that are in flight, and
+        // whether one gave up after retrying (the call's context holds them
+        // while the attempt is polled).
+        pub(super) nesting: (u32, bool),
         // Its span (feature `attempt-spans`), entered each time it is polled.
         pub(super) span: crate::observe::AttemptSpan,
     }
@@ -130,6 +135,7 @@ pub(super) struct Ended<'p> {
     pub(super) number: u32,
     pub(super) started: Option<Instant>,
     pub(super) permit: Option<CircuitPermit<'p>>,
+    pub(super) refused_inside: bool,
     pub(super) inner_gave_up: bool,
 }
 
