@@ -726,3 +726,75 @@ async fn a_hedged_function_with_max_1_is_no_retry_layer() {
     );
     assert_eq!(calls(&calls_made), 3);
 }
+
+// ---------------------------------------------------------------------
+// Hedging with a deadline and a budget together.
+
+static HEDGE_BUDGET: retry_runtime::RetryBudget = retry_runtime::RetryBudget::new(4, 0.0);
+static HEDGE_STARTS: std::sync::Mutex<Vec<(u32, u64)>> = std::sync::Mutex::new(Vec::new());
+
+#[derive(Debug, Clone, PartialEq)]
+struct Failed(u32);
+
+#[retry(max = 5, hedge = "100ms", deadline = "250ms", budget = &HEDGE_BUDGET)]
+async fn hedged_with_deadline_and_budget(origin: tokio::time::Instant) -> Result<(), Failed> {
+    let attempt = current_attempt().unwrap().attempt();
+    let at = u64::try_from(origin.elapsed().as_millis()).unwrap();
+    HEDGE_STARTS.lock().unwrap().push((attempt, at));
+    sleep(Duration::from_millis(150)).await;
+    Err(Failed(attempt))
+}
+
+#[tokio::test(start_paused = true)]
+async fn hedging_with_a_deadline_and_a_budget_returns_the_last_failure() {
+    let origin = tokio::time::Instant::now();
+    let result = hedged_with_deadline_and_budget(origin).await;
+    let starts = HEDGE_STARTS.lock().unwrap().clone();
+    // Attempt 1 at 0, the hedge at 100 (a token: 4 -> 3), attempt 1 fails at
+    // 150 (3 -> 2: no retry above half of 4), so no more start; attempt 2
+    // fails at 250 and is the last to arrive.
+    assert_eq!(starts, vec![(1, 0), (2, 100)]);
+    assert_eq!(result, Err(Failed(2)));
+    assert!(starts.iter().all(|&(_, at)| at < 250));
+}
+
+// ---------------------------------------------------------------------
+// `current_attempt()` inside the bodies of nested calls under a hedge.
+
+#[retry(max = 2, base = "1ms", jitter = "none")]
+async fn inner_sees(seen: &std::sync::Mutex<Vec<(u32, u32)>>) -> Result<u32, Failed> {
+    let attempt = current_attempt().unwrap();
+    sleep(Duration::from_millis(1)).await;
+    seen.lock()
+        .unwrap()
+        .push((attempt.attempt(), attempt.max_attempts()));
+    if attempt.attempt() == 1 {
+        Err(Failed(1))
+    } else {
+        Ok(attempt.attempt())
+    }
+}
+
+#[retry(max = 3, hedge = "1s")]
+async fn hedged_outer_sees(seen: &std::sync::Mutex<Vec<(u32, u32)>>) -> Result<u32, Failed> {
+    let outer = current_attempt().unwrap();
+    let key = outer.idempotency_key();
+    let inner = inner_sees(seen).await?;
+    let after = current_attempt().unwrap();
+    assert_eq!(
+        (after.attempt(), after.idempotency_key()),
+        (outer.attempt(), key)
+    );
+    seen.lock()
+        .unwrap()
+        .push((after.attempt(), after.max_attempts()));
+    Ok(inner)
+}
+
+#[tokio::test(start_paused = true)]
+async fn each_body_sees_its_own_attempt_under_a_hedge() {
+    let seen = std::sync::Mutex::new(Vec::new());
+    assert_eq!(hedged_outer_sees(&seen).await, Ok(2));
+    assert_eq!(*seen.lock().unwrap(), vec![(1, 2), (2, 2), (1, 3)]);
+    assert_eq!(current_attempt(), None);
+}
