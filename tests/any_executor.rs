@@ -237,3 +237,65 @@ fn many_waits_at_once_outside_tokio() {
         thread.join().unwrap();
     }
 }
+
+/// Polls `future` once inside a current-thread tokio runtime, so that its
+/// first wait is made on tokio's timer; the runtime is then left idle, or
+/// dropped.
+fn first_poll_on_tokio<F: Future + Unpin>(
+    future: &mut F,
+    drop_runtime: bool,
+) -> Option<tokio::runtime::Runtime> {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    runtime.block_on(async {
+        let waker = std::task::Waker::noop();
+        let mut cx = std::task::Context::from_waker(waker);
+        assert!(std::pin::Pin::new(&mut *future).poll(&mut cx).is_pending());
+    });
+    (!drop_runtime).then_some(runtime)
+}
+
+/// Runs `run` on a thread of its own, failing if it has not returned within
+/// 30 s (it would otherwise hang the suite).
+fn returns<T: Send + 'static>(run: impl FnOnce() -> T + Send + 'static) -> T {
+    let (done, answer) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let _ = done.send(std::panic::catch_unwind(std::panic::AssertUnwindSafe(run)));
+    });
+    match answer.recv_timeout(Duration::from_secs(30)) {
+        Ok(Ok(value)) => value,
+        Ok(Err(panic)) => std::panic::resume_unwind(panic),
+        Err(_) => panic!("the call never returned"),
+    }
+}
+
+/// A call whose first wait was made on tokio's timer, then moved to another
+/// executor while that runtime stands idle: tokio's timer is never driven
+/// again, so the wait goes on on the timer thread.
+#[test]
+fn a_wait_begun_on_an_idle_tokio_runtime_ends_on_another_executor() {
+    returns(|| {
+        let calls = std::sync::Arc::new(AtomicU32::new(0));
+        let counted = std::sync::Arc::clone(&calls);
+        let mut call = Box::pin(async move { always_fails(&counted).await });
+        let _idle = first_poll_on_tokio(&mut call, false);
+        assert_eq!(smol::block_on(call), Err(Error::Transient));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    });
+}
+
+/// The same, with the runtime dropped before the call goes on: no panic
+/// for want of a runtime, and the caller gets the last error.
+#[test]
+fn a_wait_begun_on_a_dropped_tokio_runtime_ends_on_another_executor() {
+    returns(|| {
+        let calls = std::sync::Arc::new(AtomicU32::new(0));
+        let counted = std::sync::Arc::clone(&calls);
+        let mut call = Box::pin(async move { hangs(&counted).await });
+        first_poll_on_tokio(&mut call, true);
+        assert_eq!(futures::executor::block_on(call), Err(Error::TimedOut));
+        assert_eq!(calls.load(Ordering::SeqCst), 3);
+    });
+}

@@ -345,8 +345,11 @@ where
     Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
-    /// the policy runs out of attempts, budget or time. Each wait is a
-    /// `tokio::time::sleep`; dropping the future stops the loop.
+    /// the policy runs out of attempts, budget or time. Each wait is made on
+    /// the timer of wherever the loop runs: `tokio::time::sleep` inside a
+    /// tokio runtime, a timer that needs no runtime under any other executor
+    /// (see [`Sleep`](crate::Sleep)); dropping the future stops the
+    /// loop.
     ///
     /// # Errors
     ///

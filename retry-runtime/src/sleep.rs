@@ -13,7 +13,9 @@
 //!   ([`crate::timer::host`]).
 //!
 //! The timer is picked when the wait is made, by whether the thread is then
-//! inside a tokio runtime.
+//! inside a tokio runtime. A wait made on tokio's timer and polled outside
+//! any tokio runtime (its future moved to another executor, or its runtime
+//! shut down) goes on on the timer thread, to the same instant.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -42,7 +44,10 @@ pin_project_lite::pin_project! {
     /// # Runtimes
     ///
     /// With default features, a retried function runs wherever its body
-    /// does. The timer is picked when a wait is made; the clock behind
+    /// does. The timer is picked when a wait is made; a wait made on tokio's
+    /// timer that is then polled outside any tokio runtime (its future moved
+    /// to another executor, or its runtime shut down) goes on on the timer
+    /// thread, to the same instant. The clock behind
     /// `deadline`, `timeout` and the circuit breaker's open period is the
     /// one the waits follow; idempotency keys and jitter seeds come from the
     /// operating system's (or the host's) cryptographic random source.
@@ -100,9 +105,27 @@ impl Future for Sleep {
 
     #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
-        match self.project().timer.project() {
+        let mut timer = self.project().timer;
+        match timer.as_mut().project() {
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-            TimerProj::Tokio { sleep } => sleep.poll(cx),
+            TimerProj::Tokio { sleep } => {
+                if crate::timer::in_tokio() {
+                    return sleep.poll(cx);
+                }
+                // Made in a tokio runtime, polled outside any: the future
+                // was moved to another executor, or its runtime shut down.
+                // Tokio's timer may never fire again (an idle current-thread
+                // runtime) or panics when polled (a runtime shut down), so
+                // the wait goes on on the timer thread, to the same instant.
+                let end = sleep.deadline();
+                timer.set(Timer::Elsewhere {
+                    wait: Wait::new(end),
+                });
+                match timer.project() {
+                    TimerProj::Elsewhere { wait } => wait.poll(cx),
+                    TimerProj::Tokio { .. } => Poll::Pending,
+                }
+            }
             TimerProj::Elsewhere { wait } => wait.poll(cx),
         }
     }
@@ -177,6 +200,7 @@ fn tokio_sleep_long(wait: Duration) -> tokio::time::Sleep {
 #[cfg(test)]
 mod tests {
     use super::{sleep, CHUNK};
+    use core::future::Future;
     use core::time::Duration;
     use tokio::time::Instant;
 
@@ -208,6 +232,27 @@ mod tests {
         let start = std::time::Instant::now();
         crate::timer::thread::block_on(wait);
         assert!(start.elapsed() >= Duration::from_millis(5));
+    }
+
+    /// Made on tokio's timer, then polled outside any runtime (the runtime
+    /// dropped): the wait moves to the timer thread and still ends.
+    #[test]
+    fn a_tokio_wait_polled_outside_its_runtime_moves_to_the_timer_thread() {
+        let runtime = tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .build()
+            .unwrap();
+        let wait = {
+            let _inside = runtime.enter();
+            sleep(Duration::from_millis(5))
+        };
+        assert!(format!("{wait:?}").contains("tokio"));
+        drop(runtime);
+        let mut wait = core::pin::pin!(wait);
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(wait.as_mut().poll(&mut cx).is_pending());
+        assert!(format!("{wait:?}").contains("runtime-free"));
+        crate::timer::thread::block_on(wait);
     }
 
     #[tokio::test]
