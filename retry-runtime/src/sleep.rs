@@ -2,20 +2,23 @@
 //! future every wait in the crate is (the retry loops, `timeout`, the tower
 //! layer, the middleware).
 //!
-//! - Inside a tokio runtime: `tokio::time::sleep`, so that a paused test
-//!   clock runs a whole schedule instantly and exactly. A single tokio timer
-//!   stops at about 30 years, and a wait that ended early would count time
-//!   that never passed against a deadline, so a long wait is a timer set to
-//!   the instant it ends (`sleep_until`, which tokio does not shorten).
+//! - Inside a tokio runtime: tokio's timer, so that a paused test clock runs
+//!   a whole schedule instantly and exactly. It is set to the instant the
+//!   wait ends (`sleep_until`, which tokio does not shorten, unlike `sleep`,
+//!   which stops at about 30 years: a wait that ended early would count
+//!   time that never passed against a deadline).
 //! - Anywhere else (smol, async-std, `futures::executor`, any executor): the
 //!   timer thread of [`crate::timer::thread`], which needs no runtime.
 //! - On `wasm32-unknown-unknown`: the JS host's `setTimeout`
 //!   ([`crate::timer::host`]).
 //!
-//! The timer is picked when the wait is made, by whether the thread is then
-//! inside a tokio runtime. A wait made on tokio's timer and polled outside
+//! The end is read when the wait is made, on the clock waits follow there;
+//! the timer is picked at the first poll, by whether the thread is then
+//! inside a tokio runtime. A wait on tokio's timer that is polled outside
 //! any tokio runtime (its future moved to another executor, or its runtime
-//! shut down) goes on on the timer thread, to the same instant.
+//! shut down) goes on on the timer thread, to the same instant. So the one
+//! test of the runtime a wait usually needs is at its first poll, and its
+//! last poll, after tokio's timer fired, asks tokio nothing.
 
 use core::future::Future;
 use core::pin::Pin;
@@ -27,24 +30,20 @@ use crate::timer::host::Wait;
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 use crate::timer::thread::Wait;
 
-/// The longest wait left to `tokio::time::sleep`: well inside its limit of
-/// 30 years (`86400 * 365 * 30` seconds).
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-const CHUNK: Duration = Duration::from_secs(86_400 * 365 * 10);
-
 pin_project_lite::pin_project! {
     /// A wait made by the retry loops, `timeout` and the tower layer's
     /// policy, on the timer of wherever it is made.
     ///
     /// It ends no sooner than asked, and on tokio's timer up to about 1 ms
-    /// later (its tick). Dropping it cancels the wait. It is `Send` and
+    /// later (its tick), or when its tokio runtime shuts down, which fires
+    /// every timer it holds. Dropping it cancels the wait. It is `Send` and
     /// `Sync` on every target, so a retried function's future is `Send`
     /// whenever its body's is.
     ///
     /// # Runtimes
     ///
     /// With default features, a retried function runs wherever its body
-    /// does. The timer is picked when a wait is made; a wait made on tokio's
+    /// does. The timer is picked at a wait's first poll; a wait on tokio's
     /// timer that is then polled outside any tokio runtime (its future moved
     /// to another executor, or its runtime shut down) goes on on the timer
     /// thread, to the same instant. The clock behind
@@ -72,7 +71,7 @@ pin_project_lite::pin_project! {
     ///
     /// Never, with one exception this crate cannot see: inside a tokio
     /// runtime built without its timer (`Builder::enable_time` not called),
-    /// making the wait panics as `tokio::time::sleep` does. tokio 1.x offers
+    /// its first poll panics as `tokio::time::sleep` does. tokio 1.x offers
     /// no way to ask whether a runtime has a timer without panicking
     /// (tokio-rs/tokio#8361); `#[tokio::main]`, `#[tokio::test]` and
     /// `Runtime::new` always enable it.
@@ -87,6 +86,9 @@ pin_project_lite::pin_project! {
 pin_project_lite::pin_project! {
     #[project = TimerProj]
     enum Timer {
+        // Made, not yet polled: the timer is picked at the first poll, by
+        // whether the thread is then inside a tokio runtime.
+        Unpicked { end: crate::timer::Instant },
         Tokio { #[pin] sleep: tokio::time::Sleep },
         Elsewhere { wait: Wait },
     }
@@ -108,32 +110,75 @@ impl Future for Sleep {
         let mut timer = self.project().timer;
         match timer.as_mut().project() {
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            TimerProj::Unpicked { end } => {
+                let end = *end;
+                pick(timer, end, cx)
+            }
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             TimerProj::Tokio { sleep } => {
+                // Fired: ended. Ready without asking tokio again, which
+                // panics once its runtime is gone. (A runtime that shuts
+                // down fires its timers: a wait is then over early, as
+                // tokio's own are.)
+                if sleep.is_elapsed() {
+                    return Poll::Ready(());
+                }
                 if crate::timer::in_tokio() {
                     return sleep.poll(cx);
                 }
-                // Made in a tokio runtime, polled outside any: the future
-                // was moved to another executor, or its runtime shut down.
-                // Tokio's timer may never fire again (an idle current-thread
-                // runtime) or panics when polled (a runtime shut down), so
-                // the wait goes on on the timer thread, to the same instant.
+                // Made in a tokio runtime, now polled outside any (its
+                // future moved to another executor), or its runtime shut
+                // down: tokio's timer may never fire again (an idle
+                // current-thread runtime) or panics when polled (one shut
+                // down), so the wait goes on on the timer thread, to the
+                // same instant.
                 let end = sleep.deadline();
-                timer.set(Timer::Elsewhere {
-                    wait: Wait::new(end),
-                });
-                match timer.project() {
-                    TimerProj::Elsewhere { wait } => wait.poll(cx),
-                    TimerProj::Tokio { .. } => Poll::Pending,
-                }
+                elsewhere(timer, end, cx)
             }
             TimerProj::Elsewhere { wait } => wait.poll(cx),
         }
     }
 }
 
+/// The first poll: tokio's timer inside a tokio runtime, the timer thread
+/// elsewhere, set to `end` and polled.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+#[inline]
+fn pick(mut timer: Pin<&mut Timer>, end: crate::timer::Instant, cx: &mut Context<'_>) -> Poll<()> {
+    if !crate::timer::in_tokio() {
+        return elsewhere(timer, end, cx);
+    }
+    timer.set(Timer::Tokio {
+        sleep: tokio::time::sleep_until(end),
+    });
+    match timer.project() {
+        TimerProj::Tokio { sleep } => sleep.poll(cx),
+        _ => Poll::Pending,
+    }
+}
+
+/// Moves the wait to the timer thread, to end at `end`, and polls it.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+fn elsewhere(
+    mut timer: Pin<&mut Timer>,
+    end: crate::timer::Instant,
+    cx: &mut Context<'_>,
+) -> Poll<()> {
+    timer.set(Timer::Elsewhere {
+        wait: Wait::new(end),
+    });
+    match timer.project() {
+        TimerProj::Elsewhere { wait } => wait.poll(cx),
+        _ => Poll::Pending,
+    }
+}
+
 impl core::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let timer = match self.timer {
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            Timer::Unpicked { .. } => "unpicked",
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Tokio { .. } => "tokio",
             Timer::Elsewhere { .. } => "runtime-free",
@@ -156,59 +201,37 @@ impl core::fmt::Debug for Sleep {
 // per wait (benches/instructions.sh).
 #[inline]
 pub fn sleep(wait: Duration) -> Sleep {
+    // The end is read on the clock waits follow where the wait is made
+    // (tokio's, paused in tests, inside a runtime), and the timer picked at
+    // the first poll.
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    if crate::timer::in_tokio() {
-        return Sleep {
-            timer: Timer::Tokio {
-                sleep: tokio_sleep(wait),
-            },
-        };
-    }
-    let end = crate::timer::end_of(crate::timer::real_now(), wait);
-    Sleep {
-        timer: Timer::Elsewhere {
-            wait: Wait::new(end),
+    return Sleep {
+        timer: Timer::Unpicked {
+            end: crate::timer::end_of(crate::timer::now(), wait),
         },
-    }
-}
-
-/// A tokio timer for `wait`, past its 30-year limit too.
-// Out of line, with the long wait out of line again: the usual wait is then
-// one test and a tail call (benches/instructions.sh: inlined, or with the
-// long wait in the same body, the three-failure path cost 20 and 80
-// instructions more).
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-#[inline(never)]
-fn tokio_sleep(wait: Duration) -> tokio::time::Sleep {
-    // Whole seconds compared: one test (a wait of exactly `CHUNK` takes the
-    // long way, which ends at the same instant).
-    if wait.as_secs() < CHUNK.as_secs() {
-        // The common case, as `tokio::time::sleep` makes it.
-        return tokio::time::sleep(wait);
-    }
-    tokio_sleep_long(wait)
-}
-
-/// A wait past tokio's 30-year limit: a timer set to the instant it ends.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-#[cold]
-#[inline(never)]
-fn tokio_sleep_long(wait: Duration) -> tokio::time::Sleep {
-    tokio::time::sleep_until(crate::timer::end_of(tokio::time::Instant::now(), wait))
+    };
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    return Sleep {
+        timer: Timer::Elsewhere {
+            wait: Wait::new(crate::timer::end_of(crate::timer::real_now(), wait)),
+        },
+    };
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{sleep, CHUNK};
+    use super::sleep;
     use core::future::Future;
     use core::time::Duration;
     use tokio::time::Instant;
 
     #[tokio::test(start_paused = true)]
     async fn waits_past_tokios_thirty_years_are_slept_in_full() {
+        // tokio's own `sleep` stops at 30 years.
+        let ten_years = Duration::from_secs(86_400 * 365 * 10);
         for wait in [
-            CHUNK,
-            CHUNK + Duration::from_nanos(1),
+            ten_years,
+            ten_years + Duration::from_nanos(1),
             Duration::from_secs(86_400 * 365 * 31),
             Duration::from_secs(86_400 * 365 * 1000),
             Duration::from_nanos(u64::MAX),
@@ -225,39 +248,60 @@ mod tests {
         }
     }
 
+    /// The kind of timer a wait runs on once polled once.
+    fn picked(wait: &mut core::pin::Pin<&mut super::Sleep>) -> String {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        let _ = wait.as_mut().poll(&mut cx);
+        format!("{wait:?}")
+    }
+
     #[test]
     fn outside_a_runtime_the_wait_needs_none() {
-        let wait = sleep(Duration::from_millis(5));
-        assert!(format!("{wait:?}").contains("runtime-free"));
+        let mut wait = core::pin::pin!(sleep(Duration::from_millis(5)));
+        assert!(format!("{wait:?}").contains("unpicked"));
         let start = std::time::Instant::now();
+        assert!(picked(&mut wait).contains("runtime-free"));
         crate::timer::thread::block_on(wait);
         assert!(start.elapsed() >= Duration::from_millis(5));
     }
 
-    /// Made on tokio's timer, then polled outside any runtime (the runtime
-    /// dropped): the wait moves to the timer thread and still ends.
+    /// Polled on tokio's timer, then outside any runtime while that runtime
+    /// is idle: the wait moves to the timer thread, to the same instant, and
+    /// ends. Had its runtime been dropped, it ends at once, without a panic,
+    /// as tokio fires every timer of a runtime that shuts down.
     #[test]
-    fn a_tokio_wait_polled_outside_its_runtime_moves_to_the_timer_thread() {
-        let runtime = tokio::runtime::Builder::new_current_thread()
-            .enable_time()
-            .build()
-            .unwrap();
-        let wait = {
-            let _inside = runtime.enter();
-            sleep(Duration::from_millis(5))
-        };
-        assert!(format!("{wait:?}").contains("tokio"));
-        drop(runtime);
-        let mut wait = core::pin::pin!(wait);
-        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
-        assert!(wait.as_mut().poll(&mut cx).is_pending());
-        assert!(format!("{wait:?}").contains("runtime-free"));
-        crate::timer::thread::block_on(wait);
+    fn a_tokio_wait_polled_outside_its_runtime_ends_there() {
+        for keep_runtime in [true, false] {
+            let runtime = tokio::runtime::Builder::new_current_thread()
+                .enable_time()
+                .build()
+                .unwrap();
+            let start = std::time::Instant::now();
+            let mut wait = Box::pin(sleep(
+                Duration::from_secs(if keep_runtime { 0 } else { 3600 }) + Duration::from_millis(5),
+            ));
+            {
+                let _inside = runtime.enter();
+                assert!(picked(&mut wait.as_mut()).contains("tokio"));
+            }
+            if keep_runtime {
+                assert!(picked(&mut wait.as_mut()).contains("runtime-free"));
+                crate::timer::thread::block_on(wait);
+                assert!(start.elapsed() >= Duration::from_millis(5));
+                drop(runtime);
+            } else {
+                drop(runtime);
+                let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+                assert!(wait.as_mut().poll(&mut cx).is_ready());
+            }
+        }
     }
 
     #[tokio::test]
     async fn inside_a_runtime_the_wait_is_tokios() {
-        assert!(format!("{:?}", sleep(Duration::ZERO)).contains("tokio"));
+        let mut wait = core::pin::pin!(sleep(Duration::from_millis(1)));
+        assert!(picked(&mut wait).contains("tokio"));
+        wait.await;
     }
 
     /// The retry loop keeps its wait in the caller's future: choosing the
