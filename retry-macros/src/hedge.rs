@@ -38,7 +38,18 @@ pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Resul
                     "a `&mut` argument"
                 }
                 (Pat::Ident(pat), _) if pat.mutability.is_some() => "a `mut` argument",
-                _ => continue,
+                (pat, _) => match mut_binding(pat) {
+                    // `Wrapper(mut items): Wrapper`: on the binding.
+                    Some(binding) => {
+                        return Err(syn::Error::new_spanned(
+                            binding,
+                            "`hedge` runs attempts at the same time, sharing the arguments, and a \
+                             `mut` binding cannot be shared: bind it without `mut` (and copy it \
+                             in the body if an attempt must change it), or remove `hedge`",
+                        ));
+                    }
+                    None => continue,
+                },
             },
         };
         return Err(syn::Error::new_spanned(
@@ -50,6 +61,26 @@ pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Resul
         ));
     }
     Ok(())
+}
+
+/// The first by-value `mut` binding inside a destructuring pattern, such as
+/// `mut items` in `Wrapper(mut items)`. Bindings under `&` are left alone:
+/// they bind through a reference the attempts share.
+fn mut_binding(pat: &Pat) -> Option<&syn::PatIdent> {
+    match pat {
+        Pat::Ident(ident) if ident.by_ref.is_none() && ident.mutability.is_some() => Some(ident),
+        Pat::Ident(ident) => ident.subpat.as_ref().and_then(|(_, sub)| mut_binding(sub)),
+        Pat::Tuple(tuple) => tuple.elems.iter().find_map(mut_binding),
+        Pat::TupleStruct(tuple) => tuple.elems.iter().find_map(mut_binding),
+        Pat::Struct(fields) => fields
+            .fields
+            .iter()
+            .find_map(|field| mut_binding(&field.pat)),
+        Pat::Paren(inner) => mut_binding(&inner.pat),
+        Pat::Type(inner) => mut_binding(&inner.pat),
+        Pat::Slice(slice) => slice.elems.iter().find_map(mut_binding),
+        _ => None,
+    }
 }
 
 /// What the expansion of a hedged call is made of.
