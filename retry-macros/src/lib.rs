@@ -46,6 +46,20 @@ fn retry_impl(
             }
             return output;
         }
+        // A closure (`#[retry] || ..`, which needs an unstable feature
+        // anyway): given back as one expression, the error inside it, so
+        // that the error is ours and not one about the tokens following.
+        Err(_) if is_closure(&item) => {
+            let error = syn::Error::new(
+                item_keyword(&item).span(),
+                "`#[retry]` retries a function, not a closure: run the closure through a \
+                 policy instead, such as `Policy::new().on(is_transient).run(|| get_user(7)).await` \
+                 (`run_blocking` for a blocking one), or move its body into an `fn` with \
+                 `#[retry]`",
+            )
+            .to_compile_error();
+            return quote::quote!({ #error; #item });
+        }
         Err(_) => {
             let keyword = item_keyword(&item);
             let message = match keyword.to_string().as_str() {
@@ -54,7 +68,10 @@ fn retry_impl(
                      should be retried; with `#[async_trait]`, keep `#[async_trait]` on the block \
                      and `#[retry]` on the method"
                 }
-                _ => "`#[retry]` can only be applied to an `async fn` that returns a `Result`",
+                _ => {
+                    "`#[retry]` can only be applied to a function (`async fn` or `fn`) that \
+                     returns a `Result`"
+                }
             };
             let error = syn::Error::new(keyword.span(), message);
             let mut output = item;
@@ -114,6 +131,25 @@ fn is_function(item: &proc_macro2::TokenStream) -> bool {
     false
 }
 
+/// Whether the item is a closure: past its attributes, `|`, `move` or
+/// `async` followed by either.
+fn is_closure(item: &proc_macro2::TokenStream) -> bool {
+    let tokens: Vec<TokenTree> = item.clone().into_iter().collect();
+    let mut at = 0;
+    while matches!(tokens.get(at), Some(TokenTree::Punct(p)) if p.as_char() == '#') {
+        at += 2;
+    }
+    let starts = |token: Option<&TokenTree>| match token {
+        Some(TokenTree::Punct(p)) => p.as_char() == '|',
+        Some(TokenTree::Ident(ident)) => ident == "move",
+        _ => false,
+    };
+    match tokens.get(at) {
+        Some(TokenTree::Ident(ident)) if ident == "async" => starts(tokens.get(at + 1)),
+        token => starts(token),
+    }
+}
+
 /// The token that says what the item is (`struct`, `impl`, ...), past its
 /// attributes, visibility and qualifiers.
 fn item_keyword(item: &proc_macro2::TokenStream) -> TokenTree {
@@ -148,8 +184,69 @@ fn runtime_in_reach(config: parse::Config) -> syn::Result<parse::Config> {
     };
     match std::fs::read_to_string(std::path::Path::new(&dir).join("Cargo.toml")) {
         Ok(manifest) if !names_runtime(&manifest) => Err(runtime_out_of_reach()),
-        _ => Ok(config),
+        Ok(manifest) => match renamed_runtime(&manifest) {
+            Some(name) => Err(runtime_renamed(&name)),
+            None => Ok(config),
+        },
+        Err(_) => Ok(config),
     }
+}
+
+/// The name a manifest depends on `retry-runtime` under, when it renames
+/// it (`retry = { package = "retry-runtime" }`, or a `[dependencies.retry]`
+/// table with that `package`) and depends on it under its own name nowhere.
+fn renamed_runtime(manifest: &str) -> Option<String> {
+    let unquote = |key: &str| key.trim().trim_matches(['"', '\'']).to_owned();
+    let is_own_name = |key: &str| key == "retry-runtime" || key == "retry_runtime";
+    let mut table: Option<String> = None;
+    let mut renamed = None;
+    for line in manifest
+        .lines()
+        .map(|line| line.split('#').next().unwrap_or("").trim())
+    {
+        if let Some(header) = line.strip_prefix('[') {
+            // `[dependencies.retry]`, `[target.'cfg(..)'.dev-dependencies.retry]`.
+            let header = header.trim_end_matches(']');
+            table = header
+                .rsplit_once("dependencies.")
+                .map(|(_, key)| unquote(key));
+            if table.as_deref().is_some_and(is_own_name) {
+                return None;
+            }
+            continue;
+        }
+        let Some((key, value)) = line.split_once('=') else {
+            continue;
+        };
+        let key = unquote(key);
+        // `retry-runtime = ..`, `retry-runtime.workspace = true`.
+        if is_own_name(key.split('.').next().unwrap_or("")) && table.is_none() {
+            return None;
+        }
+        let package = value.replace(' ', "");
+        let renames = package.contains("package=\"retry-runtime\"")
+            || (key == "package" && package == "\"retry-runtime\"");
+        if renames {
+            renamed = match (value.contains('{'), &table) {
+                (true, _) => Some(key),
+                (false, Some(table)) => Some(table.clone()),
+                (false, None) => renamed,
+            };
+        }
+    }
+    renamed.filter(|name| !is_own_name(name))
+}
+
+fn runtime_renamed(name: &str) -> syn::Error {
+    let path = name.replace('-', "_");
+    syn::Error::new(
+        Span::call_site(),
+        format!(
+            "`#[retry]` expands to paths in `::retry_runtime`, and this crate depends on \
+             `retry-runtime` under the name `{name}`: write `crate = \"::{path}\"`, such as \
+             `#[retry(crate = \"::{path}\", max = 4)]`"
+        ),
+    )
 }
 
 /// Whether a manifest names `retry-runtime`, under its own name or renamed.
@@ -184,5 +281,35 @@ mod tests {
         assert!(names_runtime(
             "[dependencies]\nretry = { package = \"retry-runtime\" }\n"
         ));
+    }
+
+    /// A crate that renames the runtime is told the name to write in
+    /// `crate = "..."`, once, instead of an unresolved `::retry_runtime` per
+    /// use.
+    #[test]
+    fn a_renamed_runtime_is_named() {
+        let inline = "[dependencies]\nretry = { package = \"retry-runtime\", version = \"0.1\" }\n";
+        assert_eq!(renamed_runtime(inline).as_deref(), Some("retry"));
+        let table =
+            "[dependencies.my-retry]\npath = \"../retry-runtime\"\npackage = \"retry-runtime\"\n";
+        assert_eq!(renamed_runtime(table).as_deref(), Some("my-retry"));
+        assert!(runtime_renamed("my-retry")
+            .to_string()
+            .contains("crate = \"::my_retry\""));
+        // Under its own name too, or only its own name: nothing to say.
+        let both = format!("{inline}retry-runtime = \"0.1\"\n");
+        assert_eq!(renamed_runtime(&both), None);
+        assert_eq!(
+            renamed_runtime("[dependencies]\nretry-runtime = \"0.1\"\n"),
+            None
+        );
+        assert_eq!(
+            renamed_runtime("[dependencies]\nretry-runtime.workspace = true\n"),
+            None
+        );
+        assert_eq!(
+            renamed_runtime("[dev-dependencies.retry-runtime]\npath = \"..\"\n"),
+            None
+        );
     }
 }
