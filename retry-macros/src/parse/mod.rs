@@ -56,9 +56,14 @@ impl Parse for Arg {
                 format!("`{key}` needs a value: write `{key} = ...`, such as `max = 4`"),
             ));
         }
-        input.parse::<Token![=]>()?;
+        let eq = input.parse::<Token![=]>()?;
         if input.is_empty() || input.peek(Token![,]) {
-            return Err(input.error(format!("`{key} =` is missing its value")));
+            // On `key =`: at the end of the attribute, `input.error` would
+            // point at the whole attribute.
+            return Err(syn::Error::new_spanned(
+                quote::quote!(#key #eq),
+                format!("`{key} =` is missing its value: write one after the `=`"),
+            ));
         }
         let value = input.parse()?;
         Ok(Arg { key, value })

@@ -146,14 +146,33 @@ impl Config {
 pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     let text = match literal(value) {
         Some(Lit::Str(s)) => s,
-        // A whole number most likely means milliseconds, a decimal seconds.
-        Some(Lit::Int(int)) => return Err(bare_number(key, int.span(), int.base10_digits(), "ms")),
-        Some(Lit::Float(float)) => {
-            return Err(bare_number(key, float.span(), float.base10_digits(), "s"))
+        // A whole number most likely means milliseconds, a decimal seconds;
+        // a unit written as the literal's suffix (`1s`, `1.5h`) is kept.
+        Some(Lit::Int(int)) => {
+            let unit = unit_or(int.suffix(), "ms");
+            return Err(bare_number(
+                key,
+                int.span(),
+                int.base10_digits(),
+                unit,
+                int.suffix(),
+            ));
         }
+        Some(Lit::Float(float)) => {
+            let unit = unit_or(float.suffix(), "s");
+            return Err(bare_number(
+                key,
+                float.span(),
+                float.base10_digits(),
+                unit,
+                float.suffix(),
+            ));
+        }
+        // On the whole expression (`Duration::from_millis(200)`), not its
+        // first token.
         _ => {
-            return Err(syn::Error::new(
-                value.span(),
+            return Err(syn::Error::new_spanned(
+                value,
                 format!(
                     "`{key}` takes a duration string such as `{key} = \"200ms\"`; {DURATION_HELP}"
                 ),
@@ -178,10 +197,25 @@ pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
     })
 }
 
+/// The suffix of a number literal when it is a unit of the duration
+/// grammar, else `default`.
+fn unit_or<'a>(suffix: &'a str, default: &'a str) -> &'a str {
+    if !suffix.is_empty() && parse_duration(&format!("1{suffix}")).is_ok() {
+        suffix
+    } else {
+        default
+    }
+}
+
 /// A number where a duration string belongs: suggest it with a unit.
-fn bare_number(key: &str, span: Span, digits: &str, unit: &str) -> syn::Error {
+fn bare_number(key: &str, span: Span, digits: &str, unit: &str, suffix: &str) -> syn::Error {
+    let what = if suffix == unit {
+        "in quotes"
+    } else {
+        "with a unit, not a bare number"
+    };
     syn::Error::new(
         span,
-        format!("`{key}` takes a duration string with a unit, not a bare number: write `{key} = \"{digits}{unit}\"`"),
+        format!("`{key}` takes a duration string {what}: write `{key} = \"{digits}{unit}\"`"),
     )
 }
