@@ -349,12 +349,37 @@ fn not_a_result(ty: &Type) -> Option<String> {
             ];
             NOT_RESULTS
                 .contains(&last.as_str())
-                .then(|| format!("`{}`", ty.to_token_stream()))
+                .then(|| format!("`{}`", written(ty)))
         }
         Type::Path(_) | Type::Macro(_) | Type::Verbatim(_) => None,
         Type::ImplTrait(_) => Some("`impl Trait`; write the `Result` type out".to_owned()),
-        _ => Some(format!("`{}`", ty.to_token_stream())),
+        _ => Some(format!("`{}`", written(ty))),
     }
+}
+
+/// Tokens as a user writes them in a message: `Option<u32>` and
+/// `&mut Vec<u8>`, not `Option < u32 >` and `& mut Vec < u8 >`.
+fn written(tokens: &impl ToTokens) -> String {
+    let mut text = tokens.to_token_stream().to_string();
+    for (spaced, tight) in [
+        (" <", "<"),
+        ("< ", "<"),
+        (" >", ">"),
+        (" ::", "::"),
+        (":: ", "::"),
+        (" ,", ","),
+        ("& ", "&"),
+        ("' ", "'"),
+        (" ;", ";"),
+        ("( ", "("),
+        (" )", ")"),
+        ("[ ", "["),
+        (" ]", "]"),
+    ] {
+        text = text.replace(spaced, tight);
+    }
+    // `-> T` keeps its spaces; `Fn(u8) ->T` would not read well.
+    text.replace("->", " -> ").replace("  ", " ")
 }
 
 /// The first `impl` keyword in `tokens`.
@@ -387,11 +412,7 @@ fn returns_mutable_borrow(function: &Function, output: &Type) -> Option<String> 
             },
             FnArg::Typed(typed) => match &*typed.ty {
                 Type::Reference(reference) if reference.mutability.is_some() => (
-                    format!(
-                        "{}: {}",
-                        typed.pat.to_token_stream(),
-                        typed.ty.to_token_stream()
-                    ),
+                    format!("{}: {}", written(&typed.pat), written(&typed.ty)),
                     reference.lifetime.as_ref().map(|l| l.ident.to_string()),
                     !reference_receiver,
                 ),
@@ -440,4 +461,23 @@ fn borrows(tokens: TokenStream, lifetime: Option<&str>, elided: bool) -> bool {
         }
     }
     false
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// Types in messages read as written, not as spaced tokens.
+    #[test]
+    fn types_in_messages_read_as_written() {
+        let ty: Type = syn::parse_quote!(Option<Vec<u32>>);
+        assert_eq!(written(&ty), "Option<Vec<u32>>");
+        let ty: Type = syn::parse_quote!(&'a mut std::collections::HashMap<String, [u8; 4]>);
+        assert_eq!(
+            written(&ty),
+            "&'a mut std::collections::HashMap<String, [u8; 4]>"
+        );
+        let ty: Type = syn::parse_quote!(Box<dyn Fn(&str) -> bool>);
+        assert_eq!(written(&ty), "Box<dyn Fn (&str) -> bool>");
+    }
 }
