@@ -98,6 +98,11 @@
 //!
 //! - The policy, budget, breaker and registry are `&'static` or in an
 //!   `Arc` ([`Shared`]): a configuration built at run time needs no leak.
+//! - A gRPC call's own timeout (the `grpc-timeout` header that
+//!   `tonic::Request::set_timeout` sends) bounds the whole call, retries
+//!   included (gRFC A6): the call's deadline is the nearer of it and the
+//!   policy's `deadline`, and each retried attempt carries the time the call
+//!   has left, not the time the first attempt had.
 //! - The call's `deadline` runs from the first attempt. A hint above `cap`,
 //!   the deadline, the budget, an open breaker and `max` stop the retries
 //!   and return the last response or error, unchanged.
@@ -120,6 +125,7 @@
 mod body;
 mod breaker;
 mod classify;
+mod deadline;
 mod policy;
 mod service;
 mod upstreams;
