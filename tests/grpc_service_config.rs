@@ -236,3 +236,55 @@ async fn the_hedging_policy_hedges_after_its_delay() {
     assert_eq!(answer.unwrap(), 2);
     assert_eq!(started.load(Ordering::Relaxed), 2);
 }
+
+/// Names gRPC clients reject are errors here too: a `method` without its
+/// `service` (read as the default config, it would retry every method of
+/// every service), and a name in two method configs (clients would
+/// disagree on which applies). Neither panics.
+#[test]
+fn names_grpc_rejects_are_errors() {
+    let load = |text: &str| serde_json::from_str::<ServiceConfig>(text).map_err(|e| e.to_string());
+    let retry = r#""retryPolicy": { "maxAttempts": 3, "initialBackoff": "0.1s", "maxBackoff": "1s", "backoffMultiplier": 2, "retryableStatusCodes": [14] }"#;
+
+    let error = load(&format!(
+        r#"{{ "methodConfig": [{{ "name": [{{ "method": "Charge" }}], {retry} }}] }}"#
+    ))
+    .unwrap_err();
+    assert!(error.contains("`methodConfig.name`"), "{error}");
+    assert!(error.contains("\"Charge\""), "{error}");
+
+    for twice in [
+        r#"[{ "name": [{ "service": "a.B", "method": "C" }] }, { "name": [{ "service": "a.B", "method": "C" }] }]"#,
+        r#"[{ "name": [{ "service": "a.B" }, { "service": "a.B" }] }]"#,
+        r#"[{ "name": [{}] }, { "name": [{ "service": "" }] }]"#,
+    ] {
+        let error = load(&format!(r#"{{ "methodConfig": {twice} }}"#)).unwrap_err();
+        assert!(error.contains("more than one method config"), "{error}");
+    }
+
+    // The same service with and without a method, and the default beside
+    // them, are three names.
+    let config = load(&format!(
+        r#"{{ "methodConfig": [{{ "name": [{{ "service": "a.B", "method": "C" }}], {retry} }},
+        {{ "name": [{{ "service": "a.B" }}, {{}}] }}] }}"#
+    ))
+    .unwrap();
+    assert_eq!(
+        config
+            .method("a.B", "C")
+            .unwrap()
+            .policy()
+            .policy()
+            .max_attempts(),
+        3
+    );
+    assert_eq!(
+        config
+            .method("x.Y", "Z")
+            .unwrap()
+            .policy()
+            .policy()
+            .max_attempts(),
+        1
+    );
+}

@@ -185,15 +185,30 @@ impl TryFrom<raw::MethodConfig> for MethodConfig {
                 "a method config has `retryPolicy` or `hedgingPolicy`, not both",
             ));
         }
+        let names = raw
+            .name
+            .into_iter()
+            .map(|name| MethodName {
+                service: name.service.unwrap_or_default(),
+                method: name.method.unwrap_or_default(),
+            })
+            .collect::<Vec<_>>();
+        if let Some(name) = names
+            .iter()
+            .find(|name| name.service.is_empty() && !name.method.is_empty())
+        {
+            // gRPC clients reject it: read as the default config, it would
+            // retry every method of every service.
+            return Err(invalid(
+                "methodConfig.name",
+                format_args!(
+                    "the method {:?} needs its `service`; only an empty name (`{{}}`) applies to every service",
+                    name.method
+                ),
+            ));
+        }
         Ok(MethodConfig {
-            names: raw
-                .name
-                .into_iter()
-                .map(|name| MethodName {
-                    service: name.service.unwrap_or_default(),
-                    method: name.method.unwrap_or_default(),
-                })
-                .collect(),
+            names,
             timeout: raw
                 .timeout
                 .map(|timeout| positive("methodConfig.timeout", &timeout))
@@ -228,12 +243,27 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
                 })
             })
             .transpose()?;
+        let methods = raw
+            .method_config
+            .into_iter()
+            .map(MethodConfig::try_from)
+            .collect::<Result<Vec<_>, _>>()?;
+        // A name in two method configs is an error to gRPC clients, which
+        // would otherwise disagree with this library on which one applies.
+        let mut seen = std::collections::HashSet::new();
+        for name in methods.iter().flat_map(|method| &method.names) {
+            if !seen.insert((name.service.as_str(), name.method.as_str())) {
+                return Err(invalid(
+                    "methodConfig.name",
+                    format_args!(
+                        "{{\"service\": {:?}, \"method\": {:?}}} is named by more than one method config",
+                        name.service, name.method
+                    ),
+                ));
+            }
+        }
         Ok(ServiceConfig {
-            methods: raw
-                .method_config
-                .into_iter()
-                .map(MethodConfig::try_from)
-                .collect::<Result<_, _>>()?,
+            methods,
             throttling,
         })
     }
