@@ -32,8 +32,10 @@
 //!   shards (chosen by the key's hash), clones an `Arc` and releases it:
 //!   readers of different keys rarely meet, and never wait for each other.
 //! - At most `capacity` entries (rounded up to a multiple of the shard
-//!   count) are held. A shard that is full forgets an entry no call is using
-//!   (or, if every one is in use, the oldest) before taking a new one; calls
+//!   count) are held. A shard that is full forgets the least recently used
+//!   of the entries no call is using (or, if every one is in use, the least
+//!   recently used) before taking a new one, so an upstream still being
+//!   called keeps its breaker's state while others come and go; calls
 //!   holding a forgotten entry keep using it.
 //! - No lock is held while a caller uses its entry, and a poisoned lock is
 //!   recovered, so a panicking `make` cannot wedge the registry.
@@ -41,6 +43,7 @@
 use core::fmt;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::{CircuitBreaker, RetryBudget};
@@ -109,13 +112,14 @@ pub struct Registry<T = Upstream> {
 
 struct Shard<T> {
     entries: HashMap<Box<str>, Entry<T>>,
-    /// Entries made so far in this shard, to tell the oldest.
-    made: u64,
+    /// Lookups so far in this shard, to tell the least recently used entry.
+    ticks: AtomicU64,
 }
 
 struct Entry<T> {
     value: Arc<T>,
-    made: u64,
+    /// The shard's tick at this entry's latest lookup.
+    used: AtomicU64,
 }
 
 impl<T> Registry<T> {
@@ -129,7 +133,7 @@ impl<T> Registry<T> {
                 .map(|_| {
                     RwLock::new(Shard {
                         entries: HashMap::new(),
-                        made: 0,
+                        ticks: AtomicU64::new(0),
                     })
                 })
                 .collect(),
@@ -142,29 +146,28 @@ impl<T> Registry<T> {
     /// The entry for `key`, made now if there is none.
     pub fn get(&self, key: &str) -> Arc<T> {
         let shard = self.shard(key);
-        if let Some(entry) = shard
-            .read()
-            .unwrap_or_else(PoisonError::into_inner)
-            .entries
-            .get(key)
         {
-            return Arc::clone(&entry.value);
+            let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
+            if let Some(entry) = shard.entries.get(key) {
+                entry.used.store(shard.tick(), Ordering::Relaxed);
+                return Arc::clone(&entry.value);
+            }
         }
         let mut shard = shard.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = shard.entries.get(key) {
+            entry.used.store(shard.tick(), Ordering::Relaxed);
             return Arc::clone(&entry.value);
         }
         if shard.entries.len() >= self.per_shard {
             shard.forget_one();
         }
         let value = Arc::new((self.make)(key));
-        shard.made = shard.made.wrapping_add(1);
-        let made = shard.made;
+        let used = AtomicU64::new(shard.tick());
         shard.entries.insert(
             key.into(),
             Entry {
                 value: Arc::clone(&value),
-                made,
+                used,
             },
         );
         value
@@ -201,17 +204,26 @@ impl<T> Registry<T> {
 }
 
 impl<T> Shard<T> {
-    /// Forgets an entry no call holds, the oldest of those; or, if every
-    /// entry is in use, the oldest.
+    /// The next tick of the shard's lookup clock.
+    fn tick(&self) -> u64 {
+        self.ticks.fetch_add(1, Ordering::Relaxed)
+    }
+
+    /// Forgets an entry no call holds, the least recently used of those;
+    /// or, if every entry is in use, the least recently used.
     fn forget_one(&mut self) {
-        let unused = self
-            .entries
-            .iter()
-            .filter(|(_, entry)| Arc::strong_count(&entry.value) == 1)
-            .min_by_key(|(_, entry)| entry.made);
-        let victim = unused
-            .or_else(|| self.entries.iter().min_by_key(|(_, entry)| entry.made))
-            .map(|(key, _)| key.clone());
+        let least_recent = |entries: &mut dyn Iterator<Item = (&Box<str>, &Entry<T>)>| {
+            entries
+                .min_by_key(|(_, entry)| entry.used.load(Ordering::Relaxed))
+                .map(|(key, _)| key.clone())
+        };
+        let victim = least_recent(
+            &mut self
+                .entries
+                .iter()
+                .filter(|(_, entry)| Arc::strong_count(&entry.value) == 1),
+        )
+        .or_else(|| least_recent(&mut self.entries.iter()));
         if let Some(key) = victim {
             self.entries.remove(&key);
         }
@@ -238,6 +250,26 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &registry.get("a.example:80")));
         assert_eq!(*registry.get("bb"), 2);
         assert_eq!(registry.len(), 2);
+    }
+
+    #[test]
+    fn the_least_recently_used_entry_is_forgotten_first() {
+        use std::sync::atomic::AtomicU32;
+        let made = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&made);
+        let registry = Registry::new(3, move |key: &str| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            key.to_owned()
+        });
+        drop((registry.get("a"), registry.get("b"), registry.get("c")));
+        drop(registry.get("a")); // used again: "b" is now the least recent
+        drop(registry.get("d")); // forgets "b", not "a", made first
+        assert_eq!(made.load(Ordering::Relaxed), 4);
+        drop((registry.get("a"), registry.get("c"), registry.get("d")));
+        assert_eq!(made.load(Ordering::Relaxed), 4);
+        drop(registry.get("b"));
+        assert_eq!(made.load(Ordering::Relaxed), 5);
+        assert_eq!(registry.len(), 3);
     }
 
     #[test]
