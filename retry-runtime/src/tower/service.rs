@@ -191,9 +191,9 @@ where
         if let Some(Some(at)) = grpc_deadline {
             // The retry tells the server the time the call has left, not
             // the time the first attempt had.
-            let left = Clock::Async.until(at);
-            head.headers
-                .insert(deadline::GRPC_TIMEOUT, deadline::value(left));
+            if let Some(left) = deadline::value(Clock::Async.until(at)) {
+                head.headers.insert(deadline::GRPC_TIMEOUT, left);
+            }
         }
         body = replay;
     }
