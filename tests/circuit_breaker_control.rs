@@ -24,12 +24,12 @@ impl From<CircuitOpen> for Failure {
 }
 
 /// The changes each breaker's callback saw, by breaker name.
-static SEEN: Mutex<Vec<(&'static str, CircuitState, CircuitState)>> = Mutex::new(Vec::new());
+static SEEN: Mutex<Vec<(String, CircuitState, CircuitState)>> = Mutex::new(Vec::new());
 
 fn remember(breaker: &CircuitBreaker, change: Transition) {
     SEEN.lock()
         .unwrap()
-        .push((breaker.name(), change.from(), change.to()));
+        .push((breaker.name().to_owned(), change.from(), change.to()));
 }
 
 fn seen(name: &str) -> Vec<(CircuitState, CircuitState)> {

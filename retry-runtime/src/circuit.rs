@@ -8,6 +8,7 @@
 //! the other.
 
 use core::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 /// Where a [`CircuitBreaker`](crate::CircuitBreaker) stands.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -76,10 +77,71 @@ impl Transition {
 #[cfg(feature = "metrics")]
 pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "retry_runtime_circuit_transitions_total";
 
-/// The facade gauge of each circuit breaker's state, labelled `breaker`:
-/// 0 closed, 1 half-open, 2 open.
+/// The facade gauge of each circuit breaker's state, labelled `breaker`
+/// (one series per breaker name): 0 closed, 1 half-open, 2 open. Set at
+/// every transition, and when a registry makes a breaker for a new key.
 #[cfg(feature = "metrics")]
 pub const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";
+
+/// A breaker's name: a `&'static str` given in a `const` (so that a breaker
+/// can be a `static`), or a name made at run time (a host), shared.
+///
+/// Two slots rather than one enum: `const fn with_name` cannot drop an
+/// `Arc` it would replace, so it sets `fixed`, and `owned` is read only
+/// when `fixed` is unset. Read only when a transition is reported.
+#[derive(Clone, Debug, Default)]
+pub(crate) struct Name {
+    fixed: Option<&'static str>,
+    owned: Option<Arc<str>>,
+}
+
+impl Name {
+    /// The name of a breaker nobody named.
+    pub(crate) const DEFAULT: &'static str = "circuit";
+
+    /// No name yet: reads as [`DEFAULT`](Self::DEFAULT).
+    pub(crate) const fn unset() -> Self {
+        Name {
+            fixed: None,
+            owned: None,
+        }
+    }
+
+    /// Names with a `&'static str`, in a `const`. A name made at run time
+    /// before is kept until the breaker drops, but no longer read.
+    pub(crate) const fn set_static(&mut self, name: &'static str) {
+        self.fixed = Some(name);
+    }
+
+    /// Names with a name made at run time.
+    pub(crate) fn set_owned(&mut self, name: Arc<str>) {
+        self.fixed = None;
+        self.owned = Some(name);
+    }
+
+    /// Whether a name was given at all.
+    pub(crate) const fn is_set(&self) -> bool {
+        self.fixed.is_some() || self.owned.is_some()
+    }
+
+    pub(crate) fn as_str(&self) -> &str {
+        match (self.fixed, &self.owned) {
+            (Some(name), _) => name,
+            (None, Some(name)) => name,
+            (None, None) => Self::DEFAULT,
+        }
+    }
+
+    /// The name as a metrics label value: borrowed or shared, never copied.
+    #[cfg(feature = "metrics")]
+    fn label(&self) -> ::metrics::SharedString {
+        match (self.fixed, &self.owned) {
+            (Some(name), _) => ::metrics::SharedString::const_str(name),
+            (None, Some(name)) => ::metrics::SharedString::from(Arc::clone(name)),
+            (None, None) => ::metrics::SharedString::const_str(Self::DEFAULT),
+        }
+    }
+}
 
 /// Transitions since the process started, by the state entered.
 static OPENED: AtomicU64 = AtomicU64::new(0);
@@ -99,16 +161,25 @@ pub(crate) fn counts() -> (u64, u64, u64) {
 /// name, `probes` its probe limit, and `open_ms` the open period just
 /// started, in milliseconds, when it opened.
 #[derive(Clone, Copy, Debug)]
-pub(crate) struct Report {
-    pub(crate) breaker: &'static str,
+pub(crate) struct Report<'a> {
+    pub(crate) breaker: &'a Name,
     pub(crate) transition: Transition,
     pub(crate) probes: u64,
     pub(crate) open_ms: Option<u64>,
 }
 
+/// Sets the state gauge of a breaker that has not changed state, so that
+/// its series is there before its first transition (a registry's breaker,
+/// made for a host on first use).
+#[cfg(feature = "metrics")]
+#[cold]
+pub(crate) fn publish(breaker: &Name, state: CircuitState) {
+    ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(state.gauge());
+}
+
 /// Counts a transition, and tells the facade and `tracing`.
 #[cold]
-pub(crate) fn report(report: Report) {
+pub(crate) fn report(report: Report<'_>) {
     let Report {
         breaker,
         transition,
@@ -125,13 +196,15 @@ pub(crate) fn report(report: Report) {
     {
         ::metrics::counter!(
             CIRCUIT_TRANSITIONS_TOTAL,
-            "breaker" => breaker,
+            "breaker" => breaker.label(),
             "from" => transition.from.as_str(),
             "to" => transition.to.as_str(),
         )
         .increment(1);
-        ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker).set(transition.to.gauge());
+        ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(transition.to.gauge());
     }
+    #[cfg(feature = "tracing")]
+    let breaker = breaker.as_str();
     #[cfg(not(feature = "tracing"))]
     let _ = (breaker, probes, open_ms);
     #[cfg(feature = "tracing")]

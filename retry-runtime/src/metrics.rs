@@ -10,8 +10,11 @@
 //! nothing collides with other retry crates' metrics (tower-resilience's
 //! `retry_calls_total`). `function` is the retried function's path
 //! (`my_crate::fetch_user`), or the name given to a tower layer
-//! (`RetryLayer::named`) or middleware; `breaker` is the name given with
-//! `CircuitBreaker::with_name`.
+//! (`RetryLayer::named`) or middleware; `breaker` is the breaker's name:
+//! the one given with `CircuitBreaker::with_name` or `with_owned_name`, the
+//! key of a breaker a `Registry` made (the host, for `per_authority`), or
+//! `circuit`. The breaker metrics have one series per name, so give each
+//! breaker its own.
 //!
 //! | metric | kind | labels | counts |
 //! |---|---|---|---|

@@ -26,6 +26,33 @@
 //! API, look the entry up yourself and name its parts:
 //! `policy.on(is_transient).budget(upstream.budget().unwrap())`.
 //!
+//! # Names
+//!
+//! An [`Upstream`]'s breaker that the factory left unnamed takes its key as
+//! its name: `tracing` events and the metrics' `breaker` label then say
+//! which host's circuit opened, and the `retry_runtime_circuit_state` gauge
+//! has one series per host. To name it otherwise, name it in the factory,
+//! which is given the key:
+//!
+//! ```
+//! use retry_runtime::registry::{Registry, Upstream};
+//! use retry_runtime::CircuitBreaker;
+//!
+//! let upstreams = Registry::new(1024, |host: &str| {
+//!     Upstream::new().with_breaker(CircuitBreaker::new().with_owned_name(format!("api/{host}")))
+//! });
+//! let unnamed = Registry::new(1024, |_host: &str| Upstream::new().with_breaker(CircuitBreaker::new()));
+//!
+//! assert_eq!(upstreams.get("users.internal:443").breaker().unwrap().name(), "api/users.internal:443");
+//! assert_eq!(unnamed.get("users.internal:443").breaker().unwrap().name(), "users.internal:443");
+//! ```
+//!
+//! Every key is then a series of its own, there (at closed, with the
+//! feature `metrics`) from the key's first call: keep keys to hosts, or name
+//! the breakers of unbounded keys (a user id) with a fixed name of your
+//! own, `with_name("users")`, to keep the metrics' cardinality down. A
+//! forgotten entry's series stays at its last value.
+//!
 //! # Guarantees
 //!
 //! - A lookup of a key already present takes a read lock on one of 16
@@ -40,6 +67,7 @@
 //! - No lock is held while a caller uses its entry, and a poisoned lock is
 //!   recovered, so a panicking `make` cannot wedge the registry.
 
+use core::any::Any;
 use core::fmt;
 use std::collections::HashMap;
 use std::hash::{BuildHasher, RandomState};
@@ -97,6 +125,27 @@ impl Upstream {
     pub fn budget(&self) -> Option<&RetryBudget> {
         self.budget.as_ref()
     }
+
+    /// Names its breaker after `key`, unless the factory named it, and sets
+    /// its state gauge (closed), so that each key has its series from its
+    /// first call.
+    fn made_for(&mut self, key: &str) {
+        if let Some(breaker) = &mut self.breaker {
+            breaker.name_by_default(key);
+            breaker.publish_state();
+        }
+    }
+}
+
+/// An entry just made for `key`: an [`Upstream`]'s unnamed breaker takes the
+/// key as its name (see [`Upstream::made_for`]); any other type is left as
+/// it is. (A stand-in for specialization: the type test is resolved at
+/// compile time.)
+fn made<T: 'static>(mut entry: T, key: &str) -> T {
+    if let Some(upstream) = (&mut entry as &mut dyn Any).downcast_mut::<Upstream>() {
+        upstream.made_for(key);
+    }
+    entry
 }
 
 type Make<T> = Box<dyn Fn(&str) -> T + Send + Sync>;
@@ -124,8 +173,13 @@ struct Entry<T> {
 
 impl<T> Registry<T> {
     /// A registry of at most `capacity` entries (at least 1), each made by
-    /// `make` from its key the first time the key is asked for.
-    pub fn new(capacity: usize, make: impl Fn(&str) -> T + Send + Sync + 'static) -> Self {
+    /// `make` from its key the first time the key is asked for. An
+    /// [`Upstream`]'s breaker that `make` left unnamed is named after the
+    /// key (see [Names](self#names)).
+    pub fn new(capacity: usize, make: impl Fn(&str) -> T + Send + Sync + 'static) -> Self
+    where
+        T: 'static,
+    {
         let capacity = capacity.max(1);
         let shards = if capacity >= SHARDS { SHARDS } else { 1 };
         Registry {
@@ -139,7 +193,7 @@ impl<T> Registry<T> {
                 .collect(),
             per_shard: capacity.div_ceil(shards),
             hasher: RandomState::new(),
-            make: Box::new(make),
+            make: Box::new(move |key| made(make(key), key)),
         }
     }
 
@@ -250,6 +304,25 @@ mod tests {
         assert!(Arc::ptr_eq(&a, &registry.get("a.example:80")));
         assert_eq!(*registry.get("bb"), 2);
         assert_eq!(registry.len(), 2);
+    }
+
+    #[test]
+    fn an_upstreams_unnamed_breaker_is_named_after_its_key() {
+        let registry = Registry::new(64, |key: &str| {
+            let breaker = CircuitBreaker::new();
+            Upstream::new().with_breaker(if key == "named" {
+                breaker.with_name("fixed")
+            } else {
+                breaker
+            })
+        });
+        let name = |key| registry.get(key).breaker().unwrap().name().to_owned();
+        assert_eq!(name("users.internal:443"), "users.internal:443");
+        assert_eq!(name("named"), "fixed");
+        let budget_only = Registry::new(4, |_: &str| {
+            Upstream::new().with_budget(RetryBudget::new(10, 0.1))
+        });
+        assert!(budget_only.get("a").breaker().is_none());
     }
 
     #[test]

@@ -193,6 +193,9 @@ impl<C> RetryMiddleware<C> {
     /// One breaker and one budget per upstream: each request uses the
     /// [`Upstream`] that `registry` holds for its URL's `host:port`, made on
     /// first use, in place of the middleware's own breaker and budget.
+    /// A breaker the registry's factory leaves unnamed is named after the
+    /// `host:port`, so its `tracing` events and metrics say which host it
+    /// guards (see [Names](crate::registry#names)).
     #[must_use]
     pub fn per_authority(mut self, registry: impl Into<Shared<Registry<Upstream>>>) -> Self {
         self.upstreams = Some(registry.into());

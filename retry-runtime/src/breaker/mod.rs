@@ -19,13 +19,14 @@ mod word;
 
 use core::fmt;
 use core::time::Duration;
+use std::sync::Arc;
 #[cfg(not(loom))]
 use std::sync::OnceLock;
 
 #[cfg(not(loom))]
 use crate::clock::Instant;
 
-use crate::circuit::{self, CircuitState, Transition};
+use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
 
 pub use open::CircuitOpen;
@@ -155,7 +156,8 @@ pub struct CircuitBreaker {
     close_after: u64,
     /// The jitter, in thousandths.
     jitter: u64,
-    name: &'static str,
+    /// Read only when a transition is reported, never on a call's path.
+    name: Name,
     on_transition: Option<fn(&CircuitBreaker, Transition)>,
 }
 
@@ -213,7 +215,7 @@ impl CircuitBreaker {
             probes: 3,
             close_after: 3,
             jitter: 500,
-            name: "circuit",
+            name: Name::unset(),
             on_transition: None,
         }
     }
@@ -232,7 +234,7 @@ impl CircuitBreaker {
             probes: 3,
             close_after: 3,
             jitter: 500,
-            name: "circuit",
+            name: Name::unset(),
             on_transition: None,
         }
     }
@@ -311,11 +313,51 @@ impl CircuitBreaker {
     }
 
     /// The name `tracing` events and the metrics' `breaker` label give the
-    /// breaker.
+    /// breaker (`circuit` unless named), in a `const` or a `static`.
+    ///
+    /// Give each breaker its own name: the `retry_runtime_circuit_state`
+    /// gauge has one series per name, so breakers sharing one overwrite
+    /// each other's state. For a name made at run time (a host's), use
+    /// [`with_owned_name`](Self::with_owned_name).
     #[must_use]
     pub const fn with_name(mut self, name: &'static str) -> Self {
-        self.name = name;
+        self.name.set_static(name);
         self
+    }
+
+    /// The same as [`with_name`](Self::with_name), with a name made at run
+    /// time: a `String`, a `&str` (copied once, here), a `Box<str>` or an
+    /// `Arc<str>` (shared, not copied). For one breaker per host, tenant or
+    /// shard, each with its own series in the metrics and its own name in
+    /// `tracing` events.
+    ///
+    /// The name is read only when the breaker changes state: calls neither
+    /// touch nor copy it.
+    ///
+    /// ```
+    /// use retry_runtime::CircuitBreaker;
+    ///
+    /// let host = String::from("payments.internal:443");
+    /// let breaker = CircuitBreaker::new().with_owned_name(host);
+    /// assert_eq!(breaker.name(), "payments.internal:443");
+    /// ```
+    ///
+    /// A [`Registry`](crate::registry::Registry) of
+    /// [`Upstream`](crate::registry::Upstream)s names a breaker its
+    /// factory left unnamed after its key (the host of the tower layer's and
+    /// the middleware's `per_authority`) without being asked.
+    #[must_use]
+    pub fn with_owned_name(mut self, name: impl Into<Arc<str>>) -> Self {
+        self.name.set_owned(name.into());
+        self
+    }
+
+    /// Names the breaker `name` unless [`with_name`](Self::with_name) or
+    /// [`with_owned_name`](Self::with_owned_name) named it.
+    pub(crate) fn name_by_default(&mut self, name: &str) {
+        if !self.name.is_set() {
+            self.name.set_owned(name.into());
+        }
     }
 
     /// Calls `callback` at every change of state, on the thread that made
@@ -342,10 +384,19 @@ impl CircuitBreaker {
     }
 
     /// The name `tracing` events and the metrics' `breaker` label give the
-    /// breaker.
+    /// breaker: the one given to [`with_name`](Self::with_name) or
+    /// [`with_owned_name`](Self::with_owned_name), or `circuit`.
     #[must_use]
-    pub const fn name(&self) -> &'static str {
-        self.name
+    pub fn name(&self) -> &str {
+        self.name.as_str()
+    }
+
+    /// Sets the metrics' state gauge to the state now, without a
+    /// transition: for a breaker just made at run time, whose series should
+    /// be there (at closed) before anything goes wrong.
+    pub(crate) fn publish_state(&self) {
+        #[cfg(feature = "metrics")]
+        circuit::publish(&self.name, self.state());
     }
 
     /// Where the breaker stands now. An open breaker whose period has ended
@@ -470,7 +521,7 @@ impl CircuitBreaker {
         let open_ms = (to == CircuitState::Open && !after.is_forced())
             .then(|| after.open_until().saturating_sub(now.unwrap_or(0)));
         circuit::report(circuit::Report {
-            breaker: self.name,
+            breaker: &self.name,
             transition,
             probes: self.probes,
             open_ms,
@@ -484,7 +535,7 @@ impl CircuitBreaker {
 impl fmt::Debug for CircuitBreaker {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("CircuitBreaker")
-            .field("name", &self.name)
+            .field("name", &self.name())
             .field("state", &self.state())
             .finish_non_exhaustive()
     }

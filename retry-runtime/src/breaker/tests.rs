@@ -205,3 +205,33 @@ async fn an_emptied_window_sends_the_next_success_to_the_clock() {
     record(&breaker, true);
     assert_eq!(readings(), start + 1, "after closing");
 }
+
+#[test]
+fn a_name_is_static_or_made_at_run_time_and_the_last_given_wins() {
+    fn shared<T: Send + Sync + 'static>() {}
+    shared::<CircuitBreaker>();
+    static FIXED: CircuitBreaker = CircuitBreaker::new().with_name("inventory");
+    assert_eq!(FIXED.name(), "inventory");
+    assert_eq!(CircuitBreaker::new().name(), "circuit");
+
+    let host = String::from("users.internal:443");
+    let owned = CircuitBreaker::new().with_owned_name(host.as_str());
+    assert_eq!(owned.name(), host);
+    let shared_name: std::sync::Arc<str> = host.into();
+    let arc = CircuitBreaker::new().with_owned_name(std::sync::Arc::clone(&shared_name));
+    assert_eq!(arc.name(), &*shared_name);
+    assert_eq!(
+        std::sync::Arc::strong_count(&shared_name),
+        2,
+        "shared, not copied"
+    );
+
+    let renamed = CircuitBreaker::new().with_owned_name("a").with_name("b");
+    assert_eq!(renamed.name(), "b");
+    let renamed = renamed.with_owned_name(String::from("c"));
+    assert_eq!(renamed.name(), "c");
+    assert_eq!(
+        format!("{renamed:?}"),
+        "CircuitBreaker { name: \"c\", state: Closed, .. }"
+    );
+}

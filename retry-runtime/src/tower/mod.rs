@@ -234,7 +234,10 @@ impl<C, U> RetryLayer<C, U> {
     /// the [`Upstream`] that `registry` holds for its URI's authority
     /// (`host:port`), made on first use. Refusals fail with
     /// [`BreakerError::Open`]. A request without an authority uses the
-    /// layer's budget and no breaker.
+    /// layer's budget and no breaker. A breaker the registry's factory
+    /// leaves unnamed is named after the authority, so its `tracing`
+    /// events and metrics say which host it guards (see
+    /// [Names](crate::registry#names)).
     ///
     /// ```
     /// use std::sync::Arc;
