@@ -32,21 +32,6 @@ static POLICY: Policy = Policy::new()
     .with_base(Duration::from_millis(10))
     .with_jitter(Jitter::None);
 
-/// A server that answers every request with `status`, counting them.
-async fn server(status: StatusCode) -> (servers::Server, Hits) {
-    let hits = Hits::default();
-    let router = Router::new()
-        .route(
-            "/",
-            any(move |State(hits): State<Hits>| async move {
-                hits.fetch_add(1, Ordering::SeqCst);
-                status
-            }),
-        )
-        .with_state(Arc::clone(&hits));
-    (servers::serve(router, 0).await, hits)
-}
-
 /// A breaker that opens after two failures in a row and stays open for a
 /// minute, and a budget, per host.
 fn upstreams() -> Arc<Registry<Upstream>> {
@@ -69,8 +54,8 @@ fn authority(server: &servers::Server) -> String {
 
 #[tokio::test(start_paused = true)]
 async fn the_tower_layer_refuses_only_the_host_that_is_down() {
-    let (down, down_hits) = server(StatusCode::SERVICE_UNAVAILABLE).await;
-    let (up, up_hits) = server(StatusCode::OK).await;
+    let (down, down_hits) = servers::answering(StatusCode::SERVICE_UNAVAILABLE).await;
+    let (up, up_hits) = servers::answering(StatusCode::OK).await;
     let registry = upstreams();
     // No idle connections, whose timers would move the paused clock.
     let client = Client::builder(TokioExecutor::new())
@@ -120,8 +105,8 @@ async fn the_tower_layer_refuses_only_the_host_that_is_down() {
 
 #[tokio::test(start_paused = true)]
 async fn the_middleware_refuses_only_the_host_that_is_down() {
-    let (down, down_hits) = server(StatusCode::SERVICE_UNAVAILABLE).await;
-    let (up, up_hits) = server(StatusCode::OK).await;
+    let (down, down_hits) = servers::answering(StatusCode::SERVICE_UNAVAILABLE).await;
+    let (up, up_hits) = servers::answering(StatusCode::OK).await;
     let registry = upstreams();
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(RetryMiddleware::new(POLICY).per_authority(Arc::clone(&registry)))

@@ -7,14 +7,11 @@
 #[path = "support/servers.rs"]
 mod servers;
 
-use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::atomic::Ordering;
 use std::sync::Arc;
 use std::time::Duration;
 
-use axum::extract::State;
 use axum::http::StatusCode;
-use axum::routing::any;
-use axum::Router;
 use bytes::Bytes;
 use http_body_util::Full;
 use hyper_util::client::legacy::Client;
@@ -24,26 +21,10 @@ use retry_runtime::tower::{BreakerError, RetryLayer};
 use retry_runtime::{CircuitBreaker, Jitter, Policy};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
-type Hits = Arc<AtomicU32>;
-
 static POLICY: Policy = Policy::new()
     .with_max_attempts(2)
     .with_base(Duration::from_millis(10))
     .with_jitter(Jitter::None);
-
-async fn server(status: StatusCode) -> (servers::Server, Hits) {
-    let hits = Hits::default();
-    let router = Router::new()
-        .route(
-            "/",
-            any(move |State(hits): State<Hits>| async move {
-                hits.fetch_add(1, Ordering::SeqCst);
-                status
-            }),
-        )
-        .with_state(Arc::clone(&hits));
-    (servers::serve(router, 0).await, hits)
-}
 
 #[tokio::test(start_paused = true)]
 async fn a_host_still_called_keeps_its_open_circuit_while_other_hosts_come_and_go() {
@@ -65,7 +46,7 @@ async fn a_host_still_called_keeps_its_open_circuit_while_other_hosts_come_and_g
             .unwrap()
     };
 
-    let (down, down_hits) = server(StatusCode::SERVICE_UNAVAILABLE).await;
+    let (down, down_hits) = servers::answering(StatusCode::SERVICE_UNAVAILABLE).await;
     let response = client.ready().await.unwrap().call(get(&down)).await;
     assert_eq!(response.unwrap().status(), 503);
     assert_eq!(down_hits.load(Ordering::SeqCst), 2); // the circuit opened
@@ -75,7 +56,7 @@ async fn a_host_still_called_keeps_its_open_circuit_while_other_hosts_come_and_g
     for _ in 0..8 {
         let refused = client.ready().await.unwrap().call(get(&down)).await;
         assert!(matches!(refused, Err(BreakerError::Open(_))));
-        let (up, _) = server(StatusCode::OK).await;
+        let (up, _) = servers::answering(StatusCode::OK).await;
         let response = client.ready().await.unwrap().call(get(&up)).await;
         assert_eq!(response.unwrap().status(), 200);
         assert!(upstreams.len() <= 4);

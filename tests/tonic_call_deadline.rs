@@ -16,8 +16,7 @@ use std::task::{Context, Poll};
 use std::time::Duration;
 
 use bytes::Bytes;
-use grpc_server::{status, Echo, Raw};
-use http::uri::PathAndQuery;
+use grpc_server::{status, Echo};
 use retry_runtime::tower::RetryLayer;
 use retry_runtime::{CircuitBreaker, Jitter, Policy};
 use tokio::time::Instant;
@@ -64,19 +63,7 @@ impl tower::Service<http::Request<tonic::body::Body>> for Noting {
 async fn serve(script: impl IntoIterator<Item = Status>) -> (Channel, Noting) {
     let noting = Noting::default();
     noting.echo.script.lock().unwrap().extend(script);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(noting.clone())
-            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-    );
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    (channel, noting)
+    (grpc_server::serve_service(noting.clone()).await, noting)
 }
 
 async fn say<T>(channel: T, timeout: Option<Duration>) -> Result<Bytes, Status>
@@ -86,17 +73,11 @@ where
     T::ResponseBody: tonic::codegen::Body<Data = Bytes> + Send + 'static,
     <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
 {
-    let mut client = tonic::client::Grpc::new(channel);
-    client
-        .ready()
-        .await
-        .map_err(|error| Status::unavailable(error.into().to_string()))?;
     let mut request = tonic::Request::new(Bytes::from_static(b"hello"));
     if let Some(timeout) = timeout {
         request.set_timeout(timeout);
     }
-    let path = PathAndQuery::from_static("/test.Echo/Say");
-    Ok(client.unary(request, path, Raw).await?.into_inner())
+    grpc_server::say(channel, request).await
 }
 
 /// A `grpc-timeout` value in milliseconds, whatever its unit.

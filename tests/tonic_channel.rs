@@ -12,8 +12,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use bytes::Bytes;
-use grpc_server::{serve, status, Raw};
-use http::uri::PathAndQuery;
+use grpc_server::{serve, status};
 use retry_runtime::tower::RetryLayer;
 use retry_runtime::{Jitter, Policy, RetryBudget};
 use tokio::time::Instant;
@@ -34,14 +33,7 @@ where
     T::ResponseBody: tonic::codegen::Body<Data = Bytes> + Send + 'static,
     <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
 {
-    let mut client = tonic::client::Grpc::new(channel);
-    client
-        .ready()
-        .await
-        .map_err(|error| Status::unavailable(error.into().to_string()))?;
-    let request = tonic::Request::new(Bytes::from_static(message));
-    let path = PathAndQuery::from_static("/test.Echo/Say");
-    Ok(client.unary(request, path, Raw).await?.into_inner())
+    grpc_server::say(channel, tonic::Request::new(Bytes::from_static(message))).await
 }
 
 /// UNAVAILABLE twice, then OK: three calls, and the third carries the

@@ -107,17 +107,51 @@ pub async fn serve(script: impl IntoIterator<Item = Status>) -> (Channel, Arc<At
     let echo = Echo::default();
     echo.script.lock().unwrap().extend(script);
     let calls = Arc::clone(&echo.calls);
+    (serve_service(echo).await, calls)
+}
+
+/// Serves `service` on 127.0.0.1 and connects a channel to it.
+pub async fn serve_service<S>(service: S) -> Channel
+where
+    S: tower::Service<
+            http::Request<tonic::body::Body>,
+            Response = http::Response<tonic::body::Body>,
+            Error = Infallible,
+        > + NamedService
+        + Clone
+        + Send
+        + Sync
+        + 'static,
+    S::Future: Send + 'static,
+{
     let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
     let addr = listener.local_addr().unwrap();
     tokio::spawn(
         tonic::transport::Server::builder()
-            .add_service(echo)
+            .add_service(service)
             .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
     );
-    let channel = Channel::from_shared(format!("http://{addr}"))
+    Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect()
         .await
-        .unwrap();
-    (channel, calls)
+        .unwrap()
+}
+
+/// One unary call of `test.Echo/Say` through `channel`, as a generated
+/// client makes it.
+pub async fn say<T>(channel: T, request: tonic::Request<Bytes>) -> Result<Bytes, Status>
+where
+    T: tonic::client::GrpcService<tonic::body::Body>,
+    T::Error: Into<tonic::codegen::StdError>,
+    T::ResponseBody: tonic::codegen::Body<Data = Bytes> + Send + 'static,
+    <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
+{
+    let mut client = tonic::client::Grpc::new(channel);
+    client
+        .ready()
+        .await
+        .map_err(|error| Status::unavailable(error.into().to_string()))?;
+    let path = http::uri::PathAndQuery::from_static("/test.Echo/Say");
+    Ok(client.unary(request, path, Raw).await?.into_inner())
 }

@@ -6,6 +6,9 @@ use std::net::SocketAddr;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::routing::any;
 use axum::Router;
 use hyper_util::rt::TokioIo;
 use hyper_util::service::TowerToHyperService;
@@ -66,4 +69,20 @@ async fn read_head(stream: &mut tokio::net::TcpStream) {
             Ok(read) => seen.extend_from_slice(&buffer[..read]),
         }
     }
+}
+
+/// A server that answers every request with `status`, and the count of the
+/// requests it has answered.
+pub async fn answering(status: StatusCode) -> (Server, Arc<AtomicU32>) {
+    let hits = Arc::new(AtomicU32::new(0));
+    let router = Router::new()
+        .route(
+            "/",
+            any(move |State(hits): State<Arc<AtomicU32>>| async move {
+                hits.fetch_add(1, Ordering::SeqCst);
+                status
+            }),
+        )
+        .with_state(Arc::clone(&hits));
+    (serve(router, 0).await, hits)
 }
