@@ -23,7 +23,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::{call_spanned, Expansion};
+use super::{call_on_output, call_spanned, output_lints, Expansion};
 use crate::check::timeout_span;
 
 /// How a cut-off attempt fails.
@@ -75,9 +75,9 @@ impl Expansion<'_> {
                         #error
                     }
                 };
-                call_spanned(quote!(#private::timed_out_with::<#output>), convert, span)
+                call_on_output(quote!(#private::timed_out_with::<#output>), convert, span)
             }
-            None => call_spanned(
+            None => call_on_output(
                 quote!(#private::timeout_key::<#output>),
                 TokenStream::new(),
                 span,
@@ -147,12 +147,15 @@ impl Expansion<'_> {
                 // A retry the breaker refuses returns the caller's own last
                 // error, kept through the wait, not the refusal.
                 let refused = self.refused(breaker);
+                let quiet = output_lints();
                 quote! {
                     if #attempts.acquire() {
                         #run
                     } else {
                         match #last.take() {
                             #private::Some(#outcome) => #outcome,
+                            // Names the return type: see `call_on_output`.
+                            #[allow(#quiet)]
                             #private::None => #refused,
                         }
                     }

@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
 use super::attempt::Limit;
-use super::{call_spanned, Expansion};
+use super::{call_on_output, split_on_output, Expansion};
 
 impl Expansion<'_> {
     pub(super) fn hedged(&self, hedge: crate::parse::Hedge, attempt: TokenStream) -> TokenStream {
@@ -32,27 +32,35 @@ impl Expansion<'_> {
             Limit::Policy => quote!(#limit),
             Limit::Key { span, timed_out } => self.keyed_limit(span, timed_out.as_ref()),
         };
-        let breaker = match (&config.breaker, &config.circuit_open) {
-            (Some(breaker), Some(circuit_open)) => call_spanned(
+        // The path that names the return type is bound first (see
+        // `split_on_output`): a temporary the breaker borrows lives as long
+        // as the call.
+        let (bind_breaker, breaker) = match (&config.breaker, &config.circuit_open) {
+            (Some(breaker), Some(circuit_open)) => split_on_output(
                 quote!(#private::hedge::breaker_with::<#output>),
                 quote!(#breaker, #circuit_open),
                 circuit_open.span(),
+                "breaker_with",
             ),
             (Some(breaker), None) => {
                 let span = match breaker {
                     Expr::Reference(reference) => reference.expr.span(),
                     other => other.span(),
                 };
-                call_spanned(
+                split_on_output(
                     quote!(#private::hedge::breaker::<#output>),
                     quote!(#breaker),
                     span,
+                    "breaker",
                 )
             }
-            (None, _) => quote!(#private::hedge::no_breaker::<#output>()),
+            (None, _) => (
+                TokenStream::new(),
+                quote!(#private::hedge::no_breaker::<#output>()),
+            ),
         };
         let name = &self.name;
-        crate::hedge::expand(crate::hedge::Parts {
+        let call = crate::hedge::expand(crate::hedge::Parts {
             hedge,
             private,
             krate,
@@ -67,7 +75,8 @@ impl Expansion<'_> {
             name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
             rules: self.hedged_rules(),
             attempt,
-        })
+        });
+        quote!(#bind_breaker #call)
     }
 
     /// The rules of a hedged call, in the order `hedge::rules` takes them.
@@ -98,7 +107,7 @@ impl Expansion<'_> {
             rule.as_ref()
                 .map_or_else(|| default.clone(), |rule| quote!(#rule))
         });
-        call_spanned(
+        call_on_output(
             quote!(#private::hedge::rules::<#output, _, _, _, _, _, _>),
             quote!(#(#args),*),
             span,

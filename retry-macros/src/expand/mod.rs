@@ -196,8 +196,13 @@ impl Expansion<'_> {
                     quote!(#policy),
                     policy.span(),
                 );
+                // The call names the return type: see `call_on_output`.
+                let quiet = output_lints();
                 (
-                    quote!(let (#policy_copy, #limit) = #split;),
+                    quote! {
+                        #[allow(#quiet)]
+                        let (#policy_copy, #limit) = #split;
+                    },
                     quote!(&#policy_copy),
                 )
             }
@@ -364,7 +369,10 @@ impl Expansion<'_> {
                 quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
                 hook_at,
             );
+            // The call names the return type: see `call_on_output`.
+            let quiet = output_lints();
             quote! {
+                #[allow(#quiet)]
                 let #on_give_up = #bound;
                 #call;
             }
@@ -444,6 +452,57 @@ pub(crate) fn call_spanned(function: TokenStream, args: TokenStream, span: Span)
     let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
     args.set_span(span);
     quote!(#function #args)
+}
+
+/// The lints about how the user wrote the return type that a copy of it
+/// would report again: a path longer than it needs to be, a lifetime it
+/// hides. Allowed on the statements that copy the type to the location of a
+/// key (see [`call_on_output`]); the type the user wrote keeps them.
+pub(crate) fn output_lints() -> TokenStream {
+    quote!(unused_qualifications, elided_lifetimes_in_paths)
+}
+
+/// As [`call_spanned`], for a `function` whose path copies the function's
+/// return type, in a block of its own: the call is bound to a local under
+/// `#[allow(..)]` of the [`output_lints`]. The copy is located at `span`, the
+/// key, so that an unmet bound on it is reported there; a lint about how the
+/// user wrote the type (a path longer than it needs to be, a hidden
+/// lifetime) is then reported once, on the type they wrote, not again on
+/// each key that copies it. `#[allow]` cannot go on an expression, hence the
+/// `let`.
+pub(crate) fn call_on_output(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
+    let quiet = output_lints();
+    let value = Ident::new("value", Span::mixed_site());
+    let call = call_spanned(function, args, span);
+    quote! {{
+        #[allow(#quiet, clippy::let_and_return)]
+        let #value = #call;
+        #value
+    }}
+}
+
+/// As [`call_on_output`], with the path alone bound to a local (first, in
+/// statement position, under the `allow`) and the call of that local written
+/// where the value is used, so that the temporaries of the arguments live as
+/// long as they did in the call itself.
+pub(crate) fn split_on_output(
+    function: TokenStream,
+    args: TokenStream,
+    span: Span,
+    name: &str,
+) -> (TokenStream, TokenStream) {
+    let quiet = output_lints();
+    let bound = Ident::new(name, Span::mixed_site().located_at(span));
+    let function = respan(function, span);
+    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
+    args.set_span(span);
+    (
+        quote! {
+            #[allow(#quiet)]
+            let #bound = #function;
+        },
+        quote!(#bound #args),
+    )
 }
 
 /// `tokens` with every span set to `span`, so the compiler reports what goes

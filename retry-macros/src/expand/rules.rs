@@ -24,7 +24,7 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::{call_spanned, respan, Expansion};
+use super::{call_spanned, output_lints, respan, Expansion};
 
 impl Expansion<'_> {
     /// `rules::<Ret>()` with a call for each rule the attribute writes. The
@@ -74,11 +74,15 @@ impl Expansion<'_> {
             );
             Some(quote!(let #rules = #call;))
         });
+        // The copy of the return type in `start` is located at it: see
+        // `call_on_output`.
+        let quiet = output_lints();
         // The block is located at the return type too, as every argument of
         // the call that takes it.
         let mut block = Group::new(
             Delimiter::Brace,
             quote! {
+                #[allow(#quiet)]
                 let #rules = #start;
                 #(#set)*
                 #rules
