@@ -57,14 +57,15 @@ fn server(
 }
 
 async fn send(
-    service: impl Service<Request<()>, Response = Response<u32>, Error = std::io::Error>
+    policy: impl Into<retry_runtime::Shared<Policy>>,
+    service: impl Service<Request<()>, Response = Response<u32>, Error = std::io::Error, Future: Send>
         + Clone
         + Send
         + 'static,
     request: Request<()>,
 ) -> (Response<u32>, u64) {
     let mut client = ServiceBuilder::new()
-        .layer(HedgeLayer::new(&POLICY, HEDGE))
+        .layer(HedgeLayer::new(policy, HEDGE))
         .service(service);
     let started = Instant::now();
     let response = client.ready().await.unwrap().call(request).await.unwrap();
@@ -81,7 +82,7 @@ async fn a_get_is_hedged_and_the_first_response_wins() {
         |n| if n == 1 { 1000 } else { 5 },
         |_| StatusCode::OK,
     );
-    let (response, took) = send(service, Request::new(())).await;
+    let (response, took) = send(&POLICY, service, Request::new(())).await;
     assert_eq!((*response.body(), took), (2, 25));
     assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
     assert_eq!(counts.dropped.load(Ordering::SeqCst), 1);
@@ -92,7 +93,7 @@ async fn a_post_without_a_key_is_sent_once() {
     let counts = Arc::new(Counts::default());
     let service = server(counts.clone(), |_| 1000, |_| StatusCode::OK);
     let post = Request::builder().method(Method::POST).body(()).unwrap();
-    let (response, took) = send(service, post).await;
+    let (response, took) = send(&POLICY, service, post).await;
     assert_eq!((*response.body(), took), (1, 1000));
     assert_eq!(counts.sent.load(Ordering::SeqCst), 1);
 }
@@ -110,7 +111,7 @@ async fn a_post_with_a_key_is_hedged() {
         .header("idempotency-key", "7c0ffee")
         .body(())
         .unwrap();
-    let (response, took) = send(service, post).await;
+    let (response, took) = send(&POLICY, service, post).await;
     assert_eq!((*response.body(), took), (2, 25));
 }
 
@@ -130,8 +131,23 @@ async fn a_503_starts_the_next_copy_after_its_retry_after() {
             }
         },
     );
-    let (response, took) = send(service, Request::new(())).await;
+    let (response, took) = send(&POLICY, service, Request::new(())).await;
     assert_eq!(*response.body(), 2);
     assert!((1010..=1111).contains(&took), "{took}");
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
+}
+
+/// The policy from an `Arc` (built at run time) hedges as a `static` does.
+#[tokio::test(start_paused = true)]
+async fn an_arc_policy_hedges_the_same() {
+    let counts = Arc::new(Counts::default());
+    let service = server(
+        counts.clone(),
+        |n| if n == 1 { 1000 } else { 5 },
+        |_| StatusCode::OK,
+    );
+    let policy = Arc::new(Policy::new().with_max_attempts(3));
+    let (response, took) = send(policy, service, Request::new(())).await;
+    assert_eq!((*response.body(), took), (2, 25));
     assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
 }

@@ -279,6 +279,11 @@ where
     S: Slots<Running<'p, L::Attempt>>,
 {
     let after_failure = core::mem::take(this.retrying);
+    if !this.make.can_make() {
+        // The request cannot be sent again (a body over the layer's bound,
+        // or one still being sent): no attempt starts any more.
+        return no_more(this, Stop::NotRetryable);
+    }
     if *this.started > 0 && !after_failure {
         // A hedge is a retry for the budget: made only if it allows one,
         // and it takes a token.
@@ -331,6 +336,21 @@ where
         return false;
     };
     let number = this.started.saturating_add(1);
+    this.attempts.set_attempt(number);
+    let timeout = this.attempts.attempt_timeout();
+    let make = &mut *this.make; // Made in the attempt's context: it sees its key.
+    let mut refused_inside = false;
+    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside);
+    this.attempts.swap_nesting((0, false));
+    let made = this.attempts.make_marked(mark, || make.try_make());
+    let nesting = this.attempts.swap_nesting((0, false));
+    let Some(made) = made else {
+        // No copy of the request could be made: the permit goes unused,
+        // and no attempt starts any more.
+        this.attempts.set_attempt(*this.started);
+        no_more(this, Stop::NotRetryable);
+        return false;
+    };
     *this.started = number;
     if number > 1 {
         if after_failure {
@@ -338,14 +358,6 @@ where
         }
         observe::retrying(this.setup.name, number - 1, *this.wait);
     }
-    this.attempts.set_attempt(number);
-    let timeout = this.attempts.attempt_timeout();
-    let make = &mut *this.make; // Made in the attempt's context: it sees its key.
-    let mut refused_inside = false;
-    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside);
-    this.attempts.swap_nesting((0, false));
-    let made = this.attempts.make_marked(mark, || make.make());
-    let nesting = this.attempts.swap_nesting((0, false));
     let attempt = this.setup.limit.bound(timeout, made);
     slot.set(Some(Running {
         attempt,

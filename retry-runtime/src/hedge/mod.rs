@@ -98,7 +98,7 @@ pub use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
 pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use tower::{AllRepeatable, HedgeLayer, HedgeService, Repeatable};
+pub use tower::{AllRepeatable, CloneRequests, HedgeLayer, HedgeService, Repeatable, ReplayBodies};
 
 /// When to start another attempt while none has answered: after a fixed
 /// delay, or at a percentile of the recent latencies of successful

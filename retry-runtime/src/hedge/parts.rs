@@ -20,6 +20,19 @@ pub trait MakeAttempt {
     type Attempt: Future;
     /// Starts another attempt.
     fn make(&mut self) -> Self::Attempt;
+
+    /// Whether another attempt can be made now; asked before a hedge takes
+    /// a token from the budget. `true` unless overridden: the tower layer
+    /// says `false` for a request whose body cannot be sent again.
+    fn can_make(&self) -> bool {
+        true
+    }
+
+    /// Starts another attempt, or `None` when none can be made (the call
+    /// then starts no more). [`make`](Self::make) unless overridden.
+    fn try_make(&mut self) -> Option<Self::Attempt> {
+        Some(self.make())
+    }
 }
 
 impl<F, Fut> MakeAttempt for F

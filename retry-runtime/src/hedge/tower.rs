@@ -1,16 +1,22 @@
-//! Hedging as a tower layer, for requests that are safe to repeat.
+//! Hedging as a tower layer, for requests that are safe to repeat: cloned
+//! ([`CloneRequests`]), or `http::Request`s whose body is recorded as it is
+//! sent and played back to the copies ([`ReplayBodies`]).
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use core::time::Duration;
+use std::sync::Arc;
 
 use ::tower::{Layer, Service};
+use http::Request;
 
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Judge, Setup, Unbounded};
-use crate::tower::{Classify, HttpClassifier};
-use crate::{Classification, Policy, RetryBudget};
+use crate::clock::Clock;
+use crate::tower::deadline;
+use crate::tower::{Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY};
+use crate::{Classification, Policy, RetryBudget, Shared};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
 /// copy of the request is sent each time the newest has been outstanding
@@ -47,41 +53,93 @@ use crate::{Classification, Policy, RetryBudget};
 ///
 /// The default [`HttpClassifier`] hedges only what it would retry: an
 /// idempotent method, or a request with an `Idempotency-Key` header; a
-/// failure it retries starts the next copy at once (after `Retry-After`,
-/// if given). Requests are cloned for each copy, and so is the service
-/// (`S: Clone`), whose copies are driven to readiness before each is
-/// called. The policy's per-attempt `timeout` is not applied: add
-/// `tower::timeout` inside this layer; for a breaker, put a
-/// [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer) inside it.
+/// failure it retries starts the next copy at once (after `Retry-After`
+/// or gRPC pushback, if given). The service is cloned for each copy
+/// (`S: Clone`), and each clone is driven to readiness before it is called.
+///
+/// Requests are cloned for each copy ([`CloneRequests`], the default).
+/// For an `http::Request<B>` whose body is not `Clone` (a tonic channel's,
+/// hyper's, axum's), [`replay_bodies`](Self::replay_bodies) records the
+/// body as the first copy sends it, up to a bound, and plays it back to the
+/// later copies ([`ReplayBodies`], [`ReplayBody`]); a body over the bound,
+/// or one still being sent when a copy is due, is sent once, unhedged. The
+/// policy and budget are `&'static` or `Arc` ([`Shared`]).
+///
+/// ```
+/// use std::sync::Arc;
+/// use std::time::Duration;
+/// use retry_runtime::hedge::{AllRepeatable, Hedge, HedgeLayer, HedgeService, ReplayBodies};
+/// use retry_runtime::tower::HttpClassifier;
+/// use retry_runtime::Policy;
+/// use tonic::transport::Channel;
+///
+/// type Hedged = HedgeService<Channel, AllRepeatable<HttpClassifier>, ReplayBodies>;
+///
+/// // gRPC calls are POSTs: this layer hedges every call it is given.
+/// fn hedged(channel: Channel, policy: Arc<Policy>) -> tonic::client::Grpc<Hedged> {
+///     let layer = HedgeLayer::new(policy, Hedge::after(Duration::from_millis(20)))
+///         .with_classifier(HttpClassifier::default())
+///         .replay_bodies();
+///     tonic::client::Grpc::new(tower::ServiceBuilder::new().layer(layer).service(channel))
+/// }
+/// ```
+///
+/// Each call's future is boxed (as [`RetryLayer`](crate::tower::RetryLayer)'s),
+/// besides the slots its copies run in. The policy's per-attempt `timeout`
+/// is not applied: add `tower::timeout` inside this layer. The layer asks
+/// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
+/// inside it guards each copy, and a copy it refuses ends the call with
+/// [`BreakerError::Open`](crate::tower::BreakerError::Open).
 #[derive(Clone, Debug)]
-pub struct HedgeLayer<C = HttpClassifier> {
-    policy: &'static Policy,
+pub struct HedgeLayer<C = HttpClassifier, M = CloneRequests> {
+    policy: Shared<Policy>,
     hedge: Hedge,
-    budget: Option<&'static RetryBudget>,
+    budget: Option<Shared<RetryBudget>>,
     name: &'static str,
     classifier: C,
+    copies: M,
+}
+
+/// How a [`HedgeLayer`] makes the copies of a request: by cloning it (any
+/// `Req: Clone`). The default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CloneRequests;
+
+/// How a [`HedgeLayer`] made with [`replay_bodies`](HedgeLayer::replay_bodies)
+/// or [`with_max_body`](HedgeLayer::with_max_body) makes the copies of an
+/// `http::Request<B>`: its head is cloned, and its body ([`ReplayBody`]) is
+/// recorded as the first copy sends it, up to a bound, and played back to
+/// the later copies. A body over the bound, or one still being sent when a
+/// copy is due (a client stream that has not ended), cannot be played back:
+/// the request is then sent once, unhedged and not retried.
+#[derive(Clone, Copy, Debug)]
+pub struct ReplayBodies {
+    max_body: usize,
 }
 
 impl HedgeLayer {
-    /// Hedges under `policy` (its `max`, `deadline`, `cap` for hints, and
-    /// `base` for a percentile hedge still warming up).
+    /// Hedges under `policy` (a `&'static Policy` or an `Arc<Policy>`): its
+    /// `max`, `deadline`, `cap` for hints, and `base` for a percentile hedge
+    /// still warming up.
     #[must_use]
-    pub fn new(policy: &'static Policy, hedge: Hedge) -> Self {
+    pub fn new(policy: impl Into<Shared<Policy>>, hedge: Hedge) -> Self {
         HedgeLayer {
-            policy,
+            policy: policy.into(),
             hedge,
             budget: None,
             name: "tower",
             classifier: HttpClassifier::default(),
+            copies: CloneRequests,
         }
     }
 }
 
-impl<C> HedgeLayer<C> {
-    /// Hedges and retries draw from a shared budget.
+impl<C, M> HedgeLayer<C, M> {
+    /// Hedges and retries draw from a shared budget (a `&'static
+    /// RetryBudget` or an `Arc<RetryBudget>`).
     #[must_use]
-    pub fn with_budget(mut self, budget: &'static RetryBudget) -> Self {
-        self.budget = Some(budget);
+    pub fn with_budget(mut self, budget: impl Into<Shared<RetryBudget>>) -> Self {
+        self.budget = Some(budget.into());
         self
     }
 
@@ -97,93 +155,255 @@ impl<C> HedgeLayer<C> {
     /// hedges every request: only put requests that are safe to repeat
     /// through this layer.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<AllRepeatable<C2>> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<AllRepeatable<C2>, M> {
         HedgeLayer {
             policy: self.policy,
             hedge: self.hedge,
             budget: self.budget,
             name: self.name,
             classifier: AllRepeatable(classifier),
+            copies: self.copies,
         }
+    }
+
+    /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (a
+    /// tonic channel's, hyper's, axum's): the body is recorded as the first
+    /// copy sends it, up to [`DEFAULT_MAX_BODY`] bytes, and played back to
+    /// the copies that follow; see [`ReplayBodies`].
+    #[must_use]
+    pub fn replay_bodies(self) -> HedgeLayer<C, ReplayBodies> {
+        self.with_max_body(DEFAULT_MAX_BODY)
+    }
+
+    /// As [`replay_bodies`](Self::replay_bodies), recording at most `bytes`
+    /// of each request body: a larger body is sent once, unhedged.
+    #[must_use]
+    pub fn with_max_body(self, bytes: usize) -> HedgeLayer<C, ReplayBodies> {
+        HedgeLayer {
+            policy: self.policy,
+            hedge: self.hedge,
+            budget: self.budget,
+            name: self.name,
+            classifier: self.classifier,
+            copies: ReplayBodies { max_body: bytes },
+        }
+    }
+
+    /// The policy each request's copies follow.
+    #[must_use]
+    pub fn policy(&self) -> &Policy {
+        &self.policy
     }
 }
 
-impl<S, C: Clone> Layer<S> for HedgeLayer<C> {
-    type Service = HedgeService<S, C>;
+impl<S, C: Clone, M: Clone> Layer<S> for HedgeLayer<C, M> {
+    type Service = HedgeService<S, C, M>;
 
     fn layer(&self, inner: S) -> Self::Service {
         HedgeService {
             inner,
-            layer: self.clone(),
+            layer: Arc::new(self.clone()),
         }
     }
 }
 
 /// The service [`HedgeLayer`] makes.
-#[derive(Clone, Debug)]
-pub struct HedgeService<S, C = HttpClassifier> {
+#[derive(Debug)]
+pub struct HedgeService<S, C = HttpClassifier, M = CloneRequests> {
     inner: S,
-    layer: HedgeLayer<C>,
+    layer: Arc<HedgeLayer<C, M>>,
 }
 
-/// The future of a hedged request.
-pub type ResponseFuture<S, C, Req> = Hedged<
-    'static,
-    Result<<S as Service<Req>>::Response, <S as Service<Req>>::Error>,
-    Copies<S, Req>,
-    Judged<C, Req>,
-    Boxed<super::Running<'static, RequestCopy<S, Req>>>,
-    Unbounded,
->;
+impl<S: Clone, C, M> Clone for HedgeService<S, C, M> {
+    fn clone(&self) -> Self {
+        HedgeService {
+            inner: self.inner.clone(),
+            layer: Arc::clone(&self.layer),
+        }
+    }
+}
 
-impl<S, C, Req> Service<Req> for HedgeService<S, C>
+impl<S, C, M> HedgeService<S, C, M> {
+    /// The service polled ready, which sends the first copy; a clone of it
+    /// stays behind for the next request (as tower's `Retry` does).
+    fn take_ready(&mut self) -> S
+    where
+        S: Clone,
+    {
+        let clone = self.inner.clone();
+        core::mem::replace(&mut self.inner, clone)
+    }
+
+    /// The hedge for `request`: none for a request that is not safe to
+    /// repeat (its failure is still retried if the classifier says so).
+    fn hedge_for<Req>(&self, request: &Req) -> Hedge
+    where
+        C: Repeatable<Req>,
+    {
+        if self.layer.classifier.is_repeatable(request) {
+            self.layer.hedge
+        } else {
+            Hedge::never()
+        }
+    }
+}
+
+/// Requests that are `Clone`: each copy is a clone.
+impl<S, C, Req> Service<Req> for HedgeService<S, C, CloneRequests>
 where
-    S: Service<Req> + Clone,
-    C: Classify<Req, S::Response, S::Error> + Repeatable<Req> + Clone,
-    Req: Clone,
+    S: Service<Req> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Response: Send + 'static,
+    S::Error: Send + 'static,
+    C: Classify<Req, S::Response, S::Error> + Repeatable<Req> + Send + Sync + 'static,
+    Req: Clone + Send + 'static,
 {
     type Response = S::Response;
     type Error = S::Error;
-    type Future = ResponseFuture<S, C, Req>;
+    type Future = ResponseFuture<S::Response, S::Error>;
 
     fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
         self.inner.poll_ready(cx)
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        // The ready service sends the first copy; clones of it, driven to
-        // readiness, the others.
-        let clone = self.inner.clone();
-        let ready = core::mem::replace(&mut self.inner, clone);
-        let layer = &self.layer;
-        // A request that is not safe to repeat is sent once, unless the
-        // classifier retries its failure.
-        let hedge = if layer.classifier.is_repeatable(&request) {
-            layer.hedge
-        } else {
-            Hedge::never()
-        };
-        Hedged::new(
-            Setup {
-                policy: layer.policy,
+        let hedge = self.hedge_for(&request);
+        let service = self.take_ready();
+        let layer = Arc::clone(&self.layer);
+        ResponseFuture::new(async move {
+            let policy = *layer.policy;
+            let judged = request.clone();
+            let source = request.clone();
+            let copy = move || Some(source.clone());
+            run(
+                service,
+                &layer,
+                &policy,
                 hedge,
-                budget: layer.budget,
-                breaker: None,
-                limit: Unbounded,
-                name: layer.name,
-            },
-            Boxed::new(layer.policy.max_attempts()),
-            Judged {
-                classifier: layer.classifier.clone(),
-                request: request.clone(),
-            },
-            Copies {
-                service: ready,
                 request,
-                sent: false,
-            },
-        )
+                judged,
+                copy,
+                || true,
+            )
+            .await
+        })
     }
+}
+
+/// `http::Request`s whose body is recorded as the first copy sends it and
+/// played back to the others ([`ReplayBody`]). A gRPC call's own timeout
+/// (`grpc-timeout`) bounds the call, and each later copy carries the time
+/// the call has left, as the retry layer does.
+impl<S, C, B, ResB> Service<Request<B>> for HedgeService<S, C, ReplayBodies>
+where
+    S: Service<Request<B>, Response = http::Response<ResB>> + Clone + Send + 'static,
+    S::Future: Send,
+    S::Error: Send + 'static,
+    C: Classify<Request<B>, http::Response<ResB>, S::Error>
+        + Repeatable<Request<B>>
+        + Send
+        + Sync
+        + 'static,
+    B: ReplayBody,
+    B::Source: Sync,
+    ResB: Send + 'static,
+{
+    type Response = http::Response<ResB>;
+    type Error = S::Error;
+    type Future = ResponseFuture<http::Response<ResB>, S::Error>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
+        self.inner.poll_ready(cx)
+    }
+
+    fn call(&mut self, request: Request<B>) -> Self::Future {
+        let hedge = self.hedge_for(&request);
+        let service = self.take_ready();
+        let layer = Arc::clone(&self.layer);
+        ResponseFuture::new(async move {
+            let (head, body) = request.into_parts();
+            // A gRPC call's own timeout bounds the whole call (gRFC A6):
+            // the call's deadline is the nearer of it and the policy's.
+            let grpc_timeout = deadline::timeout(&head.headers);
+            let policy = match grpc_timeout {
+                Some(timeout) => {
+                    let nearer = layer
+                        .policy
+                        .deadline()
+                        .map_or(timeout, |own| own.min(timeout));
+                    layer.policy.with_deadline(nearer)
+                }
+                None => *layer.policy,
+            };
+            let grpc_deadline =
+                grpc_timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
+            let (first, source) = body.record(layer.copies.max_body);
+            let judged = Request::from_parts(head.clone(), B::empty());
+            let first = Request::from_parts(head.clone(), first);
+            let source = &source;
+            let copy = move || {
+                let body = B::replay(source)?;
+                let mut head = head.clone();
+                if let Some(at) = grpc_deadline {
+                    // A later copy tells the server the time the call has
+                    // left, not the time the first copy had.
+                    if let Some(left) = deadline::value(Clock::Async.until(at)) {
+                        head.headers.insert(deadline::GRPC_TIMEOUT, left);
+                    }
+                }
+                Some(Request::from_parts(head, body))
+            };
+            let can_copy = move || B::can_replay(source);
+            run(
+                service, &layer, &policy, hedge, first, judged, copy, can_copy,
+            )
+            .await
+        })
+    }
+}
+
+/// One request's copies, hedged under `policy` (the layer's, or this
+/// call's, bounded by its `grpc-timeout`).
+#[allow(clippy::too_many_arguments)]
+async fn run<S, C, M, Req, F, K>(
+    service: S,
+    layer: &HedgeLayer<C, M>,
+    policy: &Policy,
+    hedge: Hedge,
+    first: Req,
+    judged: Req,
+    copy: F,
+    can_copy: K,
+) -> Result<S::Response, S::Error>
+where
+    S: Service<Req> + Clone,
+    C: Classify<Req, S::Response, S::Error>,
+    F: Fn() -> Option<Req>,
+    K: Fn() -> bool + Copy,
+{
+    Hedged::new(
+        Setup {
+            policy,
+            hedge,
+            budget: layer.budget.as_deref(),
+            breaker: None,
+            limit: Unbounded,
+            name: layer.name,
+        },
+        Boxed::new(policy.max_attempts()),
+        Judged {
+            classifier: &layer.classifier,
+            request: judged,
+            can_copy,
+        },
+        Copies {
+            service,
+            first: Some(first),
+            copy,
+            can_copy,
+        },
+    )
+    .await
 }
 
 /// Which requests may be hedged: sent again while a copy is outstanding.
@@ -220,55 +440,59 @@ where
     }
 }
 
-/// Makes each copy of the request.
-#[derive(Debug)]
-pub struct Copies<S, Req> {
+/// Makes each copy of the request: the first is sent by the service polled
+/// ready, the others by its clones, once ready.
+struct Copies<S, Req, F, K> {
     service: S,
-    request: Req,
-    sent: bool,
+    first: Option<Req>,
+    copy: F,
+    can_copy: K,
 }
 
-impl<S, Req> Copies<S, Req>
+impl<S, Req, F, K> super::MakeAttempt for Copies<S, Req, F, K>
 where
     S: Service<Req> + Clone,
-    Req: Clone,
-{
-    fn copy(&mut self) -> RequestCopy<S, Req> {
-        if core::mem::replace(&mut self.sent, true) {
-            RequestCopy::Waiting {
-                service: self.service.clone(),
-                request: Some(self.request.clone()),
-            }
-        } else {
-            RequestCopy::Sent {
-                future: self.service.call(self.request.clone()),
-            }
-        }
-    }
-}
-
-impl<S, Req> super::MakeAttempt for Copies<S, Req>
-where
-    S: Service<Req> + Clone,
-    Req: Clone,
+    F: Fn() -> Option<Req>,
+    K: Fn() -> bool,
 {
     type Attempt = RequestCopy<S, Req>;
 
     fn make(&mut self) -> RequestCopy<S, Req> {
-        self.copy()
+        // Only `try_make` is called by the hedged call; a copy that cannot
+        // be made fails no request here, it just never becomes ready.
+        self.try_make().unwrap_or(RequestCopy::Waiting {
+            service: self.service.clone(),
+            request: None,
+        })
+    }
+
+    fn can_make(&self) -> bool {
+        self.first.is_some() || (self.can_copy)()
+    }
+
+    fn try_make(&mut self) -> Option<RequestCopy<S, Req>> {
+        if let Some(first) = self.first.take() {
+            return Some(RequestCopy::Sent {
+                future: self.service.call(first),
+            });
+        }
+        Some(RequestCopy::Waiting {
+            service: self.service.clone(),
+            request: Some((self.copy)()?),
+        })
     }
 }
 
 pin_project_lite::pin_project! {
     /// One copy of the request: its service made ready, then called.
     #[project = RequestCopyProjection]
-    pub enum RequestCopy<S, Req>
+    enum RequestCopy<S, Req>
     where
         S: Service<Req>,
     {
-        /// Waiting for its service to be ready.
+        // Waiting for its service to be ready.
         Waiting { service: S, request: Option<Req> },
-        /// Sent.
+        // Sent.
         Sent { #[pin] future: S::Future },
     }
 }
@@ -298,19 +522,27 @@ where
     }
 }
 
-/// The classifier, with the request it judges outcomes of.
-#[derive(Debug)]
-pub struct Judged<C, Req> {
-    classifier: C,
+/// The classifier, with the request it judges outcomes of (for a replayed
+/// body, its head and an empty body: the copies sent theirs).
+struct Judged<'a, C, Req, K> {
+    classifier: &'a C,
     request: Req,
+    can_copy: K,
 }
 
-impl<C, Req, Res, E> Judge<Result<Res, E>> for Judged<C, Req>
+impl<C, Req, Res, E, K> Judge<Result<Res, E>> for Judged<'_, C, Req, K>
 where
     C: Classify<Req, Res, E>,
+    K: Fn() -> bool,
 {
     fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
-        self.classifier.classify(&self.request, outcome)
+        match self.classifier.classify(&self.request, outcome) {
+            // The request cannot be sent again (its body was over the bound,
+            // or not sent to its end): a failure for the budget and the
+            // breaker, returned as it came, as the retry layer does.
+            Classification::Transient(_) if !(self.can_copy)() => Classification::Unrepeatable,
+            verdict => verdict,
+        }
     }
 
     fn before_next(&self, _: &Result<Res, E>, _: u32, _: Duration) {}

@@ -42,6 +42,12 @@ pub trait ReplayBody: Body + Sized + Send + 'static {
     /// again (over the bound, or not sent to its end).
     fn replay(source: &Self::Source) -> Option<Self>;
 
+    /// Whether [`replay`](Self::replay) would give a body now, without
+    /// making one. The hedge layer asks before it sends another copy.
+    fn can_replay(source: &Self::Source) -> bool {
+        Self::replay(source).is_some()
+    }
+
     /// An empty body: the request the classifier reads has the attempt's
     /// head and no body (the attempt's own was sent).
     fn empty() -> Self;
@@ -58,6 +64,10 @@ macro_rules! replay_by_clone {
 
             fn replay(source: &Self) -> Option<Self> {
                 Some(source.clone())
+            }
+
+            fn can_replay(_: &Self) -> bool {
+                true
             }
 
             fn empty() -> Self {
@@ -88,6 +98,10 @@ where
         tape.replay().map(Self::new)
     }
 
+    fn can_replay(tape: &Tape) -> bool {
+        tape.is_replayable()
+    }
+
     fn empty() -> Self {
         Self::default()
     }
@@ -108,6 +122,10 @@ where
         tape.replay().map(Self::new)
     }
 
+    fn can_replay(tape: &Tape) -> bool {
+        tape.is_replayable()
+    }
+
     fn empty() -> Self {
         Self::default()
     }
@@ -124,6 +142,10 @@ impl ReplayBody for tonic::body::Body {
 
     fn replay(tape: &Tape) -> Option<Self> {
         tape.replay::<tonic::Status>().map(Self::new)
+    }
+
+    fn can_replay(tape: &Tape) -> bool {
+        tape.is_replayable()
     }
 
     fn empty() -> Self {
@@ -163,6 +185,14 @@ impl Tape {
             recorded: Arc::clone(&tape.recorded),
         };
         (recording, tape)
+    }
+
+    /// Whether [`replay`](Self::replay) would give a body now: the first
+    /// attempt sent its whole body, within the bound.
+    #[must_use]
+    pub fn is_replayable(&self) -> bool {
+        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        recorded.ended && !recorded.spoilt
     }
 
     /// A body that plays the recording back, or `None` when the first

@@ -8,7 +8,7 @@ use core::time::Duration;
 use http::{HeaderMap, HeaderValue};
 
 /// The header's name.
-pub(super) const GRPC_TIMEOUT: &str = "grpc-timeout";
+pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
 
 /// The most digits a `grpc-timeout` value may have (gRPC over HTTP/2:
 /// `TimeoutValue = 1*8 DIGIT`).
@@ -17,7 +17,7 @@ const MOST_DIGITS: usize = 8;
 /// The call's timeout, from its `grpc-timeout` header: `None` without the
 /// header, or for a value that is not `1*8 DIGIT` and a unit (`H`, `M`,
 /// `S`, `m`, `u`, `n`), which gRPC servers ignore too.
-pub(super) fn timeout(headers: &HeaderMap) -> Option<Duration> {
+pub(crate) fn timeout(headers: &HeaderMap) -> Option<Duration> {
     let value = headers.get(GRPC_TIMEOUT)?.as_bytes();
     let (&unit, digits) = value.split_last()?;
     if digits.is_empty() || digits.len() > MOST_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
@@ -41,7 +41,7 @@ pub(super) fn timeout(headers: &HeaderMap) -> Option<Duration> {
 /// eight digits, rounded down, so that the server never hears of more time
 /// than the call has. (Digits and a unit are always a valid header value;
 /// `None` is never returned.)
-pub(super) fn value(left: Duration) -> Option<HeaderValue> {
+pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
     const LIMIT: u128 = 100_000_000;
     let nanos = left.as_nanos();
     let (number, unit) = [

@@ -125,7 +125,7 @@
 mod body;
 mod breaker;
 mod classify;
-mod deadline;
+pub(crate) mod deadline;
 mod policy;
 mod service;
 mod upstreams;

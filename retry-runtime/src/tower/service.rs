@@ -53,6 +53,15 @@ pub struct ResponseFuture<T, E> {
     inner: Pin<Box<dyn Future<Output = Result<T, E>> + Send>>,
 }
 
+impl<T, E> ResponseFuture<T, E> {
+    /// Boxes `future`.
+    pub(crate) fn new(future: impl Future<Output = Result<T, E>> + Send + 'static) -> Self {
+        ResponseFuture {
+            inner: Box::pin(future),
+        }
+    }
+}
+
 impl<T, E> Future for ResponseFuture<T, E> {
     type Output = Result<T, E>;
 
