@@ -279,7 +279,7 @@ where
     S: Slots<Running<'p, L::Attempt>>,
 {
     let after_failure = core::mem::take(this.retrying);
-    if !this.make.can_make() {
+    if *this.started > 0 && !this.make.can_make() {
         // The request cannot be sent again (a body over the layer's bound,
         // or one still being sent): no attempt starts any more.
         return no_more(this, Stop::NotRetryable);
@@ -342,7 +342,15 @@ where
     let mut refused_inside = false;
     let mark = PermitMark::of(permit.as_ref(), &mut refused_inside);
     this.attempts.swap_nesting((0, false));
-    let made = this.attempts.make_marked(mark, || make.try_make());
+    // The first attempt is always made: a call with nothing to return
+    // would wait for ever.
+    let made = this.attempts.make_marked(mark, || {
+        if number == 1 {
+            Some(make.make())
+        } else {
+            make.try_make()
+        }
+    });
     let nesting = this.attempts.swap_nesting((0, false));
     let Some(made) = made else {
         // No copy of the request could be made: the permit goes unused,

@@ -21,15 +21,17 @@ pub trait MakeAttempt {
     /// Starts another attempt.
     fn make(&mut self) -> Self::Attempt;
 
-    /// Whether another attempt can be made now; asked before a hedge takes
-    /// a token from the budget. `true` unless overridden: the tower layer
-    /// says `false` for a request whose body cannot be sent again.
+    /// Whether another attempt can be made now; asked, after the first,
+    /// before a hedge takes a token from the budget. `true` unless
+    /// overridden: the tower layer says `false` for a request whose body
+    /// cannot be sent again.
     fn can_make(&self) -> bool {
         true
     }
 
-    /// Starts another attempt, or `None` when none can be made (the call
-    /// then starts no more). [`make`](Self::make) unless overridden.
+    /// Starts another attempt after the first (which [`make`](Self::make)
+    /// starts), or `None` when none can be made (the call then starts no
+    /// more). [`make`](Self::make) unless overridden.
     fn try_make(&mut self) -> Option<Self::Attempt> {
         Some(self.make())
     }
