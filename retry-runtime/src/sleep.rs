@@ -177,7 +177,6 @@ impl core::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let timer = match self.timer {
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Unpicked { .. } => "unpicked",
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Tokio { .. } => "tokio",

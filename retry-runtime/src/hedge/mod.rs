@@ -83,6 +83,8 @@
 
 mod call;
 mod closure;
+#[cfg(feature = "tower")]
+mod copies;
 mod latencies;
 mod parts;
 mod slots;
