@@ -1,6 +1,6 @@
 //! Per-host breakers report under their host's name: two real axum servers
-//! on 127.0.0.1 behind the tower layer with one breaker per authority, read
-//! back with metrics-util's debugging recorder (the `tracing` events are
+//! on 127.0.0.1 behind the tower layer, or the reqwest middleware, with one
+//! breaker per authority, read back with metrics-util's debugging recorder (the `tracing` events are
 //! checked in `per_host_breaker_events.rs`, alone in its binary). The
 //! registry's factory leaves the breakers unnamed, so the registry names
 //! each after its authority (`127.0.0.1:<port>`); a factory's own name wins.
@@ -19,7 +19,7 @@ use std::sync::atomic::Ordering;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use hosts::{client, get, open, upstreams, Host};
+use hosts::{client, get, middleware_client, open, open_through, send, upstreams, Host};
 use metrics_util::debugging::{DebugValue, DebuggingRecorder, Snapshotter};
 use metrics_util::MetricKind;
 use retry_runtime::registry::{Registry, Upstream};
@@ -116,6 +116,46 @@ fn each_host_has_its_own_series_one_open_one_closed() {
         }
         assert_eq!(down.hits.load(Ordering::SeqCst), 2);
         assert_eq!(up.hits.load(Ordering::SeqCst), 3);
+    });
+    let (down, up) = names.lock().unwrap().clone();
+    let breaker = |host: &str| probe.get(host).breaker().unwrap().name().to_owned();
+    assert_eq!((breaker(&down), breaker(&up)), (down.clone(), up.clone()));
+
+    let recorded = recorded(&snapshotter);
+    let mut expected = vec![down.clone(), up.clone()];
+    expected.sort_unstable();
+    assert_eq!(breakers(&recorded), expected, "no shared `circuit` series");
+    assert_eq!(gauge(&recorded, &down), Some(CircuitState::Open.gauge()));
+    assert_eq!(gauge(&recorded, &up), Some(CircuitState::Closed.gauge()));
+    assert_eq!(transitions(&recorded, &down, "closed", "open"), Some(1.0));
+    assert_eq!(transitions(&recorded, &up, "closed", "open"), None);
+}
+
+/// The same through the reqwest middleware's `per_authority`: the registry
+/// names each host's breaker after the request URL's `host:port`, and the
+/// healthy host's requests all go through while the other's are refused.
+#[test]
+fn the_middleware_gives_each_host_its_own_series() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let names = Arc::new(Mutex::new((String::new(), String::new())));
+    let seen = Arc::clone(&names);
+    let registry = upstreams();
+    let probe = Arc::clone(&registry);
+    run(&recorder, async move {
+        let down = Host::start(false).await;
+        let up = Host::start(true).await;
+        *seen.lock().unwrap() = (down.authority(), up.authority());
+        let client = middleware_client(&registry);
+
+        assert_eq!(send(&client, &up).await, Some(200));
+        open_through(&client, &down).await;
+        for _ in 0..3 {
+            assert_eq!(send(&client, &up).await, Some(200));
+            assert_eq!(send(&client, &down).await, None);
+        }
+        assert_eq!(down.hits.load(Ordering::SeqCst), 2);
+        assert_eq!(up.hits.load(Ordering::SeqCst), 4);
     });
     let (down, up) = names.lock().unwrap().clone();
     let breaker = |host: &str| probe.get(host).breaker().unwrap().name().to_owned();

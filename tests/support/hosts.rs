@@ -1,6 +1,7 @@
 //! Hosts for the per-host breaker tests: real axum servers on 127.0.0.1,
-//! each up or down at the test's command, behind the tower layer with one
-//! breaker per authority from a `Registry`. Needs `servers` beside it.
+//! each up or down at the test's command, behind the tower layer or the
+//! reqwest middleware with one breaker per authority from a `Registry`.
+//! Needs `servers` beside it.
 #![allow(dead_code)]
 
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
@@ -16,9 +17,11 @@ use http_body_util::Full;
 use hyper_util::client::legacy::connect::HttpConnector;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
+use reqwest_middleware::ClientWithMiddleware;
 use retry_runtime::registry::{Registry, Upstream};
+use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::{BreakerError, HttpClassifier, PerAuthority, RetryLayer, RetryService};
-use retry_runtime::{CircuitBreaker, Jitter, Policy};
+use retry_runtime::{CircuitBreaker, CircuitOpen, Jitter, Policy};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 use super::servers;
@@ -113,4 +116,34 @@ pub async fn get(service: &mut Hosts, host: &Host) -> Option<u16> {
 pub async fn open(service: &mut Hosts, host: &Host) {
     assert_eq!(get(service, host).await, Some(503));
     assert_eq!(get(service, host).await, None);
+}
+
+/// A reqwest client behind the retry middleware, with a breaker per
+/// authority (`RetryMiddleware::per_authority`) and the same policy.
+pub fn middleware_client(registry: &Arc<Registry<Upstream>>) -> ClientWithMiddleware {
+    // No idle connections, whose timers would move the paused clock.
+    let client = reqwest::Client::builder()
+        .pool_max_idle_per_host(0)
+        .build()
+        .unwrap();
+    reqwest_middleware::ClientBuilder::new(client)
+        .with(RetryMiddleware::new(POLICY).per_authority(Arc::clone(registry)))
+        .build()
+}
+
+/// The status of a GET to `host` through the middleware, or `None` when its
+/// breaker refused it (`Error::Middleware` holding a `CircuitOpen`).
+pub async fn send(client: &ClientWithMiddleware, host: &Host) -> Option<u16> {
+    match client.get(host.server.url("/")).send().await {
+        Ok(response) => Some(response.status().as_u16()),
+        Err(reqwest_middleware::Error::Middleware(error)) if error.is::<CircuitOpen>() => None,
+        Err(error) => panic!("{error:?}"),
+    }
+}
+
+/// Through the middleware: two failed attempts open `host`'s circuit; the
+/// third is not sent, and the next request is refused.
+pub async fn open_through(client: &ClientWithMiddleware, host: &Host) {
+    assert_eq!(send(client, host).await, Some(503));
+    assert_eq!(send(client, host).await, None);
 }
