@@ -32,7 +32,7 @@ use crate::timer::thread::Wait;
 
 pin_project_lite::pin_project! {
     /// A wait made by the retry loops, `timeout` and the tower layer's
-    /// policy, on the timer of wherever it is made.
+    /// policy, on the timer of wherever it is first polled.
     ///
     /// It ends no sooner than asked, and on tokio's timer up to about 1 ms
     /// later (its tick), or when its tokio runtime shuts down, which fires
@@ -189,7 +189,7 @@ impl core::fmt::Debug for Sleep {
 }
 
 /// Sleeps for at least `wait`, however long it is, on the timer of wherever
-/// it is made (see [`Sleep`]).
+/// it is first polled (see [`Sleep`]).
 ///
 /// On tokio's timer it may last up to about 1 ms longer than asked; on a
 /// paused clock a wait of 1 ns moves the clock by 1 ms. It never ends

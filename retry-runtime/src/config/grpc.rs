@@ -112,8 +112,10 @@ pub struct MethodConfig {
     hedging: Option<HedgingPolicy>,
 }
 
-/// A `name` of a method config: a service and a method, either of which
-/// may be empty (every method of the service; every service).
+/// A `name` of a method config: a service and a method. Without its method
+/// it names every method of the service, and empty (`{}`) every method of
+/// every service; a method without its service, or a name given more than
+/// once, makes the service config an error, as gRPC clients have it.
 #[derive(Clone, Debug, PartialEq, Eq)]
 pub struct MethodName {
     service: String,
