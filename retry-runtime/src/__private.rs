@@ -5,6 +5,7 @@ pub use crate::attempts::Attempts;
 pub use crate::breaker::AttemptPermit;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
+pub use crate::driver::{Guard, Keep};
 pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
 pub use crate::hedge::private as hedge;
 pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};

@@ -44,11 +44,13 @@ use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget, UntimedPolicy};
 /// # }
 /// ```
 #[must_use = "a `Retry` does nothing until `.run(...)` is awaited"]
-pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
+pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br = Unguarded> {
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
-    /// The breaker, with the conversion of its refusal into `E`.
-    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
+    /// The breaker, with the conversion of its refusal into `E`: a type of
+    /// its own ([`Guarded`]) once [`breaker`](Retry::breaker) is set, so
+    /// that a loop without one keeps no outcome through its waits.
+    breaker: Br,
     rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
     /// How an attempt cut off by the policy's timeout fails; never, under an
     /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
@@ -58,6 +60,100 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
 
 /// What an attempt the breaker refuses fails with: `E::from`.
 type Refusal<E> = fn(CircuitOpen) -> E;
+
+/// The breaker of a [`Retry`] that names none: every attempt is made, and
+/// the error of a failed attempt is dropped before the wait, so that an
+/// error type that is not `Send` (`Box<dyn Error>`) does not make the
+/// loop's future `!Send`, as under the attribute.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct Unguarded;
+
+/// The breaker of a [`Retry`] made by [`breaker`](Retry::breaker) or
+/// [`breaker_with`](Retry::breaker_with), with what a refused attempt fails
+/// with. The loop keeps a retried outcome through the wait, to return it
+/// should the breaker refuse the retry: its error must then be `Send` for
+/// the future to be, as under the attribute's `breaker` key.
+#[derive(Debug)]
+pub struct Guarded<'p, E> {
+    breaker: &'p CircuitBreaker,
+    refused: Refusal<E>,
+}
+
+impl<E> Clone for Guarded<'_, E> {
+    fn clone(&self) -> Self {
+        *self
+    }
+}
+
+impl<E> Copy for Guarded<'_, E> {}
+
+/// What the loop needs of its breaker, [`Unguarded`] or [`Guarded`]: the
+/// breaker, if any, and where a retried outcome is kept through the wait
+/// (nowhere without a breaker).
+///
+/// Two traits, so that the one that names the kept outcome's type has no
+/// lifetime: the compiler can then tell that the loop's future is `Send`
+/// whatever the breaker's borrow.
+#[doc(hidden)]
+pub trait Guard<'p, E>: Copy {
+    /// The breaker and what its refusal fails with, if there is one.
+    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)>;
+}
+
+/// Where the loop keeps a retried outcome through the wait: see [`Guard`].
+#[doc(hidden)]
+pub trait Keep<T, E>: Copy {
+    /// Where a retried outcome is kept through the wait.
+    type Kept: Default;
+    /// Keeps a retried outcome through the wait (or drops it at once).
+    fn keep(kept: &mut Self::Kept, outcome: Result<T, E>);
+    /// The outcome of an attempt the breaker refused: the kept one, or the
+    /// refusal. `None` without a breaker, which never refuses.
+    fn refused(self, kept: &mut Self::Kept) -> Option<Result<T, E>>;
+}
+
+impl<'p, E> Guard<'p, E> for Unguarded {
+    #[inline]
+    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
+        None
+    }
+}
+
+impl<T, E> Keep<T, E> for Unguarded {
+    type Kept = ();
+
+    #[inline]
+    fn keep((): &mut (), _: Result<T, E>) {}
+
+    #[inline]
+    fn refused(self, (): &mut ()) -> Option<Result<T, E>> {
+        None
+    }
+}
+
+impl<'p, E> Guard<'p, E> for Guarded<'p, E> {
+    #[inline]
+    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
+        Some((self.breaker, self.refused))
+    }
+}
+
+impl<T, E> Keep<T, E> for Guarded<'_, E> {
+    type Kept = Option<Result<T, E>>;
+
+    #[inline]
+    fn keep(kept: &mut Self::Kept, outcome: Result<T, E>) {
+        *kept = Some(outcome);
+    }
+
+    #[inline]
+    fn refused(self, kept: &mut Self::Kept) -> Option<Result<T, E>> {
+        Some(
+            kept.take()
+                .unwrap_or_else(|| Err((self.refused)(CircuitOpen))),
+        )
+    }
+}
 
 /// A [`Retry`] with only `on` set, by default to retry every error: no `Ok`
 /// value is retried, no server hint is read, no hook is called.
@@ -188,7 +284,7 @@ fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
     Retry {
         policy,
         budget: None,
-        breaker: None,
+        breaker: Unguarded,
         rules: Rules {
             on: every_error::<E>,
             on_ok: no_value::<T>,
@@ -218,9 +314,14 @@ macro_rules! with_rule {
     };
 }
 
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
+    Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
+{
     /// Retries only the errors `on` accepts.
-    pub fn on<F: Fn(&E) -> bool>(self, on: F) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk> {
+    pub fn on<F: Fn(&E) -> bool>(
+        self,
+        on: F,
+    ) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk, Br> {
         with_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
@@ -230,12 +331,15 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     pub fn on_ok<F: Fn(&T) -> bool>(
         self,
         on_ok: F,
-    ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk> {
+    ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk, Br> {
         with_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
     /// Reads the wait a server asked for from a retried error.
-    pub fn retry_after<F>(self, retry_after: F) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook, HookOk>
+    pub fn retry_after<F>(
+        self,
+        retry_after: F,
+    ) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook, HookOk, Br>
     where
         F: Fn(&E) -> Option<Duration>,
     {
@@ -246,7 +350,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     pub fn retry_after_ok<F>(
         self,
         retry_after_ok: F,
-    ) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook, HookOk>
+    ) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook, HookOk, Br>
     where
         F: Fn(&T) -> Option<Duration>,
     {
@@ -255,7 +359,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
 
     /// Calls `on_retry` before each wait after an error, with the error, the
     /// number of the attempt that failed, and the wait.
-    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F, HookOk>
+    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F, HookOk, Br>
     where
         F: Fn(&E, u32, Duration),
     {
@@ -264,7 +368,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
 
     /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
     /// retries, with the value, the attempt number, and the wait.
-    pub fn on_retry_ok<F>(self, on_retry_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, F>
+    pub fn on_retry_ok<F>(self, on_retry_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, F, Br>
     where
         F: Fn(&T, u32, Duration),
     {
@@ -279,12 +383,18 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
 
     /// Asks a shared circuit breaker before every attempt: a refused call
     /// fails with `E::from(CircuitOpen)` and is not retried.
-    pub fn breaker(mut self, breaker: &'p CircuitBreaker) -> Self
+    ///
+    /// The loop then keeps a retried outcome through the wait, to return it
+    /// should the breaker refuse the retry, so the error type must be `Send`
+    /// for the future to be; without a breaker it need not.
+    pub fn breaker(
+        self,
+        breaker: &'p CircuitBreaker,
+    ) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Guarded<'p, E>>
     where
         E: From<CircuitOpen>,
     {
-        self.breaker = Some((breaker, E::from));
-        self
+        self.breaker_with(breaker, E::from)
     }
 
     /// Asks a shared circuit breaker before every attempt, for an error type
@@ -314,12 +424,21 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     /// # }
     /// ```
     pub fn breaker_with(
-        mut self,
+        self,
         breaker: &'p CircuitBreaker,
         circuit_open: fn(CircuitOpen) -> E,
-    ) -> Self {
-        self.breaker = Some((breaker, circuit_open));
-        self
+    ) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Guarded<'p, E>> {
+        Retry {
+            policy: self.policy,
+            budget: self.budget,
+            breaker: Guarded {
+                breaker,
+                refused: circuit_open,
+            },
+            rules: self.rules,
+            limit: self.limit,
+            types: PhantomData,
+        }
     }
 
     /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
@@ -327,12 +446,15 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     pub fn hedge(
         self,
         hedge: crate::hedge::Hedge,
-    ) -> crate::hedge::HedgedRetry<'p, T, E, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>> {
+    ) -> crate::hedge::HedgedRetry<'p, T, E, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>
+    where
+        Br: Guard<'p, E>,
+    {
         crate::hedge::HedgedRetry::new(
             self.policy,
             hedge,
             self.budget,
-            self.breaker,
+            self.breaker.parts(),
             self.rules,
             self.limit,
         )
@@ -340,9 +462,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
 }
 
 /// Running the loop, once the rules are set.
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
+    Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 where
     Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    Br: Guard<'p, E> + Keep<T, E>,
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
     /// the policy runs out of attempts, budget or time. Each wait is made on
@@ -362,7 +486,7 @@ where
     pub fn run<F, Fut>(
         self,
         mut attempt: F,
-    ) -> impl Future<Output = Result<T, E>> + use<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, F, Fut>
+    ) -> impl Future<Output = Result<T, E>> + use<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, F, Fut>
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
@@ -376,42 +500,43 @@ where
             types: _,
         } = self;
         async move {
-            // What a refused attempt fails with is read from `breaker`, which
-            // the block keeps anyway, rather than kept a second time.
-            let (mut attempts, _) = start(policy, budget, breaker, false);
+            let mut attempts = start(policy, budget, breaker.parts(), false);
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
-            // back.
-            let mut kept = None;
+            // back. Without one, `kept` is `()` and the outcome is dropped
+            // before the wait, so that an error type that is not `Send` does
+            // not make this future `!Send`.
+            let mut kept = Br::Kept::default();
             loop {
-                // Tested before the attempt rather than matched on, so that
-                // no refusal is kept across the attempt's await.
-                let outcome = if attempts.acquire() || breaker.is_none() {
-                    // The closure runs with the attempt's context set, as the
-                    // body of a retried function does. The attempt's future
-                    // and its time limit are made in a block of their own,
-                    // so that the locals moved into the scoped attempt take
-                    // no room of their own across the await.
-                    {
-                        let future = attempts.make(&mut attempt);
-                        let timeout = attempts.attempt_timeout();
-                        attempts.scoped(limit.attempt(timeout, future))
-                    }
-                    .await
-                } else {
-                    match breaker {
-                        Some((_, refused)) => {
-                            kept.take().unwrap_or_else(|| Err(refused(CircuitOpen)))
+                let wait = {
+                    // Tested before the attempt rather than matched on, so
+                    // that no refusal is kept across the attempt's await.
+                    let outcome = if attempts.acquire() {
+                        // The closure runs with the attempt's context set, as
+                        // the body of a retried function does. The attempt's
+                        // future and its time limit are made in a block of
+                        // their own, so that the locals moved into the scoped
+                        // attempt take no room of their own across the await.
+                        {
+                            let future = attempts.make(&mut attempt);
+                            let timeout = attempts.attempt_timeout();
+                            attempts.scoped(limit.attempt(timeout, future))
                         }
-                        // Without a breaker every attempt is made: not reached.
-                        None => continue,
-                    }
-                };
-                let wait = match attempts.next_keeping(&rules, outcome) {
-                    ControlFlow::Break(outcome) => return outcome,
-                    ControlFlow::Continue((wait, outcome)) => {
-                        kept = breaker.is_some().then_some(outcome);
-                        wait
+                        .await
+                    } else {
+                        match breaker.refused(&mut kept) {
+                            Some(outcome) => outcome,
+                            // Without a breaker every attempt is made: not
+                            // reached.
+                            None => continue,
+                        }
+                    };
+                    match attempts.next_keeping(&rules, outcome) {
+                        ControlFlow::Break(outcome) => return outcome,
+                        ControlFlow::Continue((wait, outcome)) => {
+                            Br::keep(&mut kept, outcome);
+                            wait
+                        }
                     }
                 };
                 attempts.waiting();
@@ -433,18 +558,24 @@ where
     where
         F: FnMut() -> Result<T, E>,
     {
-        let (mut attempts, refused) = start(self.policy, self.budget, self.breaker, true);
+        let breaker = self.breaker;
+        let mut attempts = start(self.policy, self.budget, breaker.parts(), true);
         let (limit, rules) = (self.limit, self.rules);
-        let mut kept = None;
+        let mut kept = Br::Kept::default();
         loop {
-            let outcome = match refusal(&mut attempts, refused) {
-                Some(error) => kept.take().unwrap_or(Err(error)),
-                None => attempts.call_limited(limit, &mut attempt),
+            let outcome = if attempts.acquire() {
+                attempts.call_limited(limit, &mut attempt)
+            } else {
+                match breaker.refused(&mut kept) {
+                    Some(outcome) => outcome,
+                    // Without a breaker every attempt is made: not reached.
+                    None => continue,
+                }
             };
             match attempts.next_keeping(&rules, outcome) {
                 ControlFlow::Break(outcome) => return outcome,
                 ControlFlow::Continue((wait, outcome)) => {
-                    kept = refused.is_some().then_some(outcome);
+                    Br::keep(&mut kept, outcome);
                     sleep_blocking(wait);
                 }
             }
@@ -452,39 +583,20 @@ where
     }
 }
 
-/// The loop's state, with the breaker if there is one, and what a refused
-/// attempt fails with.
+/// The loop's state, with the breaker if there is one.
 #[allow(clippy::type_complexity)]
-// Inlined, as the four below: the closure API's success path went from 425
-// to 284 instructions with them (benches/instructions.sh).
+// Inlined: on the closure API's success path (benches/instructions.sh).
 #[inline]
 fn start<'p, E>(
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     blocking: bool,
-) -> (
-    Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
-    Option<Refusal<E>>,
-) {
+) -> Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>> {
     let attempts = if blocking {
         Attempts::start_blocking(policy, budget, "closure")
     } else {
         Attempts::start(policy, budget, "closure")
     };
-    let (breaker, refused) = breaker.unzip();
-    (attempts.with_breaker_if(breaker), refused)
-}
-
-/// The error of an attempt the breaker refuses, or `None` to make it.
-/// Without a breaker every attempt is made.
-fn refusal<'p, E>(
-    attempts: &mut Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
-    refused: Option<Refusal<E>>,
-) -> Option<E> {
-    if attempts.acquire() {
-        None
-    } else {
-        refused.map(|refused| refused(CircuitOpen))
-    }
+    attempts.with_breaker_if(breaker.map(|(breaker, _)| breaker))
 }

@@ -7,6 +7,7 @@
 use core::future::Future;
 use core::time::Duration;
 
+use crate::driver::{Guard, Keep};
 use crate::hedge::{HedgedRetry, Judge};
 use crate::rules::{Rules, RulesFor};
 use crate::stopped::{self, Stopped};
@@ -113,7 +114,9 @@ pub struct WithGiveUp<L, G> {
     hook: G,
 }
 
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> {
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
+    Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
+{
     /// Calls `on_give_up` once when the call returns an error, or an `Ok`
     /// value `on_ok` retried, with what the caller gets and how the call
     /// stopped: the reason, the attempts made and the time taken. Not
@@ -149,10 +152,11 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk> Retry<'p, T, E, On, OnOk, Ra, R
     }
 }
 
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, G>
-    WithGiveUp<Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk>, G>
+impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, G>
+    WithGiveUp<Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>, G>
 where
     Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    Br: Guard<'p, E> + Keep<T, E>,
     G: OnGiveUp<Result<T, E>>,
 {
     /// [`Retry::run`], then the hook if the call gave up.

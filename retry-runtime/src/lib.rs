@@ -153,10 +153,11 @@
 //!   layer allocates a little per call: see [`hedge`].) Inside a tokio runtime waits are `tokio::time::sleep`, so a
 //!   paused test clock runs a whole schedule instantly; each wait ends on
 //!   tokio's next 1 ms tick.
-//! - The generated future is `Send` whenever the body's is; the error of a
-//!   failed attempt is dropped before the wait (except with `breaker`, which
-//!   keeps the last one through the wait, to return it should the breaker
-//!   refuse the retry: the error must then be `Send` too).
+//! - The generated future (and the closure API's) is `Send` whenever the
+//!   body's is; the error of a failed attempt is dropped before the wait
+//!   (except with `breaker`, which keeps the last one through the wait, to
+//!   return it should the breaker refuse the retry: the error must then be
+//!   `Send` too).
 //! - A panic in the body propagates and is not retried.
 //! - No input makes the runtime panic or overflow: no header, no policy, no
 //!   attempt count.
@@ -236,7 +237,7 @@ pub use budget::RetryBudget;
 pub use circuit::{CircuitState, Transition};
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
-pub use driver::{DefaultRetry, Retry};
+pub use driver::{DefaultRetry, Guarded, Retry, Unguarded};
 pub use give_up::WithGiveUp;
 pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
