@@ -7,7 +7,7 @@
 use core::future::Future;
 use core::time::Duration;
 
-use crate::driver::{Guard, Keep};
+use crate::guard::{Guard, Keep};
 use crate::hedge::{HedgedRetry, Judge};
 use crate::rules::{Rules, RulesFor};
 use crate::stopped::{self, Stopped};

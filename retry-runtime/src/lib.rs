@@ -205,6 +205,7 @@ mod context;
 mod decision;
 mod driver;
 mod give_up;
+mod guard;
 pub mod hedge;
 pub mod idempotency;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
@@ -237,8 +238,9 @@ pub use budget::RetryBudget;
 pub use circuit::{CircuitState, Transition};
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
-pub use driver::{DefaultRetry, Guarded, Retry, Unguarded};
+pub use driver::{DefaultRetry, Retry};
 pub use give_up::WithGiveUp;
+pub use guard::{Guarded, Unguarded};
 pub use idempotency::IdempotencyKey;
 pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
