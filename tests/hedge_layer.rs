@@ -151,3 +151,51 @@ async fn an_arc_policy_hedges_the_same() {
     assert_eq!((*response.body(), took), (2, 25));
     assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
 }
+
+/// A service that counts its clones.
+struct Cloned(Arc<AtomicU32>);
+
+impl Clone for Cloned {
+    fn clone(&self) -> Self {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        Cloned(Arc::clone(&self.0))
+    }
+}
+
+impl Service<Request<()>> for Cloned {
+    type Response = Response<u32>;
+    type Error = std::io::Error;
+    type Future = std::future::Ready<Result<Response<u32>, std::io::Error>>;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), std::io::Error>> {
+        std::task::Poll::Ready(Ok(()))
+    }
+
+    fn call(&mut self, _: Request<()>) -> Self::Future {
+        std::future::ready(Ok(Response::new(1)))
+    }
+}
+
+/// The first copy is sent by the service polled ready; the clone left
+/// behind for the next request is the only one a request answered at once
+/// needs (a clone of a tonic `Channel` or a hyper client is not free).
+#[tokio::test(start_paused = true)]
+async fn a_request_answered_by_its_first_copy_clones_the_service_once() {
+    let clones = Arc::new(AtomicU32::new(0));
+    let mut client = ServiceBuilder::new()
+        .layer(HedgeLayer::new(&POLICY, HEDGE))
+        .service(Cloned(Arc::clone(&clones)));
+    let before = clones.load(Ordering::SeqCst);
+    let response = client
+        .ready()
+        .await
+        .unwrap()
+        .call(Request::new(()))
+        .await
+        .unwrap();
+    assert_eq!(*response.body(), 1);
+    assert_eq!(clones.load(Ordering::SeqCst) - before, 1);
+}

@@ -34,10 +34,15 @@ where
         // The hedged call makes its first attempt with `make`, when `first`
         // is always there, and the others with `try_make`; a copy that
         // cannot be made fails no request here, it just never becomes ready.
-        self.try_make().unwrap_or(RequestCopy::Waiting {
-            service: self.service.clone(),
-            request: None,
-        })
+        // Lazily: the fallback's clone of the service is made only when it
+        // is used, never for the first copy.
+        match self.try_make() {
+            Some(copy) => copy,
+            None => RequestCopy::Waiting {
+                service: self.service.clone(),
+                request: None,
+            },
+        }
     }
 
     fn can_make(&self) -> bool {
