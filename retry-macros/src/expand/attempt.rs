@@ -147,6 +147,10 @@ impl Expansion<'_> {
                 // A retry the breaker refuses returns the caller's own last
                 // error, kept through the wait, not the refusal.
                 let refused = self.refused(breaker);
+                // Names the return type: see `split_on_output`. (The
+                // `allow` still covers `circuit_open` here: bound apart from
+                // its call, a closure of the wrong type is reported less
+                // plainly.)
                 let quiet = output_lints();
                 quote! {
                     if #attempts.acquire() {
@@ -154,7 +158,6 @@ impl Expansion<'_> {
                     } else {
                         match #last.take() {
                             #private::Some(#outcome) => #outcome,
-                            // Names the return type: see `call_on_output`.
                             #[allow(#quiet)]
                             #private::None => #refused,
                         }

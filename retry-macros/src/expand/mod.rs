@@ -191,16 +191,16 @@ impl Expansion<'_> {
             // Spanned on the policy, so that an error type that cannot
             // express the timeout a `Policy` may carry is reported there.
             (Some(policy), None) => {
-                let split = call_spanned(
+                // The path names the return type: see `split_on_output`.
+                let (bind, split) = split_on_output(
                     quote!(#private::runtime_policy::<#output, _>),
                     quote!(#policy),
                     policy.span(),
+                    "runtime_policy",
                 );
-                // The call names the return type: see `call_on_output`.
-                let quiet = output_lints();
                 (
                     quote! {
-                        #[allow(#quiet)]
+                        #bind
                         let (#policy_copy, #limit) = #split;
                     },
                     quote!(&#policy_copy),
@@ -369,7 +369,9 @@ impl Expansion<'_> {
                 quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
                 hook_at,
             );
-            // The call names the return type: see `call_on_output`.
+            // The call names the return type: see `split_on_output`. (The
+            // `allow` still covers the hook: bound apart from its call, a
+            // hook of the wrong type is reported twice.)
             let quiet = output_lints();
             quote! {
                 #[allow(#quiet)]
@@ -457,34 +459,31 @@ pub(crate) fn call_spanned(function: TokenStream, args: TokenStream, span: Span)
 /// The lints about how the user wrote the return type that a copy of it
 /// would report again: a path longer than it needs to be, a lifetime it
 /// hides. Allowed on the statements that copy the type to the location of a
-/// key (see [`call_on_output`]); the type the user wrote keeps them.
+/// key (see [`split_on_output`]); the type the user wrote keeps them.
 pub(crate) fn output_lints() -> TokenStream {
     quote!(unused_qualifications, elided_lifetimes_in_paths)
 }
 
 /// As [`call_spanned`], for a `function` whose path copies the function's
-/// return type, in a block of its own: the call is bound to a local under
-/// `#[allow(..)]` of the [`output_lints`]. The copy is located at `span`, the
-/// key, so that an unmet bound on it is reported there; a lint about how the
-/// user wrote the type (a path longer than it needs to be, a hidden
-/// lifetime) is then reported once, on the type they wrote, not again on
-/// each key that copies it. `#[allow]` cannot go on an expression, hence the
-/// `let`.
+/// return type: a block that binds the path (see [`split_on_output`]) and
+/// calls it with `args`.
 pub(crate) fn call_on_output(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
-    let quiet = output_lints();
-    let value = Ident::new("value", Span::mixed_site());
-    let call = call_spanned(function, args, span);
-    quote! {{
-        #[allow(#quiet, clippy::let_and_return)]
-        let #value = #call;
-        #value
-    }}
+    let (bind, call) = split_on_output(function, args, span, "function");
+    quote!({ #bind #call })
 }
 
-/// As [`call_on_output`], with the path alone bound to a local (first, in
-/// statement position, under the `allow`) and the call of that local written
-/// where the value is used, so that the temporaries of the arguments live as
-/// long as they did in the call itself.
+/// As [`call_spanned`], for a `function` whose path copies the function's
+/// return type, split in two: the path alone bound to a local, in a
+/// statement under `#[allow(..)]` of the [`output_lints`], and the call of
+/// that local with `args`, written where the value is used (so that the
+/// temporaries of the arguments live as long as they did in the call
+/// itself). The copy is located at `span`, the key, so that an unmet bound
+/// on it is reported there; a lint about how the user wrote the type (a
+/// path longer than it needs to be, a hidden lifetime) is then reported
+/// once, on the type they wrote, not again on each key that copies it.
+/// The `allow` covers the path only, never `args`: the user's own code in
+/// a key keeps every lint (`tests/ui/fail/lints_in_keys_are_the_users.rs`).
+/// `#[allow]` cannot go on an expression, hence the `let`.
 pub(crate) fn split_on_output(
     function: TokenStream,
     args: TokenStream,

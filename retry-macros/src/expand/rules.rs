@@ -75,7 +75,7 @@ impl Expansion<'_> {
             Some(quote!(let #rules = #call;))
         });
         // The copy of the return type in `start` is located at it: see
-        // `call_on_output`.
+        // `split_on_output`.
         let quiet = output_lints();
         // The block is located at the return type too, as every argument of
         // the call that takes it.
