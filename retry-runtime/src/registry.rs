@@ -63,7 +63,10 @@
 //!   of the entries no call is using (or, if every one is in use, the least
 //!   recently used) before taking a new one, so an upstream still being
 //!   called keeps its breaker's state while others come and go; calls
-//!   holding a forgotten entry keep using it.
+//!   holding a forgotten entry keep using it. Recency is told by the
+//!   shard's new entries: entries looked up since its latest new one are
+//!   equally recent, so that a lookup writes nothing another key's reads
+//!   (at most one store to its own entry per new entry in the shard).
 //! - No lock is held while a caller uses its entry, and a poisoned lock is
 //!   recovered, so a panicking `make` cannot wedge the registry.
 
@@ -161,13 +164,16 @@ pub struct Registry<T = Upstream> {
 
 struct Shard<T> {
     entries: HashMap<Box<str>, Entry<T>>,
-    /// Lookups so far in this shard, to tell the least recently used entry.
+    /// Entries made so far in this shard: the clock that tells the least
+    /// recently used entry, moved only by a new entry, so that a lookup
+    /// reads it and writes nothing shared with other keys.
     ticks: AtomicU64,
 }
 
 struct Entry<T> {
     value: Arc<T>,
-    /// The shard's tick at this entry's latest lookup.
+    /// The shard's tick at this entry's latest lookup, written only when it
+    /// moved (at most once per new entry in the shard).
     used: AtomicU64,
 }
 
@@ -203,20 +209,20 @@ impl<T> Registry<T> {
         {
             let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
             if let Some(entry) = shard.entries.get(key) {
-                entry.used.store(shard.tick(), Ordering::Relaxed);
+                entry.touch(&shard);
                 return Arc::clone(&entry.value);
             }
         }
         let mut shard = shard.write().unwrap_or_else(PoisonError::into_inner);
         if let Some(entry) = shard.entries.get(key) {
-            entry.used.store(shard.tick(), Ordering::Relaxed);
+            entry.touch(&shard);
             return Arc::clone(&entry.value);
         }
         if shard.entries.len() >= self.per_shard {
             shard.forget_one();
         }
         let value = Arc::new((self.make)(key));
-        let used = AtomicU64::new(shard.tick());
+        let used = AtomicU64::new(shard.ticks.fetch_add(1, Ordering::Relaxed).wrapping_add(1));
         shard.entries.insert(
             key.into(),
             Entry {
@@ -257,12 +263,19 @@ impl<T> Registry<T> {
     }
 }
 
-impl<T> Shard<T> {
-    /// The next tick of the shard's lookup clock.
-    fn tick(&self) -> u64 {
-        self.ticks.fetch_add(1, Ordering::Relaxed)
+impl<T> Entry<T> {
+    /// Marks the entry used now: a load of the shard's clock, and a store
+    /// only when the entry was last used before the shard's latest new
+    /// entry.
+    fn touch(&self, shard: &Shard<T>) {
+        let now = shard.ticks.load(Ordering::Relaxed);
+        if self.used.load(Ordering::Relaxed) != now {
+            self.used.store(now, Ordering::Relaxed);
+        }
     }
+}
 
+impl<T> Shard<T> {
     /// Forgets an entry no call holds, the least recently used of those;
     /// or, if every entry is in use, the least recently used.
     fn forget_one(&mut self) {
