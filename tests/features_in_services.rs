@@ -661,6 +661,50 @@ async fn a_losing_hedge_dropped_with_a_probe_frees_its_place() {
 }
 
 // ---------------------------------------------------------------------
+// A hedge the breaker refuses gives its budget token back.
+
+static ONE_PROBE: CircuitBreaker = CircuitBreaker::new()
+    .with_consecutive_failures(1)
+    .with_open_for(Duration::from_secs(1))
+    .with_jitter(0.0)
+    .with_probes(1);
+
+static REFUND_BUDGET: retry_runtime::RetryBudget = retry_runtime::RetryBudget::new(10, 0.0);
+
+#[retry(max = 2, hedge = "10ms", on = transient, breaker = &ONE_PROBE, budget = &REFUND_BUDGET)]
+async fn hedged_under_one_probe(up: &Cell<bool>, calls: &AtomicU32) -> Result<u32, Error> {
+    count(calls);
+    // Slower than the hedge delay: a hedge is due while it runs.
+    sleep(Duration::from_millis(50)).await;
+    if up.get() {
+        Ok(1)
+    } else {
+        Err(Error::Down)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedge_the_breaker_refuses_gives_its_budget_token_back() {
+    let (up, calls_made) = (Cell::new(false), AtomicU32::new(0));
+    // Open the circuit: the failure (and its retry's refusal) takes tokens.
+    assert!(hedged_under_one_probe(&up, &calls_made).await.is_err());
+    assert_eq!(ONE_PROBE.state(), CircuitState::Open);
+    up.set(true);
+    advance(Duration::from_secs(1)).await;
+    let (before, made_before) = (REFUND_BUDGET.tokens(), calls(&calls_made));
+    // Half-open with one probe place: attempt 1 probes; the hedge due at
+    // 10 ms takes a token, is refused by the breaker, and gives it back.
+    assert_eq!(hedged_under_one_probe(&up, &calls_made).await, Ok(1));
+    assert_eq!(calls(&calls_made), made_before + 1, "only the probe ran");
+    assert!(
+        (REFUND_BUDGET.tokens() - before).abs() < 1e-9,
+        "{} tokens before, {} after",
+        before,
+        REFUND_BUDGET.tokens()
+    );
+}
+
+// ---------------------------------------------------------------------
 // Three layers with a hedged middle: a give-up below passes through an
 // error the middle does not retry.
 

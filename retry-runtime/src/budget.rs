@@ -113,6 +113,17 @@ impl RetryBudget {
         before.saturating_sub(MILLI) > self.max / 2
     }
 
+    /// Gives back the token a hedge took when the hedge could not be sent
+    /// after all (no copy of the request could be made, or the breaker
+    /// refused it), up to `max_tokens`.
+    pub(crate) fn refund(&self) {
+        let _ = self
+            .tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+                (tokens < self.max).then(|| tokens.saturating_add(MILLI).min(self.max))
+            });
+    }
+
     /// Records a success: gives back `token_ratio`, up to `max_tokens`.
     pub fn record_success(&self) {
         if self.ratio == 0 {

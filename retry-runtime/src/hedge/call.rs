@@ -284,18 +284,22 @@ where
         // or one still being sent): no attempt starts any more.
         return no_more(this, Stop::NotRetryable);
     }
+    // A hedge is a retry for the budget: made only if it allows one, and it
+    // takes a token, given back if the hedge is not sent after all.
+    let mut token = None;
     if *this.started > 0 && !after_failure {
-        // A hedge is a retry for the budget: made only if it allows one,
-        // and it takes a token.
         if let Some(budget) = this.setup.budget {
             if !(budget.allows_retry() && budget.record_failure()) {
                 return no_more(this, Stop::Budget);
             }
+            token = Some(budget);
         }
     }
     let start = this.setup.hedge.is_adaptive().then_some(now);
     if place(this, start, after_failure) {
         schedule_hedge(this, now);
+    } else if let Some(budget) = token {
+        budget.refund();
     }
 }
 

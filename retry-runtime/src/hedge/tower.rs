@@ -109,7 +109,8 @@ pub struct CloneRequests;
 /// recorded as the first copy sends it, up to a bound, and played back to
 /// the later copies. A body over the bound, or one still being sent when a
 /// copy is due (a client stream that has not ended), cannot be played back:
-/// the request is then sent once, unhedged and not retried.
+/// the request is then not hedged, and a failure of it is retried only if
+/// its whole body was recorded by the time the failure came back.
 #[derive(Clone, Copy, Debug)]
 pub struct ReplayBodies {
     max_body: usize,
