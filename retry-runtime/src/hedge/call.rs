@@ -7,107 +7,22 @@
 //! retry starts the next attempt at once, or after the server's hint. When
 //! every attempt has failed and no more may start, the last failure to
 //! arrive is returned. The rules of a start (attempts left, deadline,
-//! budget, breaker, hint) are all in `start`, `schedule_hedge` and
-//! `schedule_after_failure` below.
+//! budget, breaker, hint) are all in `start` and `schedule_hedge` below and
+//! `schedule_after_failure` in `settle`; the call's state is `hedged`.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use core::time::Duration;
 
-use super::parts::{Bound, Ended, Judge, MakeAttempt, Running, Setup};
+use super::hedged::{no_more, Hedged, This};
+use super::parts::{Bound, Ended, Judge, MakeAttempt, Running};
+use super::settle::{give_up, settle};
 use super::slots::Slots;
-use crate::attempts::Attempts;
 use crate::breaker::PermitMark;
 use crate::clock::{Clock, Instant};
-use crate::decision::{Classification, Stop};
+use crate::decision::Stop;
 use crate::rules::Outcome;
-use crate::slots::{NoBreaker, NoBudget};
-use crate::timeout::Limit;
-use crate::{observe, CircuitOpen, CircuitPermit, Nested, RetryBudget};
-// The one timer of a hedged call: the next start.
-use crate::sleep::Sleep as Timer;
-
-pin_project_lite::pin_project! {
-    /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
-    /// answer that ended the call, or the last failure.
-    #[project = HedgedProjection]
-    #[must_use = "futures do nothing unless polled"]
-    pub struct Hedged<'p, R, Mk, J, S, L = Limit<<R as Outcome>::Error>>
-    where
-        R: Outcome,
-    {
-        setup: Setup<'p, R, L>,
-        // The call's context (attempt number, key, deadline) for its
-        // attempts; its own breaker and budget slots are unused: every
-        // attempt holds a permit of its own.
-        attempts: Attempts<'p, NoBreaker, NoBudget>,
-        make: Mk,
-        judge: J,
-        // Attempts started so far.
-        started: u32,
-        // The hedge delay, read once per call.
-        delay: Duration,
-        // The wait before the next start, for tracing and metrics.
-        wait: Duration,
-        // When the next attempt is due, if one may start.
-        next: Option<Instant>,
-        // Why no further attempt will start, once none may.
-        stop: Stop,
-        // The next start retries a failure (which took a token): no hedge.
-        retrying: bool,
-        // The nearest deadline, this call's or the enclosing attempt's.
-        deadline: Option<Instant>,
-        // The last failure to arrive.
-        last: Option<R>,
-        // A retried function called by the attempt that failed last gave
-        // up after retrying: the call passes the mark on.
-        last_inner_gave_up: bool,
-        #[pin]
-        timer: Option<Timer>,
-        // The instant `timer` is set for.
-        armed: Option<Instant>,
-        // Attempt 1 runs and the hedge after it is not scheduled yet: the
-        // clock is read only once its first poll left it running.
-        unscheduled: bool,
-        #[pin]
-        slots: S,
-    }
-}
-
-impl<'p, R, Mk, Fut, J, S, L> Hedged<'p, R, Mk, J, S, L>
-where
-    R: Outcome,
-    Mk: MakeAttempt<Attempt = Fut>,
-    Fut: Future<Output = R>,
-    J: Judge<R>,
-    L: Bound<Fut>,
-    S: Slots<Running<'p, L::Attempt>>,
-{
-    /// A call that starts its first attempt when first polled.
-    pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
-        let attempts = Attempts::start(setup.policy, NoBudget, setup.name);
-        Hedged {
-            setup,
-            attempts,
-            make,
-            judge,
-            started: 0,
-            delay: Duration::ZERO,
-            wait: Duration::ZERO,
-            next: None,
-            stop: Stop::Exhausted,
-            retrying: false,
-            deadline: None,
-            last: None,
-            last_inner_gave_up: false,
-            timer: None,
-            armed: None,
-            unscheduled: false,
-            slots,
-        }
-    }
-}
+use crate::{observe, CircuitOpen};
 
 impl<'p, R, Mk, Fut, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
 where
@@ -230,8 +145,6 @@ where
         }
     }
 }
-
-type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 
 /// The first poll: reads the delay and the deadlines, starts attempt 1.
 /// `Some` when the breaker refuses the call.
@@ -398,171 +311,4 @@ fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, 
         }
         (None, _) => no_more(this, Stop::Deadline),
     }
-}
-
-/// No attempt starts any more, for `stop`; those running go on.
-fn no_more<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, stop: Stop) {
-    *this.next = None;
-    *this.stop = stop;
-}
-
-/// An attempt ended with `outcome`: `Some` when that ends the call.
-fn settle<'p, R: Outcome, Mk, J, S, L>(
-    this: &mut This<'_, 'p, R, Mk, J, S, L>,
-    outcome: R,
-    ended: Ended<'p>,
-) -> Option<R>
-where
-    J: Judge<R>,
-{
-    let Ended {
-        number,
-        started,
-        permit,
-        refused_inside,
-        inner_gave_up,
-    } = ended;
-    // Attempt 1 ended at its first poll: what follows is decided here.
-    *this.unscheduled = false;
-    match this.judge.verdict(&outcome) {
-        Classification::Done => {
-            if let Some(permit) = permit {
-                permit.record(true);
-            }
-            if let Some(budget) = this.setup.budget {
-                budget.record_success();
-            }
-            if let Some(started) = started {
-                let now = Clock::Async.now();
-                this.setup
-                    .hedge
-                    .record(now.saturating_duration_since(started));
-            }
-            this.attempts.succeeded();
-            Some(outcome)
-        }
-        Classification::Permanent => {
-            // Not the dependency's failure: the breaker counts it as a
-            // success, as the retry loop does.
-            if let Some(permit) = permit {
-                permit.record(true);
-            }
-            returned_not_retryable(this, &outcome, number, inner_gave_up);
-            Some(outcome)
-        }
-        Classification::Unrepeatable => {
-            // A transient failure of a request that must not be repeated:
-            // returned, and counted as a transient failure is.
-            record_failure(permit, refused_inside);
-            if let Some(budget) = this.setup.budget {
-                let _ = budget.record_failure();
-            }
-            returned_not_retryable(this, &outcome, number, inner_gave_up);
-            Some(outcome)
-        }
-        Classification::Transient(hint) => {
-            record_failure(permit, refused_inside);
-            if inner_gave_up && this.setup.policy.nested() == Nested::Once {
-                // A layer below already retried this failure: start no
-                // more attempts because of it (`nested = "once"`).
-                no_more(this, Stop::Nested);
-            } else {
-                schedule_after_failure(this, &outcome, number, hint);
-            }
-            *this.last = Some(outcome);
-            *this.last_inner_gave_up = inner_gave_up;
-            None
-        }
-    }
-}
-
-/// A failure the rules do not retry ends the call: told to the outside
-/// world, and, when a retried function the attempt called gave up on it,
-/// to the attempt this call runs inside, as the retry loop does: the mark of
-/// a layer below is passed on, so the layers around do not retry it again.
-fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
-    this: &mut This<'_, '_, R, Mk, J, S, L>,
-    outcome: &R,
-    number: u32,
-    inner_gave_up: bool,
-) {
-    super::parts::failed_with(this.judge, Some(outcome));
-    observe::stopped(this.setup.name, number, Stop::NotRetryable);
-    if inner_gave_up {
-        crate::context::report_gave_up();
-    }
-}
-
-/// Tells the breaker an attempt failed in a way the rules retry, unless
-/// another breaker refused a call inside it: that failure is not this
-/// dependency's, and the permit is freed without an outcome, as the retry
-/// loop's is.
-fn record_failure(permit: Option<CircuitPermit<'_>>, refused_inside: bool) {
-    match permit {
-        Some(permit) if refused_inside => drop(permit),
-        Some(permit) => permit.record(false),
-        None => {}
-    }
-}
-
-/// A failure the rules retry: the next attempt starts at once, or after the
-/// server's hint, in place of the hedge, if attempts, budget, deadline and
-/// hint allow one.
-fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
-    this: &mut This<'_, '_, R, Mk, J, S, L>,
-    outcome: &R,
-    number: u32,
-    hint: Option<Duration>,
-) where
-    J: Judge<R>,
-{
-    // Every failure the rules retry takes a token, as in the retry loop.
-    let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
-    if *this.started >= this.setup.policy.max_attempts() {
-        return no_more(this, Stop::Exhausted);
-    }
-    if !budget_allows {
-        return no_more(this, Stop::Budget);
-    }
-    let wait = match hint {
-        None => Duration::ZERO,
-        Some(hint) => {
-            match this
-                .setup
-                .policy
-                .hinted_wait(Duration::ZERO, hint, crate::rng::next_u64())
-            {
-                Some(wait) => wait,
-                None => return no_more(this, Stop::HintTooLong),
-            }
-        }
-    };
-    let now = Clock::Async.now();
-    let Some(at) = now.checked_add(wait) else {
-        return no_more(this, Stop::Deadline);
-    };
-    if this.deadline.is_some_and(|deadline| at >= deadline) {
-        return no_more(this, Stop::Deadline);
-    }
-    this.judge.before_next(outcome, number, wait);
-    // A retry after a failure, not a hedge: the failure took the token.
-    *this.next = Some(at);
-    *this.wait = wait;
-    *this.retrying = true;
-}
-
-/// Every attempt failed and none may start: the last failure, unchanged.
-fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
-    this: &mut This<'_, '_, R, Mk, J, S, L>,
-) -> Option<R> {
-    let stop = *this.stop;
-    super::parts::failed_with(this.judge, this.last.as_ref());
-    observe::stopped(this.setup.name, *this.started, stop);
-    // As the retry loop: a call that never retries (`max = 1`) is no retry
-    // layer, though it passes on the mark of a layer below.
-    let retries = this.setup.policy.max_attempts() > 1;
-    if (retries && stop.gave_up_retrying()) || *this.last_inner_gave_up {
-        crate::context::report_gave_up();
-    }
-    this.last.take()
 }

@@ -85,16 +85,18 @@ mod call;
 mod closure;
 #[cfg(feature = "tower")]
 mod copies;
+mod hedged;
 mod latencies;
 mod parts;
+mod settle;
 mod slots;
 #[cfg(feature = "tower")]
 mod tower;
 
 use core::time::Duration;
 
-pub use call::Hedged;
 pub use closure::HedgedRetry;
+pub use hedged::Hedged;
 pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
 pub use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
 pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};

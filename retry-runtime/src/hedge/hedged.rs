@@ -1,0 +1,109 @@
+//! The state of one hedged call (see `call` for how it runs, `settle` for
+//! how an attempt's answer is judged), and the step both take when no
+//! attempt may start any more.
+
+use core::future::Future;
+use core::time::Duration;
+
+use super::parts::{Bound, Judge, MakeAttempt, Running, Setup};
+use super::slots::Slots;
+use crate::attempts::Attempts;
+use crate::clock::Instant;
+use crate::decision::Stop;
+use crate::rules::Outcome;
+use crate::slots::{NoBreaker, NoBudget};
+use crate::timeout::Limit;
+// The one timer of a hedged call: the next start.
+use crate::sleep::Sleep as Timer;
+
+pin_project_lite::pin_project! {
+    /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
+    /// answer that ended the call, or the last failure.
+    #[project = HedgedProjection]
+    #[must_use = "futures do nothing unless polled"]
+    pub struct Hedged<'p, R, Mk, J, S, L = Limit<<R as Outcome>::Error>>
+    where
+        R: Outcome,
+    {
+        pub(super) setup: Setup<'p, R, L>,
+        // The call's context (attempt number, key, deadline) for its
+        // attempts; its own breaker and budget slots are unused: every
+        // attempt holds a permit of its own.
+        pub(super) attempts: Attempts<'p, NoBreaker, NoBudget>,
+        pub(super) make: Mk,
+        pub(super) judge: J,
+        // Attempts started so far.
+        pub(super) started: u32,
+        // The hedge delay, read once per call.
+        pub(super) delay: Duration,
+        // The wait before the next start, for tracing and metrics.
+        pub(super) wait: Duration,
+        // When the next attempt is due, if one may start.
+        pub(super) next: Option<Instant>,
+        // Why no further attempt will start, once none may.
+        pub(super) stop: Stop,
+        // The next start retries a failure (which took a token): no hedge.
+        pub(super) retrying: bool,
+        // The nearest deadline, this call's or the enclosing attempt's.
+        pub(super) deadline: Option<Instant>,
+        // The last failure to arrive.
+        pub(super) last: Option<R>,
+        // A retried function called by the attempt that failed last gave
+        // up after retrying: the call passes the mark on.
+        pub(super) last_inner_gave_up: bool,
+        #[pin]
+        pub(super) timer: Option<Timer>,
+        // The instant `timer` is set for.
+        pub(super) armed: Option<Instant>,
+        // Attempt 1 runs and the hedge after it is not scheduled yet: the
+        // clock is read only once its first poll left it running.
+        pub(super) unscheduled: bool,
+        #[pin]
+        pub(super) slots: S,
+    }
+}
+
+impl<'p, R, Mk, Fut, J, S, L> Hedged<'p, R, Mk, J, S, L>
+where
+    R: Outcome,
+    Mk: MakeAttempt<Attempt = Fut>,
+    Fut: Future<Output = R>,
+    J: Judge<R>,
+    L: Bound<Fut>,
+    S: Slots<Running<'p, L::Attempt>>,
+{
+    /// A call that starts its first attempt when first polled.
+    pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
+        let attempts = Attempts::start(setup.policy, NoBudget, setup.name);
+        Hedged {
+            setup,
+            attempts,
+            make,
+            judge,
+            started: 0,
+            delay: Duration::ZERO,
+            wait: Duration::ZERO,
+            next: None,
+            stop: Stop::Exhausted,
+            retrying: false,
+            deadline: None,
+            last: None,
+            last_inner_gave_up: false,
+            timer: None,
+            armed: None,
+            unscheduled: false,
+            slots,
+        }
+    }
+}
+
+pub(super) type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
+
+/// No attempt starts any more, for `stop`; those running go on.
+pub(super) fn no_more<R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+    stop: Stop,
+) {
+    *this.next = None;
+    *this.stop = stop;
+}

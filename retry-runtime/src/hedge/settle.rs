@@ -1,0 +1,173 @@
+//! How a hedged call takes an attempt's answer: the call ends with it, or
+//! it is kept as the last failure and the next start is scheduled; and what
+//! the call returns when no attempt is left.
+
+use core::time::Duration;
+
+use super::hedged::{no_more, This};
+use super::parts::{Ended, Judge};
+use crate::clock::Clock;
+use crate::decision::{Classification, Stop};
+use crate::rules::Outcome;
+use crate::{observe, CircuitPermit, Nested, RetryBudget};
+
+/// An attempt ended with `outcome`: `Some` when that ends the call.
+pub(super) fn settle<'p, R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, 'p, R, Mk, J, S, L>,
+    outcome: R,
+    ended: Ended<'p>,
+) -> Option<R>
+where
+    J: Judge<R>,
+{
+    let Ended {
+        number,
+        started,
+        permit,
+        refused_inside,
+        inner_gave_up,
+    } = ended;
+    // Attempt 1 ended at its first poll: what follows is decided here.
+    *this.unscheduled = false;
+    match this.judge.verdict(&outcome) {
+        Classification::Done => {
+            if let Some(permit) = permit {
+                permit.record(true);
+            }
+            if let Some(budget) = this.setup.budget {
+                budget.record_success();
+            }
+            if let Some(started) = started {
+                let now = Clock::Async.now();
+                this.setup
+                    .hedge
+                    .record(now.saturating_duration_since(started));
+            }
+            this.attempts.succeeded();
+            Some(outcome)
+        }
+        Classification::Permanent => {
+            // Not the dependency's failure: the breaker counts it as a
+            // success, as the retry loop does.
+            if let Some(permit) = permit {
+                permit.record(true);
+            }
+            returned_not_retryable(this, &outcome, number, inner_gave_up);
+            Some(outcome)
+        }
+        Classification::Unrepeatable => {
+            // A transient failure of a request that must not be repeated:
+            // returned, and counted as a transient failure is.
+            record_failure(permit, refused_inside);
+            if let Some(budget) = this.setup.budget {
+                let _ = budget.record_failure();
+            }
+            returned_not_retryable(this, &outcome, number, inner_gave_up);
+            Some(outcome)
+        }
+        Classification::Transient(hint) => {
+            record_failure(permit, refused_inside);
+            if inner_gave_up && this.setup.policy.nested() == Nested::Once {
+                // A layer below already retried this failure: start no
+                // more attempts because of it (`nested = "once"`).
+                no_more(this, Stop::Nested);
+            } else {
+                schedule_after_failure(this, &outcome, number, hint);
+            }
+            *this.last = Some(outcome);
+            *this.last_inner_gave_up = inner_gave_up;
+            None
+        }
+    }
+}
+
+/// A failure the rules do not retry ends the call: told to the outside
+/// world, and, when a retried function the attempt called gave up on it,
+/// to the attempt this call runs inside, as the retry loop does: the mark of
+/// a layer below is passed on, so the layers around do not retry it again.
+fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+    outcome: &R,
+    number: u32,
+    inner_gave_up: bool,
+) {
+    super::parts::failed_with(this.judge, Some(outcome));
+    observe::stopped(this.setup.name, number, Stop::NotRetryable);
+    if inner_gave_up {
+        crate::context::report_gave_up();
+    }
+}
+
+/// Tells the breaker an attempt failed in a way the rules retry, unless
+/// another breaker refused a call inside it: that failure is not this
+/// dependency's, and the permit is freed without an outcome, as the retry
+/// loop's is.
+fn record_failure(permit: Option<CircuitPermit<'_>>, refused_inside: bool) {
+    match permit {
+        Some(permit) if refused_inside => drop(permit),
+        Some(permit) => permit.record(false),
+        None => {}
+    }
+}
+
+/// A failure the rules retry: the next attempt starts at once, or after the
+/// server's hint, in place of the hedge, if attempts, budget, deadline and
+/// hint allow one.
+fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+    outcome: &R,
+    number: u32,
+    hint: Option<Duration>,
+) where
+    J: Judge<R>,
+{
+    // Every failure the rules retry takes a token, as in the retry loop.
+    let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
+    if *this.started >= this.setup.policy.max_attempts() {
+        return no_more(this, Stop::Exhausted);
+    }
+    if !budget_allows {
+        return no_more(this, Stop::Budget);
+    }
+    let wait = match hint {
+        None => Duration::ZERO,
+        Some(hint) => {
+            match this
+                .setup
+                .policy
+                .hinted_wait(Duration::ZERO, hint, crate::rng::next_u64())
+            {
+                Some(wait) => wait,
+                None => return no_more(this, Stop::HintTooLong),
+            }
+        }
+    };
+    let now = Clock::Async.now();
+    let Some(at) = now.checked_add(wait) else {
+        return no_more(this, Stop::Deadline);
+    };
+    if this.deadline.is_some_and(|deadline| at >= deadline) {
+        return no_more(this, Stop::Deadline);
+    }
+    this.judge.before_next(outcome, number, wait);
+    // A retry after a failure, not a hedge: the failure took the token.
+    *this.next = Some(at);
+    *this.wait = wait;
+    *this.retrying = true;
+}
+
+/// Every attempt failed and none may start: the last failure, unchanged.
+pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+) -> Option<R> {
+    let stop = *this.stop;
+    super::parts::failed_with(this.judge, this.last.as_ref());
+    observe::stopped(this.setup.name, *this.started, stop);
+    // As the retry loop: a call that never retries (`max = 1`) is no retry
+    // layer, though it passes on the mark of a layer below.
+    let retries = this.setup.policy.max_attempts() > 1;
+    if (retries && stop.gave_up_retrying()) || *this.last_inner_gave_up {
+        crate::context::report_gave_up();
+    }
+    this.last.take()
+}
