@@ -37,14 +37,17 @@ pub(crate) fn timeout(headers: &HeaderMap) -> Option<Duration> {
     })
 }
 
-/// `left` as a `grpc-timeout` value: the finest unit whose count fits in
-/// eight digits, rounded down, so that the server never hears of more time
-/// than the call has. (Digits and a unit are always a valid header value;
-/// `None` is never returned.)
+/// `left` as a `grpc-timeout` value: the most time, in eight digits of
+/// any unit, that is not more than `left` (rounded down, so that the server
+/// never hears of more time than the call has). Each unit's count is
+/// capped at eight nines rather than skipped when it has more digits, so
+/// that more time left never writes a smaller value: `100000000S` is not
+/// `1666666M` (99,999,960 s) but `99999999S`. (Digits and a unit are always
+/// a valid header value; `None` is never returned.)
 pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
-    const LIMIT: u128 = 100_000_000;
+    const MOST: u128 = 99_999_999;
     let nanos = left.as_nanos();
-    let (number, unit) = [
+    let (number, unit, _) = [
         (1, 'n'),
         (1_000, 'u'),
         (1_000_000, 'm'),
@@ -53,9 +56,18 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
         (3_600_000_000_000, 'H'),
     ]
     .into_iter()
-    .map(|(per, unit)| (nanos / per, unit))
-    .find(|(number, _)| *number < LIMIT)
-    .unwrap_or((LIMIT - 1, 'H'));
+    .map(|(per, unit)| {
+        let number = (nanos / per).min(MOST);
+        (number, unit, number * per)
+    })
+    // The most time; of two units that say the same, the finer.
+    .fold((0, 'n', 0), |best, candidate| {
+        if candidate.2 > best.2 {
+            candidate
+        } else {
+            best
+        }
+    });
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
 }
 
@@ -104,6 +116,103 @@ mod tests {
             headers.insert(GRPC_TIMEOUT, value(left));
             let heard = timeout(&headers).unwrap();
             assert!(heard <= left, "{left:?}");
+        }
+    }
+
+    /// The value read back from `value(left)`.
+    fn heard(left: Duration) -> Duration {
+        let mut headers = HeaderMap::new();
+        headers.insert(GRPC_TIMEOUT, value(left).unwrap());
+        timeout(&headers).unwrap()
+    }
+
+    /// More time left never tells the server less: at each change of unit
+    /// (99,999,999 of one unit is more than the next unit's count of the
+    /// same time), around it, and at spread-out points.
+    #[test]
+    fn more_time_left_never_writes_less() {
+        // 1e8 s wrote `1666666M` (99,999,960 s), less than the
+        // `99999999S` of a second less.
+        assert_eq!(
+            value(Duration::from_secs(100_000_000)).unwrap(),
+            "99999999S"
+        );
+        assert!(heard(Duration::from_secs(100_000_000)) >= heard(Duration::from_secs(99_999_999)));
+        let mut points = Vec::new();
+        for per in [
+            1_u128,
+            1_000,
+            1_000_000,
+            1_000_000_000,
+            60_000_000_000,
+            3_600_000_000_000,
+        ] {
+            let edge = 100_000_000 * per;
+            for delta in [0, 1, 999, per, 60 * per, 3_600 * per, 1_000 * per] {
+                points.push(edge.saturating_sub(delta));
+                points.push(edge + delta);
+            }
+        }
+        let mut state = 0x9e37_79b9_7f4a_7c15_u64;
+        for _ in 0..20_000 {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            // Spread over every magnitude up to past 1e8 hours.
+            let bits = state % 70;
+            points.push(u128::from(state) >> (64 - bits.min(63)) << (bits.saturating_sub(63)));
+        }
+        points.sort_unstable();
+        let durations: Vec<Duration> = points
+            .into_iter()
+            .map(|nanos| {
+                let secs = u64::try_from(nanos / 1_000_000_000).unwrap_or(u64::MAX);
+                Duration::new(secs, u32::try_from(nanos % 1_000_000_000).unwrap())
+            })
+            .chain([Duration::MAX])
+            .collect();
+        let mut last = Duration::ZERO;
+        for left in durations {
+            let heard = heard(left);
+            assert!(heard <= left, "{left:?}: {heard:?}");
+            assert!(heard >= last, "{left:?}: {heard:?} after {last:?}");
+            last = heard;
+        }
+    }
+
+    /// Any bytes a header value can hold read as a duration or `None`.
+    #[test]
+    fn any_header_bytes_read_as_a_duration_or_none() {
+        let mut state = 0x2545_f491_4f6c_dd1d_u64;
+        let mut next = || {
+            state ^= state << 13;
+            state ^= state >> 7;
+            state ^= state << 17;
+            state
+        };
+        let alphabet = b"0123456789HMSmunhs.-+ \t\x80\xff";
+        for _ in 0..20_000 {
+            let len = usize::try_from(next() % 12).unwrap();
+            let bytes: Vec<u8> = (0..len)
+                .map(|_| {
+                    let pick = next();
+                    if pick % 4 == 0 {
+                        // Any byte at all.
+                        u8::try_from(pick >> 8 & 0xff).unwrap()
+                    } else {
+                        alphabet[usize::try_from(pick >> 8).unwrap() % alphabet.len()]
+                    }
+                })
+                .collect();
+            let Ok(header) = HeaderValue::from_bytes(&bytes) else {
+                continue;
+            };
+            let mut headers = HeaderMap::new();
+            headers.insert(GRPC_TIMEOUT, header);
+            if let Some(read) = timeout(&headers) {
+                assert!(read <= Duration::from_secs(99_999_999 * 3600), "{bytes:?}");
+                assert!(bytes.len() >= 2 && bytes.len() <= 9, "{bytes:?}");
+            }
         }
     }
 }
