@@ -316,4 +316,94 @@ mod tests {
         fn check<T: Send + Sync>(_: &T) {}
         check(&sleep(Duration::ZERO));
     }
+
+    fn poll_once(wait: &mut core::pin::Pin<Box<super::Sleep>>) -> bool {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        wait.as_mut().poll(&mut cx).is_ready()
+    }
+
+    fn runtime(paused: bool) -> tokio::runtime::Runtime {
+        tokio::runtime::Builder::new_current_thread()
+            .enable_time()
+            .start_paused(paused)
+            .build()
+            .unwrap()
+    }
+
+    const EXTREMES: [Duration; 3] = [Duration::ZERO, Duration::from_nanos(1), Duration::MAX];
+
+    /// Zero, 1 ns and `Duration::MAX`, in a paused and a running runtime:
+    /// the short ones end no sooner than asked, the longest never ends and
+    /// nothing overflows or panics.
+    #[test]
+    fn extreme_waits_in_a_paused_or_running_runtime() {
+        for paused in [true, false] {
+            let runtime = runtime(paused);
+            runtime.block_on(async {
+                for wait in EXTREMES {
+                    let start = Instant::now();
+                    let mut sleeping = Box::pin(sleep(wait));
+                    if wait == Duration::MAX {
+                        assert!(!poll_once(&mut sleeping));
+                        let raced = tokio::time::timeout(Duration::from_millis(20), sleeping).await;
+                        assert!(raced.is_err(), "a wait of Duration::MAX ended");
+                    } else {
+                        sleeping.await;
+                        assert!(start.elapsed() >= wait);
+                    }
+                }
+            });
+        }
+    }
+
+    /// Made (and perhaps polled) in a runtime, paused or not, then polled
+    /// on another executor, or after that runtime is dropped: no panic; a
+    /// wait made in a running runtime ends no sooner than asked on the
+    /// timer thread, and one of `Duration::MAX` never ends.
+    #[test]
+    fn extreme_waits_made_in_a_runtime_and_polled_elsewhere() {
+        for paused in [true, false] {
+            for polled_inside in [true, false] {
+                for drop_runtime in [true, false] {
+                    for wait in EXTREMES.into_iter().chain([Duration::from_millis(3)]) {
+                        let runtime = runtime(paused);
+                        let began = std::time::Instant::now();
+                        let mut sleeping = {
+                            let _inside = runtime.enter();
+                            let mut sleeping = Box::pin(sleep(wait));
+                            if polled_inside {
+                                let _ = poll_once(&mut sleeping);
+                            }
+                            sleeping
+                        };
+                        if drop_runtime {
+                            drop(runtime);
+                            let _ = poll_once(&mut sleeping);
+                        } else {
+                            let _ = poll_once(&mut sleeping);
+                            drop(runtime);
+                        }
+                        let case = format!(
+                            "{wait:?} paused {paused} polled inside {polled_inside} dropped {drop_runtime}"
+                        );
+                        if wait == Duration::MAX {
+                            // tokio fires the timers of a runtime that shuts
+                            // down (documented); otherwise it never ends.
+                            if !(polled_inside && drop_runtime) {
+                                assert!(!poll_once(&mut sleeping), "{case}");
+                            }
+                            continue;
+                        }
+                        if polled_inside && drop_runtime {
+                            continue;
+                        }
+                        crate::timer::thread::block_on(sleeping);
+                        if !paused {
+                            assert!(began.elapsed() >= wait, "{case}: {:?}", began.elapsed());
+                        }
+                    }
+                }
+            }
+        }
+    }
 }
