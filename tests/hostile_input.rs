@@ -626,9 +626,10 @@ proptest! {
 // ---------------------------------------------------------------------
 
 /// The most entries a registry of `capacity` may hold: the capacity
-/// rounded up to a multiple of its shard count (1 below 16, else 16).
+/// rounded up to a multiple of its shard count (one per 16 entries of
+/// capacity, from 1 to 16).
 fn bound(capacity: usize) -> usize {
-    let shards = if capacity >= 16 { 16 } else { 1 };
+    let shards = (capacity / 16).clamp(1, 16);
     capacity.div_ceil(shards) * shards
 }
 
@@ -650,7 +651,7 @@ fn hostile_keys() -> Vec<String> {
 #[test]
 fn many_threads_and_keys_keep_the_size_bound_and_name_each_breaker() {
     let keys = Arc::new(hostile_keys());
-    for capacity in 1..=17 {
+    for capacity in [1, 2, 3, 15, 16, 17, 31, 32, 33, 100, 255, 256, 257] {
         let registry = Arc::new(Registry::new(capacity, |_: &str| {
             Upstream::new().with_breaker(CircuitBreaker::new().with_consecutive_failures(2))
         }));
@@ -680,7 +681,7 @@ fn many_threads_and_keys_keep_the_size_bound_and_name_each_breaker() {
     }
 }
 
-/// In one shard (capacity below 16), an entry in use is never forgotten
+/// In one shard (capacity below 32), an entry in use is never forgotten
 /// while the shard holds one no call is using: with T threads each
 /// holding one entry throughout and at most one more for a moment, a
 /// capacity above 2T always has an unused entry to forget.

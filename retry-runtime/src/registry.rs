@@ -55,11 +55,12 @@
 //!
 //! # Guarantees
 //!
-//! - A lookup of a key already present takes a read lock on one of 16
-//!   shards (chosen by the key's hash), clones an `Arc` and releases it:
-//!   readers of different keys rarely meet, and never wait for each other.
+//! - A lookup of a key already present takes a read lock on one of the
+//!   shards (chosen by the key's hash: one shard per 16 entries of
+//!   capacity, up to 16), clones an `Arc` and releases it: readers of
+//!   different keys rarely meet, and never wait for each other.
 //! - At most `capacity` entries (rounded up to a multiple of the shard
-//!   count) are held. A shard that is full forgets the least recently used
+//!   count) are held; a shard has room for at least 16. A shard that is full forgets the least recently used
 //!   of the entries no call is using (or, if every one is in use, the least
 //!   recently used) before taking a new one, so an upstream still being
 //!   called keeps its breaker's state while others come and go; calls
@@ -79,8 +80,14 @@ use std::sync::{Arc, PoisonError, RwLock};
 
 use crate::{CircuitBreaker, RetryBudget};
 
-/// Shards of a registry of at least this many entries.
+/// The most shards a registry has.
 const SHARDS: usize = 16;
+
+/// The fewest entries a shard holds room for: a registry has one shard per
+/// this many entries of its capacity, up to [`SHARDS`], so that two keys
+/// that hash to the same shard do not evict each other while most of the
+/// capacity stands free.
+const PER_SHARD: usize = 16;
 
 /// What a registry holds per upstream: a breaker, a budget, or both.
 #[derive(Debug, Default)]
@@ -187,7 +194,7 @@ impl<T> Registry<T> {
         T: 'static,
     {
         let capacity = capacity.max(1);
-        let shards = if capacity >= SHARDS { SHARDS } else { 1 };
+        let shards = (capacity / PER_SHARD).clamp(1, SHARDS);
         Registry {
             shards: (0..shards)
                 .map(|_| {
@@ -336,6 +343,35 @@ mod tests {
             Upstream::new().with_budget(RetryBudget::new(10, 0.1))
         });
         assert!(budget_only.get("a").breaker().is_none());
+    }
+
+    /// Half the capacity in use: no key is forgotten, however the keys
+    /// hash, since a shard has room for at least 16 and these capacities
+    /// have one or two shards. (With a shard per one or two entries, as
+    /// when every registry of 16 or more had 16 shards, keys that hashed
+    /// to the same shard evicted each other in most runs.)
+    #[test]
+    fn keys_within_half_the_capacity_are_all_kept() {
+        use std::sync::atomic::AtomicU32;
+        for capacity in [16, 17, 31, 32] {
+            let made = Arc::new(AtomicU32::new(0));
+            let counter = Arc::clone(&made);
+            let registry = Registry::new(capacity, move |key: &str| {
+                counter.fetch_add(1, Ordering::Relaxed);
+                key.to_owned()
+            });
+            let keys: Vec<String> = (0..capacity / 2).map(|n| format!("host-{n}:443")).collect();
+            for _ in 0..3 {
+                for key in &keys {
+                    drop(registry.get(key));
+                }
+            }
+            assert_eq!(
+                made.load(Ordering::Relaxed) as usize,
+                keys.len(),
+                "capacity {capacity}"
+            );
+        }
     }
 
     #[test]
