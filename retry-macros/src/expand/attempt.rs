@@ -23,7 +23,7 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::{call_on_output, call_spanned, output_lints, Expansion};
+use super::{call_keeping_output, call_on_output, call_spanned, output_lints, Expansion};
 use crate::check::timeout_span;
 
 /// How a cut-off attempt fails.
@@ -147,18 +147,26 @@ impl Expansion<'_> {
                 // A retry the breaker refuses returns the caller's own last
                 // error, kept through the wait, not the refusal.
                 let refused = self.refused(breaker);
-                // Names the return type: see `split_on_output`. (The
-                // `allow` still covers `circuit_open` here: bound apart from
-                // its call, a closure of the wrong type is reported less
-                // plainly.)
-                let quiet = output_lints();
+                // `circuit_open::<Ret>()` copies the return type to the
+                // breaker, where its bound on `Ret` alone is reported: the
+                // arm that holds it allows the `output_lints` (see
+                // `split_on_output`); it holds none of the user's code. With
+                // `circuit_open`, the copy keeps the user's spans instead (see
+                // `call_keeping_output`), and the key's value its lints.
+                let quiet = match self.config.circuit_open {
+                    None => {
+                        let quiet = output_lints();
+                        quote!(#[allow(#quiet)])
+                    }
+                    Some(_) => TokenStream::new(),
+                };
                 quote! {
                     if #attempts.acquire() {
                         #run
                     } else {
                         match #last.take() {
                             #private::Some(#outcome) => #outcome,
-                            #[allow(#quiet)]
+                            #quiet
                             #private::None => #refused,
                         }
                     }
@@ -176,8 +184,10 @@ impl Expansion<'_> {
             private, output, ..
         } = self;
         match &self.config.circuit_open {
-            Some(circuit_open) => call_spanned(
-                quote!(#private::circuit_open_with::<#output, _>),
+            Some(circuit_open) => call_keeping_output(
+                quote!(#private::circuit_open_with),
+                output,
+                quote!(_),
                 self.rule_value(circuit_open),
                 circuit_open.span(),
             ),

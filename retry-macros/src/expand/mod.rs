@@ -351,8 +351,12 @@ impl Expansion<'_> {
             quote!(blocking)
         };
         let value = self.rule_value(hook);
-        let bound = call_spanned(
-            quote!(#private::give_up_hook::<#output, _>),
+        // The copy of the return type keeps the user's spans: see
+        // `call_keeping_output`.
+        let bound = call_keeping_output(
+            quote!(#private::give_up_hook),
+            output,
+            quote!(_),
             value,
             hook.span(),
         );
@@ -369,12 +373,7 @@ impl Expansion<'_> {
                 quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
                 hook_at,
             );
-            // The call names the return type: see `split_on_output`. (The
-            // `allow` still covers the hook: bound apart from its call, a
-            // hook of the wrong type is reported twice.)
-            let quiet = output_lints();
             quote! {
-                #[allow(#quiet)]
                 let #on_give_up = #bound;
                 #call;
             }
@@ -483,6 +482,9 @@ pub(crate) fn call_on_output(function: TokenStream, args: TokenStream, span: Spa
 /// once, on the type they wrote, not again on each key that copies it.
 /// The `allow` covers the path only, never `args`: the user's own code in
 /// a key keeps every lint (`tests/ui/fail/lints_in_keys_are_the_users.rs`).
+/// (Split so, `give_up_hook` reports a hook of the wrong type twice and
+/// `circuit_open_with` a closure of the wrong type as an E0271 into
+/// `__private`: those two use [`call_keeping_output`] instead.)
 /// `#[allow]` cannot go on an expression, hence the `let`.
 pub(crate) fn split_on_output(
     function: TokenStream,
@@ -502,6 +504,35 @@ pub(crate) fn split_on_output(
         },
         quote!(#bound #args),
     )
+}
+
+/// As [`call_spanned`], for `function::<Ret, rest>` with `args`, where `Ret`
+/// is the function's return type: the call is located at `span`, but the
+/// copy of `Ret` keeps the spans the user wrote it with. A lint about how
+/// they wrote the type (a path longer than it needs to be, a hidden
+/// lifetime) is then the one already reported on their return type, the
+/// same message on the same tokens, which the compiler reports once; so the
+/// call needs no `allow` of the [`output_lints`], and the user's own code in
+/// `args` keeps every lint (`tests/ui/fail/lints_in_keys_are_the_users.rs`),
+/// and a type the user misspelled is not reported again on the key. Only
+/// for a call whose unmet bounds the compiler reports on an argument, the
+/// key's value: `give_up_hook` and `circuit_open_with` (even `Ret: Outcome`
+/// there, on a return type that is not a `Result`). A call without
+/// arguments, such as `circuit_open::<Ret>()`, has a bound on `Ret` reported
+/// on the copy of `Ret`, which would then be the return type rather than the
+/// key: use [`split_on_output`] there.
+pub(crate) fn call_keeping_output(
+    function: TokenStream,
+    output: &Type,
+    rest: TokenStream,
+    args: TokenStream,
+    span: Span,
+) -> TokenStream {
+    let head = respan(quote!(#function::<), span);
+    let tail = respan(quote!(, #rest>), span);
+    let mut args = Group::new(Delimiter::Parenthesis, args);
+    args.set_span(span);
+    quote!(#head #output #tail #args)
 }
 
 /// `tokens` with every span set to `span`, so the compiler reports what goes

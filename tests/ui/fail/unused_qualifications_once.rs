@@ -53,7 +53,7 @@ async fn hedged_circuit_open() -> Result<u32, std::io::Error> {
 pub struct Page<'a>(&'a str);
 
 // The same for a lifetime the return type hides.
-#[retry(max = 3, timeout = "1s", breaker = &BREAKER, on = |_| true, on_give_up = |_, _| {})]
+#[retry(max = 3, timeout = "1s", breaker = &BREAKER, circuit_open = |_| Error::other("open"), on = |_| true, on_give_up = |_, _| {})]
 async fn hidden_lifetime(text: &str) -> Result<Page, Error> {
     Ok(Page(text))
 }
