@@ -60,8 +60,9 @@
 //!   capacity, up to 16), clones an `Arc` and releases it: readers of
 //!   different keys rarely meet, and never wait for each other.
 //! - At most `capacity` entries (rounded up to a multiple of the shard
-//!   count) are held; a shard has room for at least 16. A shard that is full forgets the least recently used
-//!   of the entries no call is using (or, if every one is in use, the least
+//!   count) are held; from a capacity of 16 on, a shard has room for at
+//!   least 16. A shard that is full forgets the least recently used of the
+//!   entries no call is using (or, if every one is in use, the least
 //!   recently used) before taking a new one, so an upstream still being
 //!   called keeps its breaker's state while others come and go; calls
 //!   holding a forgotten entry keep using it. Recency is told by the
@@ -84,10 +85,10 @@ use crate::{CircuitBreaker, RetryBudget};
 /// The most shards a registry has.
 const SHARDS: usize = 16;
 
-/// The fewest entries a shard holds room for: a registry has one shard per
-/// this many entries of its capacity, up to [`SHARDS`], so that two keys
-/// that hash to the same shard do not evict each other while most of the
-/// capacity stands free.
+/// The fewest entries a shard holds room for (in a registry of at least
+/// this capacity): a registry has one shard per this many entries of its
+/// capacity, up to [`SHARDS`], so that two keys that hash to the same shard
+/// do not evict each other while most of the capacity stands free.
 const PER_SHARD: usize = 16;
 
 /// What a registry holds per upstream: a breaker, a budget, or both.
@@ -279,7 +280,7 @@ impl<T> Registry<T> {
 
     fn shard(&self, key: &str) -> &RwLock<Shard<T>> {
         let hash = self.hasher.hash_one(key);
-        // The shard count is 1 or 16, so the remainder fits in a usize.
+        // The shard count is at most 16, so the remainder fits in a usize.
         #[allow(clippy::cast_possible_truncation)]
         let index = (hash % self.shards.len() as u64) as usize;
         &self.shards[index]
