@@ -325,7 +325,10 @@ impl<T> fmt::Debug for Registry<T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("len", &self.len())
-            .field("capacity", &(self.per_shard * self.shards.len()))
+            .field(
+                "capacity",
+                &self.per_shard.saturating_mul(self.shards.len()),
+            )
             .finish_non_exhaustive()
     }
 }
@@ -440,6 +443,18 @@ mod tests {
                 1,
                 "the host being called was forgotten"
             );
+        }
+    }
+
+    /// Any capacity, `usize::MAX` included, makes a registry that works and
+    /// prints: the capacity it reports, rounded up to a multiple of the
+    /// shard count, overflowed (a panic in a debug build).
+    #[test]
+    fn the_largest_capacities_work_and_print() {
+        for capacity in [usize::MAX, usize::MAX - 1, usize::MAX / 2 + 1] {
+            let registry = Registry::new(capacity, |key: &str| key.len());
+            assert_eq!(*registry.get("a.example:80"), 12);
+            assert!(format!("{registry:?}").contains("len: 1"));
         }
     }
 
