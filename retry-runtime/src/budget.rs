@@ -113,6 +113,20 @@ impl RetryBudget {
         before.saturating_sub(MILLI) > self.max / 2
     }
 
+    /// Takes a token for a hedge, only if a retry is allowed after taking
+    /// it: one compare-and-swap, so that a hedge never takes a token
+    /// without being allowed (as asking `allows_retry` and then
+    /// `record_failure` could, when another failure came between them).
+    pub(crate) fn try_take(&self) -> bool {
+        let half = self.max / 2;
+        self.tokens
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
+                let after = tokens.saturating_sub(MILLI);
+                (after > half).then_some(after)
+            })
+            .is_ok()
+    }
+
     /// Gives back the token a hedge took when the hedge could not be sent
     /// after all (no copy of the request could be made, or the breaker
     /// refused it), up to `max_tokens`.
@@ -166,6 +180,22 @@ impl fmt::Debug for RetryBudget {
 #[cfg(all(test, not(loom)))]
 mod tests {
     use super::RetryBudget;
+
+    /// A hedge's token: taken only while a retry is allowed after taking
+    /// it, and nothing taken once it is not; a refund gives one back.
+    #[test]
+    fn a_hedge_takes_a_token_only_when_allowed() {
+        let budget = RetryBudget::new(10, 0.0);
+        // 10 -> 9, 8, 7, 6: each leaves more than half.
+        for _ in 0..4 {
+            assert!(budget.try_take());
+        }
+        assert!(!budget.try_take(), "6 -> 5 would not be above half");
+        assert!((budget.tokens() - 6.0).abs() < 1e-9, "nothing taken");
+        budget.refund();
+        assert!((budget.tokens() - 7.0).abs() < 1e-9);
+        assert!(budget.try_take());
+    }
 
     #[test]
     fn failures_take_a_token_and_retries_stop_at_half() {

@@ -202,7 +202,7 @@ where
     let mut token = None;
     if *this.started > 0 && !after_failure {
         if let Some(budget) = this.setup.budget {
-            if !(budget.allows_retry() && budget.record_failure()) {
+            if !budget.try_take() {
                 return no_more(this, Stop::Budget);
             }
             token = Some(budget);
