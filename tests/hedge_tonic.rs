@@ -18,7 +18,6 @@ use std::time::Duration;
 
 use bytes::{BufMut, Bytes, BytesMut};
 use grpc_server::Raw;
-use http::uri::PathAndQuery;
 use http_body_util::BodyExt;
 use retry_runtime::hedge::{Hedge, HedgeLayer};
 use retry_runtime::tower::HttpClassifier;
@@ -105,19 +104,7 @@ impl Service<http::Request<tonic::body::Body>> for SlowFirst {
 async fn serve() -> (Channel, Arc<Seen>) {
     let server = SlowFirst::default();
     let seen = Arc::clone(&server.0);
-    let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
-    let addr = listener.local_addr().unwrap();
-    tokio::spawn(
-        tonic::transport::Server::builder()
-            .add_service(server)
-            .serve_with_incoming(tonic::transport::server::TcpIncoming::from(listener)),
-    );
-    let channel = Channel::from_shared(format!("http://{addr}"))
-        .unwrap()
-        .connect()
-        .await
-        .unwrap();
-    (channel, seen)
+    (grpc_server::serve_service(server).await, seen)
 }
 
 /// One unary call of `test.Echo/Say` through `channel`, as a generated
@@ -129,16 +116,7 @@ where
     T::ResponseBody: tonic::codegen::Body<Data = Bytes> + Send + 'static,
     <T::ResponseBody as tonic::codegen::Body>::Error: Into<tonic::codegen::StdError> + Send,
 {
-    let mut client = tonic::client::Grpc::new(channel);
-    client
-        .ready()
-        .await
-        .map_err(|error| Status::unavailable(error.into().to_string()))?;
-    let path = PathAndQuery::from_static("/test.Echo/Say");
-    Ok(client
-        .unary(tonic::Request::new(message), path, Raw)
-        .await?
-        .into_inner())
+    grpc_server::say(channel, tonic::Request::new(message)).await
 }
 
 /// Every gRPC call is a POST: the user says which are safe to hedge (gRFC
