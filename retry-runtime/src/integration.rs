@@ -59,6 +59,17 @@ impl<'p> Call<'p> {
         self.attempts.acquire()
     }
 
+    /// Makes the attempt's future with `make`, and polls it, with the
+    /// thread marked by the attempt's breaker permit: a breaker layer below
+    /// naming the same breaker runs under it, and counts nothing twice.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn marked<'a, F: core::future::Future + 'a, M: FnOnce() -> F>(
+        &'a mut self,
+        make: M,
+    ) -> impl core::future::Future<Output = F::Output> + use<'a, 'p, F, M> {
+        self.attempts.marked(make)
+    }
+
     /// Judges the attempt that just ended: the wait before the next, or why
     /// the call stops.
     pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {

@@ -170,7 +170,9 @@ where
         }
         // The attempt's span (feature `attempt-spans`), as the middleware's.
         let span = crate::observe::http_attempt_span(settings.name, call.attempt());
-        let attempt = service.call(Request::from_parts(head.clone(), body));
+        // A breaker layer below naming the same breaker runs under this
+        // attempt's permit: the attempt is counted once, never refused.
+        let attempt = call.marked(|| service.call(Request::from_parts(head.clone(), body)));
         let result = crate::observe::in_span(span, attempt).await;
         let mut outcome = settings
             .classifier
