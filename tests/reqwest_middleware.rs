@@ -219,3 +219,49 @@ async fn a_breaker_refuses_requests_while_open() {
     );
     assert_eq!(hits.load(Ordering::SeqCst), 2);
 }
+
+/// A middleware of the user's, below the retry middleware, that asks the
+/// same breaker around the request, as `CircuitBreaker::acquire` allows:
+/// inside the retry middleware's attempt it runs under that attempt's
+/// permit, so one failed request is one failure, not two.
+struct AsksTheBreaker(&'static retry_runtime::CircuitBreaker);
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for AsksTheBreaker {
+    async fn handle(
+        &self,
+        request: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        let permit = self
+            .0
+            .acquire()
+            .map_err(reqwest_middleware::Error::middleware)?;
+        let result = next.run(request, extensions).await;
+        permit.record(matches!(&result, Ok(response) if !response.status().is_server_error()));
+        result
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn one_breaker_on_the_middleware_and_one_below_counts_a_failure_once() {
+    static SHARED: retry_runtime::CircuitBreaker = retry_runtime::CircuitBreaker::new()
+        .with_consecutive_failures(2)
+        .with_min_calls(1000)
+        .with_open_for(Duration::from_secs(60))
+        .with_jitter(0.0);
+    let (server, hits) = server(0).await;
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(Policy::new().with_max_attempts(1)).with_breaker(&SHARED))
+        .with(AsksTheBreaker(&SHARED))
+        .build();
+    let response = client.get(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(hits.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        SHARED.state(),
+        retry_runtime::CircuitState::Closed,
+        "one failure, counted twice"
+    );
+}

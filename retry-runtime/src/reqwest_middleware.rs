@@ -287,7 +287,8 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
             let Some(attempt) = request.try_clone() else {
                 // A streaming body: sent once, and counted as any attempt.
                 let head = head_of(&request);
-                let result = next.run(request, extensions).await;
+                // Marked with the attempt's permit, as below.
+                let result = call.marked(|| next.run(request, extensions)).await;
                 let outcome = match self.classifier.classify(&head, &result) {
                     Classification::Transient(_) => Classification::Unrepeatable,
                     outcome => outcome,
@@ -296,7 +297,14 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                 return result;
             };
             let span = crate::observe::http_attempt_span(self.name, call.attempt());
-            let result = crate::observe::in_span(span, next.clone().run(attempt, extensions)).await;
+            // Marked with the attempt's breaker permit: a middleware below
+            // that asks the same breaker runs under it, and its outcome is
+            // counted once (`CircuitBreaker::acquire`).
+            let result = crate::observe::in_span(
+                span,
+                call.marked(|| next.clone().run(attempt, extensions)),
+            )
+            .await;
             let wait = match call.judge(self.classifier.classify(&request, &result)) {
                 Ok(wait) => wait,
                 Err(_) => return result,
