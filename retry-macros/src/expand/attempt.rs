@@ -23,7 +23,8 @@ use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::{call_keeping_output, call_on_output, call_spanned, output_lints, Expansion};
+use super::spans::{call_keeping_output, call_on_output, call_spanned, output_lints};
+use super::Expansion;
 use crate::check::timeout_span;
 
 /// How a cut-off attempt fails.

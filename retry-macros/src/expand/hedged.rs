@@ -7,7 +7,8 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
 use super::attempt::Limit;
-use super::{call_on_output, split_on_output, Expansion};
+use super::spans::{call_on_output, split_on_output};
+use super::Expansion;
 
 impl Expansion<'_> {
     pub(super) fn hedged(&self, hedge: crate::parse::Hedge, attempt: TokenStream) -> TokenStream {

@@ -41,6 +41,7 @@ mod arguments;
 mod attempt;
 mod hedged;
 mod rules;
+mod spans;
 
 use core::time::Duration;
 
@@ -53,6 +54,7 @@ use crate::parse::{Config, Function};
 use crate::signatures::{replace_at, Shape};
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
+use spans::{call_keeping_output, call_spanned, split_on_output};
 
 pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let Some(output) = shape.output(&function).cloned() else {
@@ -443,113 +445,4 @@ fn duration(d: Duration) -> TokenStream {
     let secs = d.as_secs();
     let nanos = d.subsec_nanos();
     quote!(::core::time::Duration::new(#secs, #nanos))
-}
-
-/// A call of `function` with `args`, the call itself located at `span`, so
-/// that the compiler reports an unmet bound of `function` there. The
-/// arguments keep their own spans.
-pub(crate) fn call_spanned(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
-    let function = respan(function, span);
-    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
-    args.set_span(span);
-    quote!(#function #args)
-}
-
-/// The lints about how the user wrote the return type that a copy of it
-/// would report again: a path longer than it needs to be, a lifetime it
-/// hides. Allowed on the statements that copy the type to the location of a
-/// key (see [`split_on_output`]); the type the user wrote keeps them.
-pub(crate) fn output_lints() -> TokenStream {
-    quote!(unused_qualifications, elided_lifetimes_in_paths)
-}
-
-/// As [`call_spanned`], for a `function` whose path copies the function's
-/// return type: a block that binds the path (see [`split_on_output`]) and
-/// calls it with `args`.
-pub(crate) fn call_on_output(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
-    let (bind, call) = split_on_output(function, args, span, "function");
-    quote!({ #bind #call })
-}
-
-/// As [`call_spanned`], for a `function` whose path copies the function's
-/// return type, split in two: the path alone bound to a local, in a
-/// statement under `#[allow(..)]` of the [`output_lints`], and the call of
-/// that local with `args`, written where the value is used (so that the
-/// temporaries of the arguments live as long as they did in the call
-/// itself). The copy is located at `span`, the key, so that an unmet bound
-/// on it is reported there; a lint about how the user wrote the type (a
-/// path longer than it needs to be, a hidden lifetime) is then reported
-/// once, on the type they wrote, not again on each key that copies it.
-/// The `allow` covers the path only, never `args`: the user's own code in
-/// a key keeps every lint (`tests/ui/fail/lints_in_keys_are_the_users.rs`).
-/// (Split so, `give_up_hook` reports a hook of the wrong type twice and
-/// `circuit_open_with` a closure of the wrong type as an E0271 into
-/// `__private`: those two use [`call_keeping_output`] instead.)
-/// `#[allow]` cannot go on an expression, hence the `let`.
-pub(crate) fn split_on_output(
-    function: TokenStream,
-    args: TokenStream,
-    span: Span,
-    name: &str,
-) -> (TokenStream, TokenStream) {
-    let quiet = output_lints();
-    let bound = Ident::new(name, Span::mixed_site().located_at(span));
-    let function = respan(function, span);
-    let mut args = proc_macro2::Group::new(proc_macro2::Delimiter::Parenthesis, args);
-    args.set_span(span);
-    (
-        quote! {
-            #[allow(#quiet)]
-            let #bound = #function;
-        },
-        quote!(#bound #args),
-    )
-}
-
-/// As [`call_spanned`], for `function::<Ret, rest>` with `args`, where `Ret`
-/// is the function's return type: the call is located at `span`, but the
-/// copy of `Ret` keeps the spans the user wrote it with. A lint about how
-/// they wrote the type (a path longer than it needs to be, a hidden
-/// lifetime) is then the one already reported on their return type, the
-/// same message on the same tokens, which the compiler reports once; so the
-/// call needs no `allow` of the [`output_lints`], and the user's own code in
-/// `args` keeps every lint (`tests/ui/fail/lints_in_keys_are_the_users.rs`),
-/// and a type the user misspelled is not reported again on the key. Only
-/// for a call whose unmet bounds the compiler reports on an argument, the
-/// key's value: `give_up_hook` and `circuit_open_with` (even `Ret: Outcome`
-/// there, on a return type that is not a `Result`). A call without
-/// arguments, such as `circuit_open::<Ret>()`, has a bound on `Ret` reported
-/// on the copy of `Ret`, which would then be the return type rather than the
-/// key: use [`split_on_output`] there.
-pub(crate) fn call_keeping_output(
-    function: TokenStream,
-    output: &Type,
-    rest: TokenStream,
-    args: TokenStream,
-    span: Span,
-) -> TokenStream {
-    let head = respan(quote!(#function::<), span);
-    let tail = respan(quote!(, #rest>), span);
-    let mut args = Group::new(Delimiter::Parenthesis, args);
-    args.set_span(span);
-    quote!(#head #output #tail #args)
-}
-
-/// `tokens` with every span set to `span`, so the compiler reports what goes
-/// wrong in them there.
-pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
-    tokens
-        .into_iter()
-        .map(|mut token| {
-            if let proc_macro2::TokenTree::Group(group) = &token {
-                let mut inner =
-                    proc_macro2::Group::new(group.delimiter(), respan(group.stream(), span));
-                inner.set_span(span);
-                token = inner.into();
-            } else {
-                token.set_span(span);
-            }
-            token
-        })
-        .collect()
 }

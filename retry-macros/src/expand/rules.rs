@@ -24,7 +24,8 @@ use quote::quote;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::{call_spanned, output_lints, respan, Expansion};
+use super::spans::{call_spanned, output_lints, respan};
+use super::Expansion;
 
 impl Expansion<'_> {
     /// `rules::<Ret>()` with a call for each rule the attribute writes. The
