@@ -1,0 +1,141 @@
+//! The closure API's way in: a loop made from a [`Policy`] (whose timeout
+//! the error type expresses) or an [`UntimedPolicy`] (which has none), with
+//! every rule at its default, to be given its rules and run.
+
+use core::future::Future;
+use core::marker::PhantomData;
+
+use super::{DefaultRetry, Retry};
+use crate::guard::Unguarded;
+use crate::rules::{every_error, no_hint, no_hook, no_value, Rules};
+use crate::timeout::{Limit, TimedOut};
+use crate::{Policy, UntimedPolicy};
+
+impl Policy {
+    /// A retry loop under this policy, to be given its rules and run. The
+    /// error type must express the policy's timeout; for one that cannot
+    /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
+    pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self, Limit::new(E::from))
+    }
+
+    /// A retry loop under this policy whose attempts, cut off by its
+    /// timeout, fail with `timed_out(TimedOut)`: for an error type without
+    /// `From<TimedOut>` (`tonic::Status`), as the attribute's `timed_out`
+    /// key. Give it its rules and run it as [`retrying`](Self::retrying)'s.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    /// use tonic::Status;
+    ///
+    /// static POLICY: Policy = Policy::new()
+    ///     .with_max_attempts(2)
+    ///     .with_base(Duration::from_millis(1))
+    ///     .with_timeout(Duration::from_millis(50));
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let result: Result<String, Status> = POLICY
+    ///     .timed_out(|_| Status::deadline_exceeded("attempt timed out"))
+    ///     .on(|status: &Status| status.code() == tonic::Code::DeadlineExceeded)
+    ///     .run(|| async {
+    ///         tokio::time::sleep(Duration::from_secs(3600)).await; // hangs
+    ///         Ok("user 7".to_owned())
+    ///     })
+    ///     .await;
+    /// assert_eq!(result.unwrap_err().message(), "attempt timed out");
+    /// # }
+    /// ```
+    pub fn timed_out<T, E>(&self, timed_out: fn(TimedOut) -> E) -> DefaultRetry<'_, T, E> {
+        retrying(self, Limit::new(timed_out))
+    }
+
+    /// A retry loop that retries only the errors `on` accepts.
+    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
+    where
+        On: Fn(&E) -> bool,
+        E: From<TimedOut>,
+    {
+        self.retrying().on(on)
+    }
+
+    /// Runs `attempt` until it succeeds, retrying every error under this
+    /// policy. Returns the last attempt's result unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, when attempts or the deadline run out.
+    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+        E: From<TimedOut>,
+    {
+        self.retrying().run(attempt).await
+    }
+}
+
+/// The same entry points as [`Policy`]'s, for any error type: the policy
+/// has no timeout, so no attempt is ever cut off.
+///
+/// ```
+/// use retry_runtime::Policy;
+///
+/// #[derive(Debug)]
+/// struct ForeignError; // no `From<TimedOut>`
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() -> Result<(), retry_runtime::PolicyError> {
+/// let policy = Policy::new().with_max_attempts(3).untimed()?;
+/// let result: Result<(), ForeignError> = policy.retry(|| async { Err(ForeignError) }).await;
+/// assert!(result.is_err());
+/// # Ok(())
+/// # }
+/// ```
+impl UntimedPolicy {
+    /// A retry loop under this policy, to be given its rules and run.
+    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(self.policy(), Limit::untimed())
+    }
+
+    /// A retry loop that retries only the errors `on` accepts.
+    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
+    where
+        On: Fn(&E) -> bool,
+    {
+        self.retrying().on(on)
+    }
+
+    /// Runs `attempt` until it succeeds, retrying every error under this
+    /// policy. Returns the last attempt's result unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, when attempts or the deadline run out.
+    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.retrying().run(attempt).await
+    }
+}
+
+fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
+    Retry {
+        policy,
+        budget: None,
+        breaker: Unguarded,
+        rules: Rules {
+            on: every_error::<E>,
+            on_ok: no_value::<T>,
+            retry_after: no_hint::<E>,
+            retry_after_ok: no_hint::<T>,
+            on_retry: no_hook::<E>,
+            on_retry_ok: no_hook::<T>,
+        },
+        limit,
+        types: PhantomData,
+    }
+}
