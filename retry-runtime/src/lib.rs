@@ -135,7 +135,7 @@
 //! | `http` | | `classify::http`: HTTP status codes and the `Retry-After` header (`http` crate) |
 //! | `reqwest` | | `classify::reqwest`: reqwest errors and responses; `.idempotency_key()` on request builders |
 //! | `hyper` | | `hyper::Error` in error chains ([`classify::chain`]) |
-//! | `tower` | | [`RetryLayer`], a `tower::retry::Policy`, and a circuit breaker layer |
+//! | `tower` | | [`RetryLayer`], a `tower::retry::Policy`, a circuit breaker layer, and `hedge::HedgeLayer` |
 //! | `reqwest-middleware` | | [`RetryMiddleware`] |
 //! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
 //! | `tracing` | | events per retry and per give-up |
@@ -150,9 +150,9 @@
 //!
 //! - A retried function spawns nothing and allocates nothing; dropping its
 //!   future cancels the call. (Hedging through the closure API or the tower
-//!   layer allocates a little per call: see [`hedge`].) Inside a tokio runtime waits are `tokio::time::sleep`, so a
-//!   paused test clock runs a whole schedule instantly; each wait ends on
-//!   tokio's next 1 ms tick.
+//!   layer allocates a little per call: see [`hedge`].) Inside a tokio
+//!   runtime, waits are `tokio::time::sleep`, so a paused test clock runs a
+//!   whole schedule instantly; each wait ends on tokio's next 1 ms tick.
 //! - The generated future (and the closure API's) is `Send` whenever the
 //!   body's is; the error of a failed attempt is dropped before the wait
 //!   (except with `breaker`, which keeps the last one through the wait, to
