@@ -322,6 +322,50 @@ async fn a_panic_caught_in_the_outer_restores_its_context() {
     assert_eq!(PANIC_BREAKER.state(), CircuitState::Closed);
 }
 
+// A panic in the first poll of an inner attempt that entered its context
+// the usual way (no deadline, no key, nothing marked in the outer's poll).
+
+#[retry(max = 3, base = "10ms", on = transient)]
+async fn panics_at_once(a: &AtomicU32) -> Result<u32, Error> {
+    count(a);
+    panic!("inner body panics in its first poll");
+}
+
+#[retry(max = 2, base = "10ms", on = transient)]
+async fn catches_panic_at_once(
+    a: &AtomicU32,
+    seen: &std::sync::Mutex<Vec<u32>>,
+) -> Result<u32, Error> {
+    use futures::FutureExt;
+    let caught = std::panic::AssertUnwindSafe(panics_at_once(a))
+        .catch_unwind()
+        .await;
+    assert!(caught.is_err());
+    // The outer attempt's context is back, and nothing of the inner's.
+    seen.lock()
+        .unwrap()
+        .push(current_attempt().unwrap().attempt());
+    Err(Error::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_panic_in_an_inner_first_poll_restores_the_outer_context() {
+    let a = AtomicU32::new(0);
+    let seen = std::sync::Mutex::new(Vec::new());
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let result = catches_panic_at_once(&a, &seen).await;
+    std::panic::set_hook(hook);
+    assert_eq!(result, Err(Error::Down));
+    // Both outer attempts ran, each saw its own attempt, and the panicking
+    // inner call was never retried nor taken for a give-up.
+    assert_eq!(*seen.lock().unwrap(), [1, 2]);
+    assert_eq!(calls(&a), 2);
+    assert_eq!(current_attempt(), None);
+    // A later call on the same thread starts clean.
+    assert_eq!(reads_its_attempt(&Cell::new(0)).await, Ok(3));
+}
+
 // ---------------------------------------------------------------------
 // Hooks across layers.
 

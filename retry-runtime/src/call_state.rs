@@ -19,12 +19,6 @@ pub(crate) struct CallState<'p> {
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
     scope: Scope,
-    /// What the last retry leaves the next ([`decision::Failure::carry`]):
-    /// the ceiling of its wait, or for decorrelated jitter the wait; unread
-    /// before the first retry. Only `retry` moves the attempt on past 1
-    /// (hedging, which sets it, never retries through here), so it is always
-    /// that of retry `attempt - 2`.
-    carry: u64,
     #[cfg(any(feature = "tracing", feature = "metrics"))]
     name: &'static str,
 }
@@ -43,7 +37,6 @@ impl<'p> CallState<'p> {
         CallState {
             policy,
             scope: Scope::first(policy.max_attempts(), deadline, clock),
-            carry: 0,
             #[cfg(any(feature = "tracing", feature = "metrics"))]
             name,
         }
@@ -106,7 +99,12 @@ impl<'p> CallState<'p> {
         let failure = Failure {
             attempt: self.scope.frame.attempt(),
             hint,
-            carry: self.carry,
+            // What the last retry left ([`decision::Failure::carry`]): the
+            // ceiling of its wait, or for decorrelated jitter the wait;
+            // unread before the first retry. Only `retry` moves the attempt
+            // on past 1 (hedging, which sets it, never retries through
+            // here), so it is always that of retry `attempt - 2`.
+            carry: self.scope.carry(),
             // Every retryable failure takes from the budget, the last one too.
             budget_allows: budget.is_none_or(RetryBudget::record_failure),
             inner_gave_up: core::mem::take(&mut self.scope.inner_gave_up),
@@ -124,7 +122,7 @@ impl<'p> CallState<'p> {
         match decision {
             Ok((wait, carry)) => {
                 observe::retrying(self.name(), self.scope.frame.attempt(), wait);
-                self.carry = carry;
+                self.scope.set_carry(carry);
                 self.scope
                     .frame
                     .set_attempt(self.scope.frame.attempt().saturating_add(1));

@@ -32,10 +32,46 @@ fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
         (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
     });
     if usual {
-        let _leave = Leave { scope, outer };
-        attempt()
+        let unwinding = Unwind { outer };
+        let output = attempt();
+        core::mem::forget(unwinding);
+        leave(scope, outer);
+        output
     } else {
         in_context_slow(scope, outer, attempt)
+    }
+}
+
+/// The usual way out: sets the enclosing attempt's frame back, and hands
+/// the call the marks the attempt's poll left, if any.
+#[inline]
+fn leave(scope: &mut Scope, outer: Frame) {
+    THREAD.with(|thread| {
+        let marks = thread.marks.get();
+        thread.frame.set(outer);
+        if marks != Marks::NONE {
+            leave_slow(scope, marks, None);
+        }
+    });
+}
+
+/// Sets the enclosing attempt's frame back, and drops what the attempt's
+/// poll left, when the attempt panics after the usual way in (which found
+/// no marks): the call is being dropped, and the enclosing attempt must not
+/// be taken for it. Forgotten otherwise, when [`leave`] runs instead: the
+/// usual way holds only the enclosing frame across the poll, not the call's
+/// context too (benches/instructions.sh).
+struct Unwind {
+    outer: Frame,
+}
+
+impl Drop for Unwind {
+    #[cold]
+    fn drop(&mut self) {
+        THREAD.with(|thread| {
+            thread.frame.set(self.outer);
+            thread.marks.set(Marks::NONE);
+        });
     }
 }
 
@@ -48,13 +84,7 @@ struct Leave<'a> {
 impl Drop for Leave<'_> {
     #[inline]
     fn drop(&mut self) {
-        THREAD.with(|thread| {
-            let marks = thread.marks.get();
-            thread.frame.set(self.outer);
-            if marks != Marks::NONE {
-                leave_slow(self.scope, marks, None);
-            }
-        });
+        leave(self.scope, self.outer);
     }
 }
 
@@ -72,7 +102,7 @@ fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() ->
         // deadline is set, and set back after.
         let deadline = THREAD.with(|thread| {
             let enclosing = thread.deadline.get();
-            thread.deadline.set(scope.deadline.min(enclosing));
+            thread.deadline.set(scope.deadline().min(enclosing));
             enclosing
         });
         let _leave = LeaveDeadline {
@@ -133,10 +163,10 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
     thread.marks.set(Marks(shows));
     if scope.has(DEADLINE) {
         // Nobody inside this attempt may run past the nearest deadline.
-        thread.deadline.set(scope.deadline.min(saved.deadline));
+        thread.deadline.set(scope.deadline().min(saved.deadline));
     }
     if scope.has(KEYED) {
-        thread.key.set(scope.key);
+        thread.key.set(scope.key());
     }
     saved
 }
@@ -174,8 +204,7 @@ fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option
     scope.inner_gave_up |= marks.has(GAVE_UP);
     scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
     if marks.has(KEY_DRAWN) {
-        scope.key = thread.drawn.get();
-        scope.flags |= KEYED;
+        scope.set_key(thread.drawn.get());
     }
     match saved {
         Some(saved) => {

@@ -151,12 +151,12 @@ impl Frame {
 /// deadline's way).
 ///
 /// A plain function's call, on the real clock.
-const BLOCKING: u8 = 1;
+const BLOCKING: u16 = 1;
 /// The call's idempotency key is drawn; while its attempt runs, the thread's
 /// key is that key.
-const KEYED: u8 = 1 << 1;
+const KEYED: u16 = 1 << 1;
 /// The call has a deadline of its own.
-const DEADLINE: u8 = 1 << 2;
+const DEADLINE: u16 = 1 << 2;
 
 /// What retried calls made inside an attempt leave for it while it is
 /// polled: whether one gave up after retrying ([`GAVE_UP`]), whether the
@@ -201,16 +201,35 @@ impl Marks {
     }
 }
 
+/// What a call keeps beside its frame once it has a deadline, a key or a
+/// retry behind it.
+#[derive(Clone, Copy, Debug)]
+struct Extra {
+    /// The call's own deadline.
+    deadline: Deadline,
+    /// The call's idempotency key, if [`KEYED`].
+    key: IdempotencyKey,
+    /// What the last retry leaves the next (`decision::Failure::carry`).
+    carry: u64,
+}
+
+impl Extra {
+    const NONE: Extra = Extra {
+        deadline: Deadline::NONE,
+        key: IdempotencyKey::NIL,
+        carry: 0,
+    };
+}
+
 /// The context of one call's attempts, kept by the call between polls.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Scope {
     pub(crate) frame: Frame,
     /// [`BLOCKING`], [`KEYED`], [`DEADLINE`].
-    flags: u8,
-    /// The call's own deadline.
-    deadline: Deadline,
-    /// The call's idempotency key, if [`KEYED`].
-    key: IdempotencyKey,
+    flags: u16,
+    /// The call's deadline, key and carry, once it has any of them: the
+    /// usual call, which has none, writes one tag when it starts.
+    extra: Option<Extra>,
     /// Retried functions called by the running attempt that have started
     /// and not yet returned.
     pub(crate) in_flight: u32,
@@ -235,15 +254,21 @@ impl Scope {
         if deadline != Deadline::NONE {
             flags |= DEADLINE;
         }
-        Scope {
+        let mut scope = Scope {
             frame: Frame::new(1, max_attempts),
             flags,
-            deadline,
-            key: IdempotencyKey::NIL,
+            extra: None,
             in_flight: 0,
             inner_gave_up: false,
             counted: false,
+        };
+        if deadline != Deadline::NONE {
+            scope.extra = Some(Extra {
+                deadline,
+                ..Extra::NONE
+            });
         }
+        scope
     }
 
     /// The call's future returns `Pending`: it is counted in flight in the
@@ -257,7 +282,7 @@ impl Scope {
         }
     }
 
-    const fn has(&self, flag: u8) -> bool {
+    const fn has(&self, flag: u16) -> bool {
         self.flags & flag != 0
     }
 
@@ -272,7 +297,36 @@ impl Scope {
 
     /// The call's own deadline.
     pub(crate) fn deadline(&self) -> Deadline {
-        self.deadline
+        match &self.extra {
+            Some(extra) => extra.deadline,
+            None => Deadline::NONE,
+        }
+    }
+
+    /// The call's idempotency key, if [`KEYED`]; the nil key before.
+    fn key(&self) -> IdempotencyKey {
+        match &self.extra {
+            Some(extra) => extra.key,
+            None => IdempotencyKey::NIL,
+        }
+    }
+
+    /// The body drew the call's key: its later attempts show it.
+    fn set_key(&mut self, key: IdempotencyKey) {
+        self.extra.get_or_insert(Extra::NONE).key = key;
+        self.flags |= KEYED;
+    }
+
+    /// What the last retry left the next; 0 before the first.
+    pub(crate) fn carry(&self) -> u64 {
+        match &self.extra {
+            Some(extra) => extra.carry,
+            None => 0,
+        }
+    }
+
+    pub(crate) fn set_carry(&mut self, carry: u64) {
+        self.extra.get_or_insert(Extra::NONE).carry = carry;
     }
 
     /// The call returns: the attempt it runs inside no longer counts it in
@@ -295,10 +349,10 @@ impl Scope {
         AttemptContext {
             attempt: self.frame.attempt(),
             max_attempts: self.frame.max_attempts(),
-            deadline: self.deadline.get(),
+            deadline: self.deadline().get(),
             blocking: self.has(BLOCKING),
             key: if self.has(KEYED) {
-                self.key
+                self.key()
             } else {
                 IdempotencyKey::NIL
             },
