@@ -32,46 +32,10 @@ fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
         (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
     });
     if usual {
-        let unwinding = Unwind { outer };
-        let output = attempt();
-        core::mem::forget(unwinding);
-        leave(scope, outer);
-        output
+        let _leave = Leave { scope, outer };
+        attempt()
     } else {
         in_context_slow(scope, outer, attempt)
-    }
-}
-
-/// The usual way out: sets the enclosing attempt's frame back, and hands
-/// the call the marks the attempt's poll left, if any.
-#[inline]
-fn leave(scope: &mut Scope, outer: Frame) {
-    THREAD.with(|thread| {
-        let marks = thread.marks.get();
-        thread.frame.set(outer);
-        if marks != Marks::NONE {
-            leave_slow(scope, marks, None);
-        }
-    });
-}
-
-/// Sets the enclosing attempt's frame back, and drops what the attempt's
-/// poll left, when the attempt panics after the usual way in (which found
-/// no marks): the call is being dropped, and the enclosing attempt must not
-/// be taken for it. Forgotten otherwise, when [`leave`] runs instead: the
-/// usual way holds only the enclosing frame across the poll, not the call's
-/// context too (benches/instructions.sh).
-struct Unwind {
-    outer: Frame,
-}
-
-impl Drop for Unwind {
-    #[cold]
-    fn drop(&mut self) {
-        THREAD.with(|thread| {
-            thread.frame.set(self.outer);
-            thread.marks.set(Marks::NONE);
-        });
     }
 }
 
@@ -84,7 +48,13 @@ struct Leave<'a> {
 impl Drop for Leave<'_> {
     #[inline]
     fn drop(&mut self) {
-        leave(self.scope, self.outer);
+        THREAD.with(|thread| {
+            let marks = thread.marks.get();
+            thread.frame.set(self.outer);
+            if marks != Marks::NONE {
+                leave_slow(self.scope, marks, None);
+            }
+        });
     }
 }
 

@@ -201,12 +201,10 @@ impl Marks {
     }
 }
 
-/// What a call keeps beside its frame once it has a deadline, a key or a
-/// retry behind it.
+/// What a call keeps beside its frame once it has a key or a retry behind
+/// it.
 #[derive(Clone, Copy, Debug)]
 struct Extra {
-    /// The call's own deadline.
-    deadline: Deadline,
     /// The call's idempotency key, if [`KEYED`].
     key: IdempotencyKey,
     /// What the last retry leaves the next (`decision::Failure::carry`).
@@ -215,7 +213,6 @@ struct Extra {
 
 impl Extra {
     const NONE: Extra = Extra {
-        deadline: Deadline::NONE,
         key: IdempotencyKey::NIL,
         carry: 0,
     };
@@ -227,8 +224,10 @@ pub(crate) struct Scope {
     pub(crate) frame: Frame,
     /// [`BLOCKING`], [`KEYED`], [`DEADLINE`].
     flags: u16,
-    /// The call's deadline, key and carry, once it has any of them: the
-    /// usual call, which has none, writes one tag when it starts.
+    /// The call's own deadline.
+    deadline: Deadline,
+    /// The call's key and carry, once it has either: the usual call, which
+    /// has neither, writes one tag when it starts.
     extra: Option<Extra>,
     /// Retried functions called by the running attempt that have started
     /// and not yet returned.
@@ -254,21 +253,15 @@ impl Scope {
         if deadline != Deadline::NONE {
             flags |= DEADLINE;
         }
-        let mut scope = Scope {
+        Scope {
             frame: Frame::new(1, max_attempts),
             flags,
+            deadline,
             extra: None,
             in_flight: 0,
             inner_gave_up: false,
             counted: false,
-        };
-        if deadline != Deadline::NONE {
-            scope.extra = Some(Extra {
-                deadline,
-                ..Extra::NONE
-            });
         }
-        scope
     }
 
     /// The call's future returns `Pending`: it is counted in flight in the
@@ -297,10 +290,7 @@ impl Scope {
 
     /// The call's own deadline.
     pub(crate) fn deadline(&self) -> Deadline {
-        match &self.extra {
-            Some(extra) => extra.deadline,
-            None => Deadline::NONE,
-        }
+        self.deadline
     }
 
     /// The call's idempotency key, if [`KEYED`]; the nil key before.
