@@ -130,11 +130,20 @@ pub fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> 
     for input in &mut sig.inputs {
         let typed = match input {
             FnArg::Typed(typed) => typed,
+            // `mut self` is a by-value `mut` argument like any other: the
+            // caller's value is kept (if `Self: Clone`) and restored before
+            // each retry.
+            FnArg::Receiver(receiver)
+                if receiver.reference.is_none() && receiver.mutability.is_some() =>
+            {
+                arguments.keep(&Ident::from(receiver.self_token), &[], private, is_async);
+                continue;
+            }
             // `self` by value cannot be rebound: it is made `mut` in the
             // signature instead (invisible to callers), so that the attempt
             // can borrow it uniquely.
             FnArg::Receiver(receiver) if receiver.reference.is_none() && is_async => {
-                receiver.mutability.get_or_insert_with(Default::default);
+                receiver.mutability = Some(Default::default());
                 let token = receiver.self_token;
                 arguments.capture.extend(quote!(let _ = &mut #token;));
                 continue;
@@ -182,7 +191,16 @@ pub fn kept(sig: &Signature) -> Vec<String> {
     let mut sig = sig.clone();
     let mut kept = Vec::new();
     for input in &mut sig.inputs {
-        let FnArg::Typed(typed) = input else { continue };
+        let typed = match input {
+            FnArg::Receiver(receiver)
+                if receiver.reference.is_none() && receiver.mutability.is_some() =>
+            {
+                kept.push("self".to_owned());
+                continue;
+            }
+            FnArg::Receiver(_) => continue,
+            FnArg::Typed(typed) => typed,
+        };
         if matches!(&*typed.ty, Type::Reference(_)) && matches!(&*typed.pat, Pat::Ident(_)) {
             continue;
         }
