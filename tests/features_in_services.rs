@@ -324,46 +324,54 @@ async fn a_panic_caught_in_the_outer_restores_its_context() {
 
 // A panic in the first poll of an inner attempt that entered its context
 // the usual way (no deadline, no key, nothing marked in the outer's poll).
+// The inner call has another `max` and draws its own key before it panics,
+// so an outer context left as the inner's would show (the outer's attempt
+// number alone cannot: both are 1 in attempt 1, and from attempt 2 the
+// outer is keyed, which sends the inner the slow way in).
 
 #[retry(max = 3, base = "10ms", on = transient)]
-async fn panics_at_once(a: &AtomicU32) -> Result<u32, Error> {
-    count(a);
+async fn draws_its_key_then_panics(
+    keys: &std::sync::Mutex<Vec<retry_runtime::idempotency::IdempotencyKey>>,
+) -> Result<u32, Error> {
+    let key = current_attempt().unwrap().idempotency_key();
+    keys.lock().unwrap().push(key);
     panic!("inner body panics in its first poll");
 }
 
 #[retry(max = 2, base = "10ms", on = transient)]
-async fn catches_panic_at_once(
-    a: &AtomicU32,
-    seen: &std::sync::Mutex<Vec<u32>>,
+async fn catches_a_keyed_panic(
+    inner: &std::sync::Mutex<Vec<retry_runtime::idempotency::IdempotencyKey>>,
+    seen: &std::sync::Mutex<Vec<retry_runtime::AttemptContext>>,
 ) -> Result<u32, Error> {
     use futures::FutureExt;
-    let caught = std::panic::AssertUnwindSafe(panics_at_once(a))
+    let caught = std::panic::AssertUnwindSafe(draws_its_key_then_panics(inner))
         .catch_unwind()
         .await;
     assert!(caught.is_err());
-    // The outer attempt's context is back, and nothing of the inner's.
-    seen.lock()
-        .unwrap()
-        .push(current_attempt().unwrap().attempt());
+    seen.lock().unwrap().push(current_attempt().unwrap());
     Err(Error::Down)
 }
 
 #[tokio::test(start_paused = true)]
-async fn a_panic_in_an_inner_first_poll_restores_the_outer_context() {
-    let a = AtomicU32::new(0);
+async fn a_panic_in_an_inner_first_poll_leaves_nothing_of_the_inner() {
+    let inner = std::sync::Mutex::new(Vec::new());
     let seen = std::sync::Mutex::new(Vec::new());
     let hook = std::panic::take_hook();
     std::panic::set_hook(Box::new(|_| {}));
-    let result = catches_panic_at_once(&a, &seen).await;
+    let result = catches_a_keyed_panic(&inner, &seen).await;
     std::panic::set_hook(hook);
     assert_eq!(result, Err(Error::Down));
-    // Both outer attempts ran, each saw its own attempt, and the panicking
-    // inner call was never retried nor taken for a give-up.
-    assert_eq!(*seen.lock().unwrap(), [1, 2]);
-    assert_eq!(calls(&a), 2);
+    let seen = seen.into_inner().unwrap();
+    let inner = inner.into_inner().unwrap();
+    let frames: Vec<_> = seen
+        .iter()
+        .map(|c| (c.attempt(), c.max_attempts()))
+        .collect();
+    assert_eq!(frames, [(1, 2), (2, 2)]);
+    // One key for the outer call's attempts, none of the inner calls'.
+    assert_eq!(seen[0].idempotency_key(), seen[1].idempotency_key());
+    assert!(!inner.contains(&seen[0].idempotency_key()));
     assert_eq!(current_attempt(), None);
-    // A later call on the same thread starts clean.
-    assert_eq!(reads_its_attempt(&Cell::new(0)).await, Ok(3));
 }
 
 // ---------------------------------------------------------------------

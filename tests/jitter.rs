@@ -242,7 +242,7 @@ async fn the_attribute_draws_equal_jitter() {
 #[tokio::test(start_paused = true)]
 async fn the_attribute_draws_decorrelated_jitter_under_the_cap() {
     seed_thread_rng(0x5eed);
-    attribute_gaps(
+    let means = attribute_gaps(
         |dep| async move {
             let r = decorrelated(&dep).await;
             (dep, r)
@@ -250,4 +250,7 @@ async fn the_attribute_draws_decorrelated_jitter_under_the_cap() {
         [(100, 250), (100, 250), (100, 250)],
     )
     .await;
+    // Later waits draw from three times the one before, carried across
+    // retries: without the carry they would all be `base`.
+    assert!(means[1] > 120.0 && means[2] > 120.0, "means {means:?}");
 }
