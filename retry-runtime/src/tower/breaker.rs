@@ -9,7 +9,7 @@ use std::error::Error;
 use ::tower::{Layer, Service};
 
 use super::classify::{Classify, HttpClassifier};
-use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Classification};
+use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that asks a shared [`CircuitBreaker`] before every call and
 /// tells it how each call went, as judged by the classifier (a transient
@@ -131,10 +131,9 @@ where
             return Poll::Pending;
         };
         if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
-            let failed = matches!(
-                this.classifier.classify(request, &result),
-                Classification::Transient(_)
-            );
+            // A failure the caller would retry, or one it may not repeat
+            // (a POST that got a 503): either is the dependency failing.
+            let failed = this.classifier.classify(request, &result).is_transient();
             permit.record(!failed);
         }
         Poll::Ready(result.map_err(BreakerError::Service))
