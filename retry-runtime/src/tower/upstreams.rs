@@ -3,6 +3,7 @@
 //! from a [`Registry`], keyed by the request's authority or by a key of
 //! your own.
 
+use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::breaker::BreakerError;
@@ -99,7 +100,8 @@ impl Upstreams for OneBreaker {
 }
 
 /// A breaker and a budget per upstream, from a [`Registry`] keyed by the
-/// request's authority (`host:port`)
+/// request's `host:port` (the host in lower case, the scheme's default port
+/// when the URI gives none, without credentials)
 /// ([`RetryLayer::per_authority`](super::RetryLayer::per_authority)). A
 /// request without one (a path-only URI, as a tonic channel's is above the
 /// channel) uses the layer's budget and no breaker.
@@ -110,8 +112,8 @@ impl Upstreams for PerAuthority {
     type Error<E> = BreakerError<E>;
 
     fn select(&self, head: &http::request::Parts) -> Selected {
-        match head.uri.authority() {
-            Some(authority) => Selected(Choice::Upstream(self.0.get(authority.as_str()))),
+        match authority_key(&head.uri) {
+            Some(key) => Selected(Choice::Upstream(self.0.get(&key))),
             None => Selected::default(),
         }
     }
@@ -122,6 +124,41 @@ impl Upstreams for PerAuthority {
 
     fn refused<E>(open: CircuitOpen) -> Option<BreakerError<E>> {
         Some(BreakerError::Open(open))
+    }
+}
+
+/// The registry key of a request's upstream: its host, in lower case, and
+/// port, the scheme's default when the URI gives none (`host:port`, as the
+/// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
+/// part of it, so they never reach a breaker's name. Borrowed from the URI
+/// when it is already written so, the usual case.
+fn authority_key(uri: &http::Uri) -> Option<Cow<'_, str>> {
+    let authority = uri.authority()?;
+    let host = authority.host();
+    let lower = !host.bytes().any(|byte| byte.is_ascii_uppercase());
+    let plain = lower && !authority.as_str().contains('@');
+    let key = match (authority.port(), default_port(uri.scheme_str())) {
+        (Some(port), _) if plain && !port.as_str().starts_with('0') => {
+            Cow::Borrowed(authority.as_str())
+        }
+        (Some(port), _) => Cow::Owned(format!("{}:{}", host.to_ascii_lowercase(), port.as_u16())),
+        (None, Some(port)) => Cow::Owned(format!("{}:{port}", host.to_ascii_lowercase())),
+        (None, None) if lower => Cow::Borrowed(host),
+        (None, None) => Cow::Owned(host.to_ascii_lowercase()),
+    };
+    Some(key)
+}
+
+/// The port a URI of this scheme means when it gives none.
+fn default_port(scheme: Option<&str>) -> Option<u16> {
+    match scheme? {
+        scheme if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("ws") => {
+            Some(80)
+        }
+        scheme if scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("wss") => {
+            Some(443)
+        }
+        _ => None,
     }
 }
 
