@@ -8,6 +8,8 @@
 #[path = "support/servers.rs"]
 mod servers;
 
+use std::sync::atomic::{AtomicU32, Ordering};
+use std::sync::Arc;
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -97,4 +99,54 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
     let open = metrics::snapshot();
     assert_eq!(open.open - last.open, 2);
     assert_eq!(open.retries - last.retries, 1);
+
+    // A service that cannot become ready for the retry (a pool or buffer
+    // that closed after the first attempt) ends the call with its error, as
+    // tower's `Retry` does, and the call is counted, as `not_retryable`.
+    let client = Client::builder(TokioExecutor::new())
+        .pool_max_idle_per_host(0)
+        .build_http::<Full<Bytes>>();
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&POLICY))
+        .service(ClosesAfterOneCall {
+            client,
+            calls: Arc::new(AtomicU32::new(0)),
+        });
+    let closed = service.ready().await.unwrap().call(get("/down")).await;
+    assert_eq!(closed.unwrap_err().to_string(), "the pool closed");
+    let unready = metrics::snapshot();
+    assert_eq!(unready.not_retryable - open.not_retryable, 1);
+    assert_eq!(unready.retries - open.retries, 1);
+}
+
+/// The hyper client, which stops being ready once it has made one call.
+#[derive(Clone)]
+struct ClosesAfterOneCall {
+    client: Client<hyper_util::client::legacy::connect::HttpConnector, Full<Bytes>>,
+    calls: Arc<AtomicU32>,
+}
+
+impl Service<http::Request<Full<Bytes>>> for ClosesAfterOneCall {
+    type Response = http::Response<hyper::body::Incoming>;
+    type Error = std::io::Error;
+    type Future = std::pin::Pin<
+        Box<dyn std::future::Future<Output = Result<Self::Response, Self::Error>> + Send>,
+    >;
+
+    fn poll_ready(
+        &mut self,
+        _: &mut std::task::Context<'_>,
+    ) -> std::task::Poll<Result<(), Self::Error>> {
+        std::task::Poll::Ready(if self.calls.load(Ordering::SeqCst) == 0 {
+            Ok(())
+        } else {
+            Err(std::io::Error::other("the pool closed"))
+        })
+    }
+
+    fn call(&mut self, request: http::Request<Full<Bytes>>) -> Self::Future {
+        self.calls.fetch_add(1, Ordering::SeqCst);
+        let response = self.client.request(request);
+        Box::pin(async move { response.await.map_err(std::io::Error::other) })
+    }
 }

@@ -216,6 +216,14 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.finished();
     }
 
+    /// The call stops before its attempt was made, for a reason of the
+    /// caller's side (a tower service that failed to become ready): not
+    /// retryable, and the breaker hears nothing.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn unsent(&mut self) {
+        let _ = self.call.not_retryable();
+    }
+
     /// Call before the wait for the next attempt: while it lasts, the call
     /// counts as in flight in the attempt it runs inside, if any. (Counted
     /// here rather than by a wrapper around the wait, which would copy the

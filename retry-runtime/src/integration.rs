@@ -45,11 +45,13 @@ impl<'p> Call<'p> {
         self.attempts.waiting();
     }
 
-    /// The call ends without a last judgement (the service failed before
-    /// the request could be sent): no longer in flight.
+    /// The call ends before its attempt could be sent (the service failed
+    /// to become ready): it stops as not retryable, counted as every call
+    /// is, and the attempt's breaker permit, if any, is freed unrecorded
+    /// (the dependency was not reached).
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn finish(&mut self) {
-        self.attempts.finish();
+    pub(crate) fn unsent(&mut self) {
+        self.attempts.unsent();
     }
 
     /// Call before each attempt: whether the breaker, if any, lets it be

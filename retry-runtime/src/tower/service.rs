@@ -165,7 +165,10 @@ where
         // Let go of the answer kept through the wait before the next attempt.
         drop(kept.take());
         if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
-            call.finish();
+            // A service that cannot become ready (a buffer whose worker
+            // ended, a balancer whose discovery failed) ends the call with
+            // its error, as tower's `Retry` does: the request was not sent.
+            call.unsent();
             return Err(U::service(error));
         }
         // The attempt's span (feature `attempt-spans`), as the middleware's.
