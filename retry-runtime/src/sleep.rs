@@ -46,9 +46,10 @@ pin_project_lite::pin_project! {
     /// does. The timer is picked at a wait's first poll; a wait on tokio's
     /// timer that is then polled outside any tokio runtime (its future moved
     /// to another executor, or its runtime shut down) goes on on the timer
-    /// thread, to the same instant. The clock behind
-    /// `deadline`, `timeout` and the circuit breaker's open period is the
-    /// one the waits follow; idempotency keys and jitter seeds come from the
+    /// thread, to the same instant; moved into another tokio runtime, it
+    /// stays on the first one's timer, as tokio's own waits do. The clock
+    /// behind `deadline`, `timeout` and the circuit breaker's open period is
+    /// the one the waits follow; idempotency keys and jitter seeds come from the
     /// operating system's (or the host's) cryptographic random source.
     ///
     /// | where | waits | clock | random source |
