@@ -49,7 +49,9 @@
 //!   and takes a token. A failure takes one too, as in the retry loop.
 //!   Every attempt asks the `breaker` for a permit; when it refuses a later
 //!   attempt, none starts any more, and a call whose attempts all failed
-//!   gets the last real error, not `CircuitOpen`.
+//!   gets the last real error, not `CircuitOpen`. A failure that finds the
+//!   circuit open (opened by that failure or not) starts none, and waits
+//!   for no hint, as in the retry loop.
 //!
 //! # The percentile
 //!

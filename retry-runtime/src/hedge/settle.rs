@@ -149,6 +149,13 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
     if this.deadline.is_some_and(|deadline| at >= deadline) {
         return no_more(this, Stop::Deadline);
     }
+    // The failure may have opened the circuit (or found it open): no retry
+    // would be let through, so none is waited for, as in the retry loop.
+    if let Some((breaker, _)) = this.setup.breaker {
+        if breaker.is_open(false) {
+            return no_more(this, Stop::Open);
+        }
+    }
     this.judge.before_next(outcome, number, wait);
     // A retry after a failure, not a hedge: the failure took the token.
     *this.next = Some(at);
