@@ -66,9 +66,13 @@ impl Expansion<'_> {
         match timed_out {
             // The conversion is written inside a closure that captures
             // nothing, which is what a limit holds.
+            // Its locals are located at the key, so that a conversion of the
+            // wrong type (`|_| 5`, `|_: u32| ..`) is reported on the key, not
+            // on the whole attribute.
             Some(timed_out) => {
-                let cut_off = Ident::new("timed_out", Span::mixed_site());
-                let error = Ident::new("error", Span::mixed_site());
+                let at = Span::mixed_site().located_at(span);
+                let cut_off = Ident::new("timed_out", at);
+                let error = Ident::new("error", at);
                 let convert = quote_spanned! {span=>
                     |#cut_off| {
                         #[allow(clippy::redundant_closure_call, clippy::let_and_return)]
