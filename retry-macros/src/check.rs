@@ -125,6 +125,14 @@ fn together(config: &Config, errors: &mut Errors) {
              `on_ok`; add `on_ok = ...` to say which `Ok` values to retry",
         );
     }
+    if let (Some(key), None) = (config.keys.get("on_retry_ok"), &config.on_ok) {
+        errors.add(
+            key,
+            "`on_retry_ok` is called before a retry of an `Ok` value that `on_ok` retries, and \
+             there is no `on_ok`, so it would never be called; add `on_ok = ...` to say which \
+             `Ok` values to retry, or remove `on_retry_ok`",
+        );
+    }
     if let (Some(key), None, None) = (config.keys.get("timed_out"), config.timeout, &config.policy)
     {
         errors.add(
