@@ -3,6 +3,7 @@
 //! saying how to fix it; all mistakes are reported at once.
 
 use quote::ToTokens;
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 
 use crate::parse::{self, Arg, Config, KEYS};
@@ -37,7 +38,9 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         value,
     } in args
     {
-        let name = written.to_string();
+        // `r#crate`, `r#max`: the key itself (the compiler already reports
+        // a raw `crate`, once).
+        let name = written.unraw().to_string();
         let Some(key) = parse::key(&name) else {
             errors.push(unknown_key(&written));
             continue;
