@@ -108,10 +108,21 @@ impl Config {
             .map(|(name, _)| format!("\"{name}\""))
             .join(", ");
         let Some(Lit::Str(s)) = literal(value) else {
-            let written = value.to_token_stream().to_string();
+            // The jitter the value names, whatever its case (`equal`, `None`,
+            // `Jitter::Equal`); `false` is no jitter.
+            let written = match (value, literal(value)) {
+                (Expr::Path(path), _) => path
+                    .path
+                    .segments
+                    .last()
+                    .map(|segment| segment.ident.to_string()),
+                (_, Some(Lit::Bool(b))) if !b.value => Some("none".to_owned()),
+                _ => None,
+            }
+            .unwrap_or_else(|| value.to_token_stream().to_string());
             let example = Jitter::ALL
                 .iter()
-                .find(|(n, _)| *n == written)
+                .find(|(n, _)| n.eq_ignore_ascii_case(&written))
                 .map_or("full", |(n, _)| n);
             return Err(syn::Error::new(
                 value.span(),
@@ -123,12 +134,13 @@ impl Config {
             self.jitter = jitter;
             return Ok(());
         }
-        let suggestion = crate::suggest::closest(&name, Jitter::ALL.map(|(n, _)| n))
-            .map(|n| format!("; did you mean \"{n}\"?"))
-            .unwrap_or_default();
+        let suggestion = crate::suggest::closest(&name, Jitter::ALL.map(|(n, _)| n)).map_or_else(
+            || "; the jitters are".to_owned(),
+            |n| format!("; did you mean \"{n}\"? The jitters are"),
+        );
         Err(syn::Error::new(
             s.span(),
-            format!("unknown jitter {name:?}{suggestion} The jitters are {names}"),
+            format!("unknown jitter {name:?}{suggestion} {names}"),
         ))
     }
 
