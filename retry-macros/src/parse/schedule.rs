@@ -221,6 +221,27 @@ fn unit_or<'a>(suffix: &'a str, default: &'a str) -> &'a str {
 
 /// A number where a duration string belongs: suggest it with a unit.
 fn bare_number(key: &str, span: Span, digits: &str, unit: &str, suffix: &str) -> syn::Error {
+    let is_type = ["u8", "u16", "u32", "u64", "u128", "usize"]
+        .iter()
+        .chain(&["i8", "i16", "i32", "i64", "i128", "isize", "f32", "f64"])
+        .any(|ty| *ty == suffix);
+    if !suffix.is_empty() && suffix != unit && !is_type {
+        // A suffix meant as a unit that is not one (`5sec`, `2min`, `1d`):
+        // not "ms", which would change the duration.
+        let fix = match written_unit(suffix, digits) {
+            Some(fix) => format!("write `{key} = \"{fix}\"`"),
+            None => format!(
+                "write the number in quotes with one of them, such as `{key} = \"{digits}s\"`"
+            ),
+        };
+        return syn::Error::new(
+            span,
+            format!(
+                "`{key}` takes a duration string, and `{suffix}` is not a unit (the units are ns, \
+                 us, ms, s, m and h): {fix}"
+            ),
+        );
+    }
     let what = if suffix == unit {
         "in quotes"
     } else {
@@ -230,4 +251,23 @@ fn bare_number(key: &str, span: Span, digits: &str, unit: &str, suffix: &str) ->
         span,
         format!("`{key}` takes a duration string {what}: write `{key} = \"{digits}{unit}\"`"),
     )
+}
+
+/// The duration a number with a unit of another spelling stands for, in the
+/// grammar's units: `5sec` is "5s", `2mins` "2m", `1d` "24h".
+fn written_unit(suffix: &str, digits: &str) -> Option<String> {
+    let unit = match suffix {
+        "sec" | "secs" | "second" | "seconds" => "s",
+        "min" | "mins" | "minute" | "minutes" => "m",
+        "hr" | "hrs" | "hour" | "hours" => "h",
+        "msec" | "msecs" | "millis" | "millisecond" | "milliseconds" => "ms",
+        "usec" | "usecs" | "micros" | "microsecond" | "microseconds" => "us",
+        "nsec" | "nsecs" | "nanos" | "nanosecond" | "nanoseconds" => "ns",
+        "d" | "day" | "days" => {
+            let hours = digits.parse::<u64>().ok()?.checked_mul(24)?;
+            return Some(format!("{hours}h"));
+        }
+        _ => return None,
+    };
+    Some(format!("{digits}{unit}"))
 }
