@@ -7,6 +7,32 @@ use syn::{Expr, Lit, Path};
 
 use super::{literal, Config};
 
+/// Whether `value` builds a `ty` (`RetryBudget::new(..)`, `&CircuitBreaker::new()`,
+/// `&CircuitBreaker::new().with_name(..)`), borrowed or not: a new one at
+/// each call, which the compiler would report as a temporary dropped while
+/// borrowed (or suggest borrowing, which leads there).
+fn built_here(value: &Expr, ty: &str) -> bool {
+    match value {
+        Expr::Reference(reference) => built_here(&reference.expr, ty),
+        Expr::Paren(inner) => built_here(&inner.expr, ty),
+        Expr::Group(inner) => built_here(&inner.expr, ty),
+        Expr::MethodCall(call) => built_here(&call.receiver, ty),
+        Expr::Call(call) => match &*call.func {
+            Expr::Path(path) => {
+                let segments = &path.path.segments;
+                segments.len() >= 2 && segments[segments.len() - 2].ident == ty
+            }
+            _ => false,
+        },
+        Expr::Struct(built) => built
+            .path
+            .segments
+            .last()
+            .is_some_and(|last| last.ident == ty),
+        _ => false,
+    }
+}
+
 /// `nested = "..."`: what an outer function does with a failure an inner
 /// retried function already retried.
 #[derive(Clone, Copy, PartialEq, Eq)]
@@ -34,6 +60,15 @@ impl Config {
                 "`budget` takes a reference to a shared `static RetryBudget`, such as `budget = &API_BUDGET`",
             ));
         }
+        if built_here(value, "RetryBudget") {
+            return Err(syn::Error::new_spanned(
+                value,
+                "`budget` is shared by every call that names it, and a `RetryBudget` built here \
+                 would be a new one at each call: declare it once, \
+                 `static API_BUDGET: RetryBudget = RetryBudget::new(100, 0.1);`, and write \
+                 `budget = &API_BUDGET`",
+            ));
+        }
         self.budget = Some(value.clone());
         Ok(())
     }
@@ -44,6 +79,15 @@ impl Config {
             return Err(syn::Error::new_spanned(
                 value,
                 "`breaker` takes a reference to a shared `static CircuitBreaker`, such as `breaker = &INVENTORY`",
+            ));
+        }
+        if built_here(value, "CircuitBreaker") {
+            return Err(syn::Error::new_spanned(
+                value,
+                "`breaker` is shared by every call that names it, and a `CircuitBreaker` built \
+                 here would be a new one at each call, which never sees enough failures to open: \
+                 declare it once, `static INVENTORY: CircuitBreaker = CircuitBreaker::new();`, and \
+                 write `breaker = &INVENTORY`",
             ));
         }
         self.breaker = Some(value.clone());
