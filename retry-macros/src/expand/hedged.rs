@@ -34,8 +34,11 @@ impl Expansion<'_> {
             Limit::Key { span, timed_out } => self.keyed_limit(span, timed_out.as_ref()),
         };
         // The path that names the return type is bound first (see
-        // `split_on_output`): a temporary the breaker borrows lives as long
-        // as the call.
+        // `split_on_output`). The budget and the breaker are then bound to
+        // locals before the call, as the loop binds them: a temporary they
+        // borrow (`&CONST`, a `const` breaker copied at each use) is the
+        // compiler's error here too, rather than a breaker or budget of the
+        // call's own that nothing else shares.
         let (bind_breaker, breaker) = match (&config.breaker, &config.circuit_open) {
             (Some(breaker), Some(circuit_open)) => split_on_output(
                 quote!(#private::hedge::breaker_with::<#output>),
@@ -60,6 +63,23 @@ impl Expansion<'_> {
                 quote!(#private::hedge::no_breaker::<#output>()),
             ),
         };
+        let mut bind = bind_breaker;
+        let budget = match &config.budget {
+            Some(budget) => {
+                let shared = Ident::new("shared_budget", span);
+                bind.extend(quote!(let #shared = #private::budget(#budget);));
+                quote!(#shared)
+            }
+            None => quote!(#private::None),
+        };
+        let breaker = match &config.breaker {
+            Some(_) => {
+                let shared = Ident::new("shared_breaker", span);
+                bind.extend(quote!(let #shared = #breaker;));
+                quote!(#shared)
+            }
+            None => breaker,
+        };
         let name = &self.name;
         let call = crate::hedge::expand(crate::hedge::Parts {
             hedge,
@@ -67,17 +87,14 @@ impl Expansion<'_> {
             krate,
             policy,
             max,
-            budget: config.budget.as_ref().map_or_else(
-                || quote!(#private::None),
-                |budget| quote!(#private::budget(#budget)),
-            ),
+            budget,
             breaker,
             limit,
             name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
             rules: self.hedged_rules(),
             attempt,
         });
-        quote!(#bind_breaker #call)
+        quote!(#bind #call)
     }
 
     /// The rules of a hedged call, in the order `hedge::rules` takes them.
