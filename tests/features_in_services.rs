@@ -280,6 +280,19 @@ async fn dropping_calls_mid_wait_leaves_the_thread_as_it_was() {
 // ---------------------------------------------------------------------
 // A panic inside an inner body, caught by the outer.
 
+/// Runs `call` with the panics it catches kept off the output. The hook is
+/// the process's: the tests that swap it take turns, so that none puts
+/// back another's silent hook for good.
+async fn quietly<T>(call: impl std::future::Future<Output = T>) -> T {
+    static HOOK: tokio::sync::Mutex<()> = tokio::sync::Mutex::const_new(());
+    let _turn = HOOK.lock().await;
+    let hook = std::panic::take_hook();
+    std::panic::set_hook(Box::new(|_| {}));
+    let output = call.await;
+    std::panic::set_hook(hook);
+    output
+}
+
 #[retry(max = 3, base = "10ms", on = transient)]
 async fn panics(a: &AtomicU32) -> Result<u32, Error> {
     count(a);
@@ -310,10 +323,7 @@ async fn catches_panic(a: &AtomicU32) -> Result<u32, Error> {
 #[tokio::test(start_paused = true)]
 async fn a_panic_caught_in_the_outer_restores_its_context() {
     let a = AtomicU32::new(0);
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = catches_panic(&a).await;
-    std::panic::set_hook(hook);
+    let result = quietly(catches_panic(&a)).await;
     assert_eq!(result, Err(Error::Down));
     // The panic is not retried: one inner call per outer attempt, and the
     // outer's own failure is retried by the outer.
@@ -356,10 +366,7 @@ async fn catches_a_keyed_panic(
 async fn a_panic_in_an_inner_first_poll_leaves_nothing_of_the_inner() {
     let inner = std::sync::Mutex::new(Vec::new());
     let seen = std::sync::Mutex::new(Vec::new());
-    let hook = std::panic::take_hook();
-    std::panic::set_hook(Box::new(|_| {}));
-    let result = catches_a_keyed_panic(&inner, &seen).await;
-    std::panic::set_hook(hook);
+    let result = quietly(catches_a_keyed_panic(&inner, &seen)).await;
     assert_eq!(result, Err(Error::Down));
     let seen = seen.into_inner().unwrap();
     let inner = inner.into_inner().unwrap();

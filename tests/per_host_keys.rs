@@ -117,6 +117,30 @@ async fn credentials_in_the_uri_are_no_part_of_the_key() {
     assert_eq!(entry.breaker().unwrap().name(), "ci.internal:8080");
 }
 
+/// A port the URI writes that is no port (above 65535) is no part of the
+/// host's default port's breaker: it keys as written, and a leading zero
+/// (`:0443`) is the port it means.
+#[tokio::test(start_paused = true)]
+async fn ports_are_read_as_numbers_and_a_port_that_is_none_keys_as_written() {
+    let upstreams = registry();
+    let hits = Arc::new(AtomicU32::new(0));
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&ONE_ATTEMPT).per_authority(Arc::clone(&upstreams)))
+        .service(down(&hits));
+    for url in ["http://h.internal:99999/", "https://h.internal:0443/"] {
+        let request = http::Request::get(url).body(String::new()).unwrap();
+        let response = service.ready().await.unwrap().call(request).await.unwrap();
+        assert_eq!(response.status(), 503);
+    }
+    let mut names: Vec<String> = ["h.internal:99999", "h.internal:443"]
+        .iter()
+        .map(|key| upstreams.get(key).breaker().unwrap().name().to_owned())
+        .collect();
+    names.sort();
+    assert_eq!(names, ["h.internal:443", "h.internal:99999"]);
+    assert_eq!(upstreams.len(), 2, "no entry for h.internal:80");
+}
+
 /// A tower layer (over a hyper client) and a reqwest middleware sharing one
 /// registry, against one real server that is down: a failure through each
 /// is two failures of the same host's breaker, which opens it for both.

@@ -146,14 +146,15 @@ fn a_breakers_open_period_works() {
     let breaker = CircuitBreaker::new()
         .with_consecutive_failures(1)
         .with_min_calls(1000)
-        .with_open_for(Duration::from_millis(20))
+        .with_open_for(Duration::from_millis(500))
         .with_jitter(0.0)
         .with_probes(1)
         .with_close_after(1);
     let outcome = without_timer(async {
         assert_eq!(guarded(&breaker, true).await, Err(Error::Busy));
+        // Well within the open period, however slow the machine.
         assert_eq!(guarded(&breaker, false).await, Err(Error::Open));
-        std::thread::sleep(Duration::from_millis(30));
+        std::thread::sleep(Duration::from_millis(600));
         guarded(&breaker, false).await
     });
     assert_eq!(outcome, Ok(Ok(())));
@@ -207,5 +208,42 @@ fn a_wait_moved_into_another_runtime_stays_on_the_first_ones_timer() {
     });
     dropper.join().unwrap();
     assert_eq!(outcome, Err(Error::Busy));
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+/// The test above passes as well when the wait leaves A's timer at its
+/// first poll in B (it ends 20 ms later either way). This one tells them
+/// apart: while A stands idle, no amount of B's time ends the wait.
+#[test]
+fn a_wait_moved_into_another_runtime_waits_while_the_first_stands_idle() {
+    let calls = std::sync::Arc::new(AtomicU32::new(0));
+    let counted = std::sync::Arc::clone(&calls);
+    let mut call = Box::pin(async move { always_fails(&counted).await });
+    let first = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    first.block_on(async {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+    });
+    let second = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    second.block_on(async {
+        let mut cx = std::task::Context::from_waker(std::task::Waker::noop());
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+        // Three times the 20 ms wait, on B's timer.
+        tokio::time::sleep(Duration::from_millis(60)).await;
+        assert!(call.as_mut().poll(&mut cx).is_pending());
+    });
+    assert_eq!(
+        calls.load(Ordering::SeqCst),
+        1,
+        "the wait ended while A stood idle"
+    );
+    drop(first);
+    assert_eq!(second.block_on(call), Err(Error::Busy));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
 }

@@ -249,10 +249,9 @@ impl<C> RetryMiddleware<C> {
         }
         let url = request.url();
         let host = url.host_str()?;
-        Some(match url.port_or_known_default() {
-            Some(port) => registry.get(&format!("{host}:{port}")),
-            None => registry.get(host),
-        })
+        // Built on the stack: a key per request, no allocation.
+        let key = crate::integration::HostPort::new(host, url.port_or_known_default());
+        Some(registry.get(key.as_str()))
     }
 }
 

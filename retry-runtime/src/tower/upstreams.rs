@@ -3,10 +3,10 @@
 //! from a [`Registry`], keyed by the request's authority or by a key of
 //! your own.
 
-use std::borrow::Cow;
 use std::sync::Arc;
 
 use super::breaker::BreakerError;
+use crate::integration::HostPort;
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, CircuitOpen, RetryBudget, Shared};
 
@@ -113,7 +113,7 @@ impl Upstreams for PerAuthority {
 
     fn select(&self, head: &http::request::Parts) -> Selected {
         match authority_key(&head.uri) {
-            Some(key) => Selected(Choice::Upstream(self.0.get(&key))),
+            Some(key) => Selected(Choice::Upstream(self.0.get(key.as_str()))),
             None => Selected::default(),
         }
     }
@@ -131,20 +131,32 @@ impl Upstreams for PerAuthority {
 /// port, the scheme's default when the URI gives none (`host:port`, as the
 /// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
 /// part of it, so they never reach a breaker's name. Borrowed from the URI
-/// when it is already written so, the usual case.
-fn authority_key(uri: &http::Uri) -> Option<Cow<'_, str>> {
+/// when it already spells it so, and built on the stack otherwise: no
+/// allocation either way (`tests/per_host_key_allocations.rs`). A port the
+/// URI writes that is not one (`h:99999`) keys as written.
+fn authority_key(uri: &http::Uri) -> Option<HostPort<'_>> {
     let authority = uri.authority()?;
     let host = authority.host();
     let lower = !host.bytes().any(|byte| byte.is_ascii_uppercase());
     let plain = lower && !authority.as_str().contains('@');
-    let key = match (authority.port(), default_port(uri.scheme_str())) {
-        (Some(port), _) if plain && !port.as_str().starts_with('0') => {
-            Cow::Borrowed(authority.as_str())
+    let written = authority
+        .as_str()
+        .rsplit_once(':')
+        .and_then(|(before, port)| {
+            let digits = !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit());
+            (digits && before.ends_with(host)).then_some(port)
+        });
+    let key = match (authority.port_u16(), written) {
+        (Some(_), Some(as_written)) if plain && !as_written.starts_with('0') => {
+            HostPort::written(authority.as_str())
         }
-        (Some(port), _) => Cow::Owned(format!("{}:{}", host.to_ascii_lowercase(), port.as_u16())),
-        (None, Some(port)) => Cow::Owned(format!("{}:{port}", host.to_ascii_lowercase())),
-        (None, None) if lower => Cow::Borrowed(host),
-        (None, None) => Cow::Owned(host.to_ascii_lowercase()),
+        (Some(port), _) => HostPort::new(host, Some(port)),
+        (None, Some(as_written)) => HostPort::long(host, as_written),
+        (None, None) => match default_port(uri.scheme_str()) {
+            Some(port) => HostPort::new(host, Some(port)),
+            None if lower => HostPort::written(host),
+            None => HostPort::new(host, None),
+        },
     };
     Some(key)
 }
@@ -186,7 +198,7 @@ where
 
     fn select(&self, head: &http::request::Parts) -> Selected {
         match (self.1)(head) {
-            Some(key) => Selected(Choice::Upstream(self.0.get(&key))),
+            Some(key) => Selected(Choice::Upstream(self.0.get(key.as_str()))),
             None => Selected::default(),
         }
     }

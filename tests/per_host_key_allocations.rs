@@ -1,0 +1,68 @@
+//! Review: the tower layer's `per_authority` key for a URI without a port
+//! (`https://payments.internal/`, the usual absolute URI) is built with
+//! `format!` on every request; the comment in upstreams.rs says it is
+//! "borrowed from the URI ... the usual case". A request without a port
+//! should cost no more allocations than the same request with `:443`.
+
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::cell::Cell;
+use std::sync::Arc;
+use std::time::Duration;
+
+use retry_runtime::registry::{Registry, Upstream};
+use retry_runtime::tower::RetryLayer;
+use retry_runtime::{Jitter, Policy};
+use tower::{Service, ServiceBuilder, ServiceExt};
+
+struct Counting;
+
+thread_local! {
+    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
+}
+
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+static ONE_ATTEMPT: Policy = Policy::new()
+    .with_max_attempts(1)
+    .with_base(Duration::from_millis(10))
+    .with_jitter(Jitter::None);
+
+#[tokio::test(flavor = "current_thread", start_paused = true)]
+async fn a_uri_without_a_port_allocates_no_more_than_one_with_it() {
+    let upstreams = Arc::new(Registry::new(64, |_: &str| Upstream::new()));
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&ONE_ATTEMPT).per_authority(Arc::clone(&upstreams)))
+        .service(tower::service_fn(|_: http::Request<String>| async {
+            Ok::<_, std::io::Error>(http::Response::new(()))
+        }));
+    service.ready().await.unwrap();
+    let mut allocations = |url: &'static str| {
+        let request = http::Request::get(url).body(String::new()).unwrap();
+        let before = ALLOCATIONS.with(Cell::get);
+        let call = service.call(request);
+        let after_call = ALLOCATIONS.with(Cell::get);
+        drop(call);
+        after_call - before
+    };
+    // Both spellings name one entry; make it first.
+    let _ = allocations("https://payments.internal:443/");
+    let _ = allocations("https://payments.internal/");
+    let with_port = allocations("https://payments.internal:443/charge");
+    let without_port = allocations("https://payments.internal/charge");
+    assert_eq!(upstreams.len(), 1);
+    assert_eq!(
+        without_port, with_port,
+        "without a port {without_port} allocations per call, with it {with_port}"
+    );
+}
