@@ -1,8 +1,8 @@
-//! Review: the tower layer's `per_authority` key for a URI without a port
-//! (`https://payments.internal/`, the usual absolute URI) is built with
-//! `format!` on every request; the comment in upstreams.rs says it is
-//! "borrowed from the URI ... the usual case". A request without a port
-//! should cost no more allocations than the same request with `:443`.
+//! The tower layer's `per_authority` key costs no allocation: a URI
+//! without a port (`https://payments.internal/`, the usual absolute URI)
+//! is keyed by the scheme's default port on the stack, and costs no more
+//! allocations per call than the same request written with `:443`. One
+//! test in this file, so that no other test moves the thread's count.
 
 use std::alloc::{GlobalAlloc, Layout, System};
 use std::cell::Cell;
