@@ -235,8 +235,17 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
                     .ok_or_else(|| invalid("retryThrottling.maxTokens", "must be in 1 ..= 1000"))?;
                 let token_ratio = throttling
                     .token_ratio
-                    .filter(|ratio| ratio.is_finite() && *ratio > 0.0)
-                    .ok_or_else(|| invalid("retryThrottling.tokenRatio", "must be above zero"))?;
+                    .ok_or_else(|| invalid("retryThrottling", "`tokenRatio` is required"))?;
+                // The budget keeps the ratio to three decimals, as gRPC
+                // does: a ratio that rounds to zero would never refill it.
+                if !(token_ratio.is_finite() && token_ratio >= 0.0005) {
+                    return Err(invalid(
+                        "retryThrottling.tokenRatio",
+                        format_args!(
+                            "{token_ratio}: must be a finite number of at least 0.001 (the ratio is kept to three decimals)"
+                        ),
+                    ));
+                }
                 Ok(RetryThrottling {
                     max_tokens,
                     token_ratio,
