@@ -82,6 +82,7 @@ fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, Con
                 .iter()
                 .position(|known| known.eq_ignore_ascii_case(name))
                 .and_then(|number| i32::try_from(number).ok()),
+            raw::Code::Other(_) => None,
         };
         number.map(|number| set.with_number(number)).ok_or_else(|| {
             invalid(
@@ -97,6 +98,7 @@ impl fmt::Display for raw::Code {
         match self {
             raw::Code::Number(number) => write!(f, "{number}"),
             raw::Code::Name(name) => write!(f, "{name:?}"),
+            raw::Code::Other(value) => f.write_str(value),
         }
     }
 }
@@ -351,11 +353,47 @@ pub(in crate::config::grpc) mod raw {
         pub token_ratio: Option<f32>,
     }
 
-    /// A status code, by name or by number.
-    #[derive(Deserialize)]
-    #[serde(untagged)]
+    /// A status code, by name or by number; any other number or a boolean
+    /// is kept as written, for an error that names the field.
     pub(in crate::config::grpc) enum Code {
-        Number(u64),
+        Number(i128),
         Name(String),
+        Other(String),
+    }
+
+    impl<'de> Deserialize<'de> for Code {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(CodeVisitor)
+        }
+    }
+
+    struct CodeVisitor;
+
+    impl serde::de::Visitor<'_> for CodeVisitor {
+        type Value = Code;
+
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str("a gRPC status code: a name such as \"UNAVAILABLE\", or 0 to 16")
+        }
+
+        fn visit_u64<E>(self, number: u64) -> Result<Code, E> {
+            Ok(Code::Number(number.into()))
+        }
+
+        fn visit_i64<E>(self, number: i64) -> Result<Code, E> {
+            Ok(Code::Number(number.into()))
+        }
+
+        fn visit_f64<E>(self, number: f64) -> Result<Code, E> {
+            Ok(Code::Other(number.to_string()))
+        }
+
+        fn visit_bool<E>(self, value: bool) -> Result<Code, E> {
+            Ok(Code::Other(value.to_string()))
+        }
+
+        fn visit_str<E>(self, name: &str) -> Result<Code, E> {
+            Ok(Code::Name(name.to_owned()))
+        }
     }
 }
