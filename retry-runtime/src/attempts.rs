@@ -104,6 +104,26 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
             budget: self.budget,
         }
     }
+
+    /// As [`judge`](Self::judge), for a loop whose attempts a breaker layer
+    /// below it records (the tower `RetryPolicy`): a retryable failure
+    /// whose retry `breaker` would refuse (it is open) takes its token from
+    /// the budget and stops with [`Stop::Open`], counted and reported as
+    /// `#[retry]` with that breaker would; the breaker is not told the
+    /// outcome here.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn judge_watching(
+        &mut self,
+        verdict: Classification,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<Duration, Stop> {
+        match verdict {
+            Classification::Transient(hint) if breaker.is_some() => {
+                self.call.retry(hint, self.budget.budget(), breaker)
+            }
+            _ => self.judge(verdict),
+        }
+    }
 }
 
 impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {

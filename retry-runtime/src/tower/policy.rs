@@ -4,8 +4,14 @@
 //! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 use super::classify::{Classify, HttpClassifier};
-use crate::integration::Call;
-use crate::{CircuitBreaker, Classification, Policy, RetryBudget};
+use crate::attempts::Attempts;
+use crate::slots::NoBreaker;
+use crate::{CircuitBreaker, Policy, RetryBudget};
+
+/// One request's attempts. The breaker, if any, is asked by the breaker's
+/// own layer, which also records each attempt's outcome: here it only ends
+/// the retries while it is open.
+type Call = Attempts<'static, NoBreaker, Option<&'static RetryBudget>>;
 
 /// The [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html): one per request
 /// (tower clones it for each), holding that call's attempts.
@@ -19,7 +25,7 @@ pub struct RetryPolicy<C = HttpClassifier> {
     breaker: Option<&'static CircuitBreaker>,
     /// This request's retry state; started when tower clones the policy for
     /// the request, just as its first attempt begins.
-    call: Option<Call<'static>>,
+    call: Option<Call>,
 }
 
 impl RetryPolicy {
@@ -87,7 +93,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(Call::start(self.policy, self.budget, None, self.name)),
+            call: Some(Call::start(self.policy, self.budget, self.name)),
         }
     }
 }
@@ -115,19 +121,16 @@ where
     /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
-        // The attempt's outcome is recorded by the breaker's own layer,
-        // under this one; an open circuit would refuse the retry, so do not
-        // wait for it.
-        if matches!(outcome, Classification::Transient(_))
-            && self.breaker.is_some_and(|breaker| breaker.is_open(false))
-        {
-            return None;
-        }
         let (policy, budget, name) = (self.policy, self.budget, self.name);
         let call = self
             .call
-            .get_or_insert_with(|| Call::start(policy, budget, None, name));
-        call.judge(outcome).ok().map(crate::sleep::sleep)
+            .get_or_insert_with(|| Call::start(policy, budget, name));
+        // The attempt's outcome is recorded by the breaker's own layer,
+        // under this one; an open circuit would refuse the retry, so the
+        // call stops (reason `open`) rather than wait for it.
+        call.judge_watching(outcome, self.breaker)
+            .ok()
+            .map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.
