@@ -78,6 +78,8 @@ impl CircuitBreaker {
         match (kind, outcome) {
             (Kind::Closed, Some(success)) => self.settle_closed(success, clock),
             (Kind::Probe(round), outcome) => self.settle_probe(round, outcome, clock),
+            // Recorded by the enclosing attempt whose permit it ran under.
+            (Kind::Nested, Some(success)) => permit::nested_outcome(self, success),
             (Kind::Closed | Kind::Nested, _) => {}
         }
     }

@@ -89,6 +89,11 @@ pub struct AttemptPermit<'p> {
     /// Another breaker refused a call made inside the attempt running: its
     /// failure is then not counted against this one.
     refused_inside: bool,
+    /// The last call made under this permit inside the attempt running (a
+    /// retried function naming the same breaker) failed: the dependency
+    /// failed, whatever the attempt made of it (a fallback, a cached
+    /// answer), so the attempt's outcome is recorded as a failure.
+    nested_failed: bool,
 }
 
 impl<'p> AttemptPermit<'p> {
@@ -98,6 +103,7 @@ impl<'p> AttemptPermit<'p> {
             kind: None,
             clock: Clock::Async,
             refused_inside: false,
+            nested_failed: false,
         }
     }
 
@@ -111,6 +117,7 @@ impl<'p> AttemptPermit<'p> {
         }
         self.clock = Clock::of(blocking);
         self.refused_inside = false;
+        self.nested_failed = false;
         self.kind = self.breaker.enter(self.clock).ok();
         self.kind.is_some()
     }
@@ -118,7 +125,8 @@ impl<'p> AttemptPermit<'p> {
     /// Records the attempt's outcome; `false` when the breaker refused the
     /// attempt, which then never ran. A failure caused by another breaker's
     /// refusal inside the attempt is not the dependency's: it frees the
-    /// permit and counts as nothing.
+    /// permit and counts as nothing. An attempt whose last call under its
+    /// permit failed is a failure, even if the body recovered from it.
     // Inlined: after every attempt of a call with a breaker
     // (benches/instructions.sh).
     #[inline]
@@ -126,7 +134,11 @@ impl<'p> AttemptPermit<'p> {
         let Some(kind) = self.kind.take() else {
             return false;
         };
-        let outcome = (success || !self.refused_inside).then_some(success);
+        let outcome = if self.nested_failed {
+            Some(false)
+        } else {
+            (success || !self.refused_inside).then_some(success)
+        };
         self.breaker.settle(kind, outcome, self.clock);
         true
     }
@@ -174,7 +186,17 @@ struct Held {
     len: Cell<usize>,
     /// A breaker refused a call inside the innermost attempt.
     refused: Cell<bool>,
+    /// For each slot, how the last call made under its permit while it is
+    /// polled ended: [`NO_CALL`], [`SUCCEEDED`] or [`FAILED`].
+    nested: [Cell<u8>; DEPTH],
 }
+
+/// No call was made under a slot's permit.
+const NO_CALL: u8 = 0;
+/// The last call made under a slot's permit succeeded.
+const SUCCEEDED: u8 = 1;
+/// The last call made under a slot's permit failed.
+const FAILED: u8 = 2;
 
 thread_local! {
     static HELD: Held = const {
@@ -182,6 +204,7 @@ thread_local! {
             breakers: [const { Cell::new(0) }; DEPTH],
             len: Cell::new(0),
             refused: Cell::new(false),
+            nested: [const { Cell::new(NO_CALL) }; DEPTH],
         }
     };
 }
@@ -208,6 +231,23 @@ fn held_among(breaker: &CircuitBreaker) -> bool {
             .take(len)
             .any(|slot| slot.get() == address(breaker))
     })
+}
+
+/// A call run under the permit of an attempt being polled on this thread
+/// (a retried function naming the breaker that attempt holds) ended: the
+/// innermost such attempt hears how, and records a failure for it even if
+/// its body goes on to recover (docs/breaker.md, "One breaker on two
+/// layers").
+pub(super) fn nested_outcome(breaker: &CircuitBreaker, success: bool) {
+    HELD.with(|held| {
+        let len = held.len.get().min(DEPTH);
+        let innermost = (0..len)
+            .rev()
+            .find(|&slot| held.breakers[slot].get() == address(breaker));
+        if let Some(slot) = innermost {
+            held.nested[slot].set(if success { SUCCEEDED } else { FAILED });
+        }
+    });
 }
 
 /// A breaker refused a call: marks the attempts being polled on this
@@ -238,18 +278,30 @@ impl Mark<'_, '_> {
     // (benches/instructions.sh).
     #[inline]
     pub(crate) fn hold(&mut self) -> Hold<'_> {
-        hold(self.permit.breaker, &mut self.permit.refused_inside)
+        let permit = &mut *self.permit;
+        hold(
+            permit.breaker,
+            &mut permit.refused_inside,
+            Some(&mut permit.nested_failed),
+        )
     }
 }
 
 /// Marks the thread with `breaker` until the [`Hold`] is dropped, which
-/// then hands `refused` whether a breaker refused a call meanwhile.
+/// then hands `refused` whether a breaker refused a call meanwhile, and
+/// `nested_failed` whether the last call made under the permit failed, if
+/// one was made.
 #[inline]
-fn hold<'a>(breaker: &CircuitBreaker, refused: &'a mut bool) -> Hold<'a> {
+fn hold<'a>(
+    breaker: &CircuitBreaker,
+    refused: &'a mut bool,
+    nested_failed: Option<&'a mut bool>,
+) -> Hold<'a> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
             slot.set(address(breaker));
+            held.nested[len].set(NO_CALL);
         }
         held.len.set(len.saturating_add(1));
         (len, held.refused.replace(false))
@@ -258,6 +310,7 @@ fn hold<'a>(breaker: &CircuitBreaker, refused: &'a mut bool) -> Hold<'a> {
         len,
         outer_refused,
         refused,
+        nested_failed,
     }
 }
 
@@ -288,7 +341,9 @@ impl<'a> PermitMark<'a> {
 impl MarkThread for Option<PermitMark<'_>> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
-        self.as_mut().map(|mark| hold(mark.breaker, mark.refused))
+        // A hedged attempt's own permit records its own outcome only.
+        self.as_mut()
+            .map(|mark| hold(mark.breaker, mark.refused, None))
     }
 }
 
@@ -300,6 +355,7 @@ pub struct Hold<'a> {
     len: usize,
     outer_refused: bool,
     refused: &'a mut bool,
+    nested_failed: Option<&'a mut bool>,
 }
 
 impl Drop for Hold<'_> {
@@ -310,6 +366,14 @@ impl Drop for Hold<'_> {
             *self.refused |= refused;
             // A refusal deep inside is one inside the enclosing attempts too.
             held.refused.set(self.outer_refused | refused);
+            if let Some(nested) = held.nested.get(self.len) {
+                let last = nested.replace(NO_CALL);
+                if let Some(failed) = self.nested_failed.as_deref_mut() {
+                    if last != NO_CALL {
+                        *failed = last == FAILED;
+                    }
+                }
+            }
             held.len.set(self.len);
         });
     }
