@@ -86,15 +86,20 @@ pub struct AttemptPermit<'p> {
     /// outcome is recorded.
     kind: Option<Kind>,
     clock: Clock,
-    /// Another breaker refused a call made inside the attempt running: its
-    /// failure is then not counted against this one.
-    refused_inside: bool,
-    /// The last call made under this permit inside the attempt running (a
-    /// retried function naming the same breaker) failed: the dependency
-    /// failed, whatever the attempt made of it (a fallback, a cached
-    /// answer), so the attempt's outcome is recorded as a failure.
-    nested_failed: bool,
+    /// What calls made inside the attempt running left: [`REFUSED_INSIDE`],
+    /// [`LAST_FAILED`]. One byte, so that the usual attempt, which has
+    /// neither, clears and tests it once.
+    inside: u8,
 }
+
+/// Another breaker refused a call made inside the attempt: its failure is
+/// then not counted against this one.
+const REFUSED_INSIDE: u8 = 1;
+/// The last call made under this permit inside the attempt (a retried
+/// function naming the same breaker) failed: the dependency failed,
+/// whatever the attempt made of it (a fallback, a cached answer), so the
+/// attempt's outcome is recorded as a failure.
+const LAST_FAILED: u8 = 2;
 
 impl<'p> AttemptPermit<'p> {
     pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
@@ -102,8 +107,7 @@ impl<'p> AttemptPermit<'p> {
             breaker,
             kind: None,
             clock: Clock::Async,
-            refused_inside: false,
-            nested_failed: false,
+            inside: 0,
         }
     }
 
@@ -116,8 +120,7 @@ impl<'p> AttemptPermit<'p> {
             self.breaker.settle(unrecorded, None, self.clock);
         }
         self.clock = Clock::of(blocking);
-        self.refused_inside = false;
-        self.nested_failed = false;
+        self.inside = 0;
         self.kind = self.breaker.enter(self.clock).ok();
         self.kind.is_some()
     }
@@ -134,10 +137,13 @@ impl<'p> AttemptPermit<'p> {
         let Some(kind) = self.kind.take() else {
             return false;
         };
-        let outcome = if self.nested_failed {
+        let outcome = if self.inside == 0 {
+            Some(success)
+        } else if self.inside & LAST_FAILED != 0 {
             Some(false)
         } else {
-            (success || !self.refused_inside).then_some(success)
+            // Refused inside: a success still counts, a failure does not.
+            success.then_some(true)
         };
         self.breaker.settle(kind, outcome, self.clock);
         true
@@ -179,24 +185,28 @@ const DEPTH: usize = 4;
 /// and sets the count back on its way out: the outer attempts' slots stay
 /// where they are.
 struct Held {
-    /// `breakers[..len]`, outer to inner, up to [`DEPTH`].
+    /// `breakers[..len]`, outer to inner, up to [`DEPTH`]: each breaker's
+    /// address, with in its low bits ([`LAST_CALL`]) how the last call made
+    /// under the slot's permit while it is polled ended ([`SUCCEEDED`] or
+    /// [`FAILED`]; neither while no call has ended).
     breakers: [Cell<usize>; DEPTH],
     /// Attempts holding a permit entered and not yet left, those beyond
     /// [`DEPTH`] included.
     len: Cell<usize>,
     /// A breaker refused a call inside the innermost attempt.
     refused: Cell<bool>,
-    /// For each slot, how the last call made under its permit while it is
-    /// polled ended: [`NO_CALL`], [`SUCCEEDED`] or [`FAILED`].
-    nested: [Cell<u8>; DEPTH],
 }
 
-/// No call was made under a slot's permit.
-const NO_CALL: u8 = 0;
+/// The low bits of a slot: a breaker's address has them clear (it holds
+/// 8-byte atomics), so the slot's last call is kept beside it, and the way
+/// in, which writes the address, clears it at no cost.
+const LAST_CALL: usize = 0b11;
 /// The last call made under a slot's permit succeeded.
-const SUCCEEDED: u8 = 1;
+const SUCCEEDED: usize = 0b01;
 /// The last call made under a slot's permit failed.
-const FAILED: u8 = 2;
+const FAILED: usize = 0b10;
+
+const _: () = assert!(core::mem::align_of::<CircuitBreaker>() > LAST_CALL);
 
 thread_local! {
     static HELD: Held = const {
@@ -204,7 +214,6 @@ thread_local! {
             breakers: [const { Cell::new(0) }; DEPTH],
             len: Cell::new(0),
             refused: Cell::new(false),
-            nested: [const { Cell::new(NO_CALL) }; DEPTH],
         }
     };
 }
@@ -229,7 +238,7 @@ fn held_among(breaker: &CircuitBreaker) -> bool {
         held.breakers
             .iter()
             .take(len)
-            .any(|slot| slot.get() == address(breaker))
+            .any(|slot| slot.get() & !LAST_CALL == address(breaker))
     })
 }
 
@@ -241,11 +250,15 @@ fn held_among(breaker: &CircuitBreaker) -> bool {
 pub(super) fn nested_outcome(breaker: &CircuitBreaker, success: bool) {
     HELD.with(|held| {
         let len = held.len.get().min(DEPTH);
-        let innermost = (0..len)
+        let innermost = held
+            .breakers
+            .iter()
+            .take(len)
             .rev()
-            .find(|&slot| held.breakers[slot].get() == address(breaker));
+            .find(|slot| slot.get() & !LAST_CALL == address(breaker));
         if let Some(slot) = innermost {
-            held.nested[slot].set(if success { SUCCEEDED } else { FAILED });
+            let last = if success { SUCCEEDED } else { FAILED };
+            slot.set(address(breaker) | last);
         }
     });
 }
@@ -277,13 +290,9 @@ impl Mark<'_, '_> {
     // Inlined: around every poll of an attempt holding a permit
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn hold(&mut self) -> Hold<'_> {
+    pub(crate) fn hold(&mut self) -> Hold<&mut u8> {
         let permit = &mut *self.permit;
-        hold(
-            permit.breaker,
-            &mut permit.refused_inside,
-            Some(&mut permit.nested_failed),
-        )
+        hold(permit.breaker, &mut permit.inside)
     }
 }
 
@@ -292,16 +301,11 @@ impl Mark<'_, '_> {
 /// `nested_failed` whether the last call made under the permit failed, if
 /// one was made.
 #[inline]
-fn hold<'a>(
-    breaker: &CircuitBreaker,
-    refused: &'a mut bool,
-    nested_failed: Option<&'a mut bool>,
-) -> Hold<'a> {
+fn hold<N: Inside>(breaker: &CircuitBreaker, inside: N) -> Hold<N> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
             slot.set(address(breaker));
-            held.nested[len].set(NO_CALL);
         }
         held.len.set(len.saturating_add(1));
         (len, held.refused.replace(false))
@@ -309,8 +313,7 @@ fn hold<'a>(
     Hold {
         len,
         outer_refused,
-        refused,
-        nested_failed,
+        inside,
     }
 }
 
@@ -343,7 +346,7 @@ impl MarkThread for Option<PermitMark<'_>> {
     fn hold(&mut self) -> impl Sized {
         // A hedged attempt's own permit records its own outcome only.
         self.as_mut()
-            .map(|mark| hold(mark.breaker, mark.refused, None))
+            .map(|mark| hold(mark.breaker, Refusals(&mut *mark.refused)))
     }
 }
 
@@ -351,27 +354,66 @@ impl MarkThread for Option<PermitMark<'_>> {
 /// before and hands the attempt whether a breaker refused a call inside it.
 #[doc(hidden)]
 #[must_use]
-pub struct Hold<'a> {
+pub struct Hold<N: Inside> {
     len: usize,
     outer_refused: bool,
-    refused: &'a mut bool,
-    nested_failed: Option<&'a mut bool>,
+    inside: N,
 }
 
-impl Drop for Hold<'_> {
+/// Where a [`Hold`] hands what calls made inside the attempt left: the
+/// retry loop's permit takes a refusal and how the last call made under it
+/// ended ([`AttemptPermit::record`]); a hedged attempt's own permit takes
+/// refusals only, and its way out does not look at the last call.
+#[doc(hidden)]
+pub trait Inside {
+    /// Whether the way out looks at the last call.
+    const LAST_CALL: bool;
+    /// A breaker refused a call made inside the attempt, if `refused`.
+    fn refused(&mut self, refused: bool);
+    /// The last call made under the permit ended, failed or not.
+    fn last_call(&mut self, failed: bool);
+}
+
+impl Inside for &mut u8 {
+    const LAST_CALL: bool = true;
+    #[inline]
+    fn refused(&mut self, refused: bool) {
+        **self |= u8::from(refused) * REFUSED_INSIDE;
+    }
+    #[inline]
+    fn last_call(&mut self, failed: bool) {
+        **self = (**self & !LAST_FAILED) | (u8::from(failed) * LAST_FAILED);
+    }
+}
+
+/// A hedged attempt's refusals.
+pub(crate) struct Refusals<'a>(&'a mut bool);
+
+impl Inside for Refusals<'_> {
+    const LAST_CALL: bool = false;
+    #[inline]
+    fn refused(&mut self, refused: bool) {
+        *self.0 |= refused;
+    }
+    #[inline]
+    fn last_call(&mut self, _: bool) {}
+}
+
+impl<N: Inside> Drop for Hold<N> {
     #[inline]
     fn drop(&mut self) {
         HELD.with(|held| {
             let refused = held.refused.get();
-            *self.refused |= refused;
+            self.inside.refused(refused);
             // A refusal deep inside is one inside the enclosing attempts too.
             held.refused.set(self.outer_refused | refused);
-            if let Some(nested) = held.nested.get(self.len) {
-                let last = nested.replace(NO_CALL);
-                if let Some(failed) = self.nested_failed.as_deref_mut() {
-                    if last != NO_CALL {
-                        *failed = last == FAILED;
-                    }
+            if N::LAST_CALL {
+                let last = held
+                    .breakers
+                    .get(self.len)
+                    .map_or(0, |slot| slot.get() & LAST_CALL);
+                if last != 0 {
+                    self.inside.last_call(last == FAILED);
                 }
             }
             held.len.set(self.len);
@@ -379,7 +421,7 @@ impl Drop for Hold<'_> {
     }
 }
 
-impl core::fmt::Debug for Hold<'_> {
+impl<N: Inside> core::fmt::Debug for Hold<N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hold").finish_non_exhaustive()
     }
@@ -407,7 +449,7 @@ impl MarkThread for Option<Mark<'_, '_>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{held_here, refused_here, AttemptPermit, MarkThread};
+    use super::{held_here, refused_here, AttemptPermit, MarkThread, REFUSED_INSIDE};
     use crate::CircuitBreaker;
 
     /// Attempts holding permits, one inside another, deeper than the marks
@@ -447,9 +489,11 @@ mod tests {
         }
         assert!(!held_here(&OUTER), "nothing is marked outside the attempts");
         assert!(
-            outer.refused_inside,
+            outer.inside & REFUSED_INSIDE != 0,
             "a refusal deep inside reaches the outer attempt"
         );
-        assert!(inner.iter().all(|permit| permit.refused_inside));
+        assert!(inner
+            .iter()
+            .all(|permit| permit.inside & REFUSED_INSIDE != 0));
     }
 }
