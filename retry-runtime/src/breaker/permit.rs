@@ -86,20 +86,15 @@ pub struct AttemptPermit<'p> {
     /// outcome is recorded.
     kind: Option<Kind>,
     clock: Clock,
-    /// What calls made inside the attempt running left: [`REFUSED_INSIDE`],
-    /// [`LAST_FAILED`]. One byte, so that the usual attempt, which has
-    /// neither, clears and tests it once.
-    inside: u8,
+    /// Another breaker refused a call made inside the attempt running: its
+    /// failure is then not counted against this one.
+    refused_inside: bool,
+    /// The last call made under this permit inside the attempt running (a
+    /// retried function naming the same breaker) failed: the dependency
+    /// failed, whatever the attempt made of it (a fallback, a cached
+    /// answer), so the attempt's outcome is recorded as a failure.
+    nested_failed: bool,
 }
-
-/// Another breaker refused a call made inside the attempt: its failure is
-/// then not counted against this one.
-const REFUSED_INSIDE: u8 = 1;
-/// The last call made under this permit inside the attempt (a retried
-/// function naming the same breaker) failed: the dependency failed,
-/// whatever the attempt made of it (a fallback, a cached answer), so the
-/// attempt's outcome is recorded as a failure.
-const LAST_FAILED: u8 = 2;
 
 impl<'p> AttemptPermit<'p> {
     pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
@@ -107,7 +102,8 @@ impl<'p> AttemptPermit<'p> {
             breaker,
             kind: None,
             clock: Clock::Async,
-            inside: 0,
+            refused_inside: false,
+            nested_failed: false,
         }
     }
 
@@ -120,7 +116,8 @@ impl<'p> AttemptPermit<'p> {
             self.breaker.settle(unrecorded, None, self.clock);
         }
         self.clock = Clock::of(blocking);
-        self.inside = 0;
+        self.refused_inside = false;
+        self.nested_failed = false;
         self.kind = self.breaker.enter(self.clock).ok();
         self.kind.is_some()
     }
@@ -137,13 +134,10 @@ impl<'p> AttemptPermit<'p> {
         let Some(kind) = self.kind.take() else {
             return false;
         };
-        let outcome = if self.inside == 0 {
-            Some(success)
-        } else if self.inside & LAST_FAILED != 0 {
+        let outcome = if self.nested_failed {
             Some(false)
         } else {
-            // Refused inside: a success still counts, a failure does not.
-            success.then_some(true)
+            (success || !self.refused_inside).then_some(success)
         };
         self.breaker.settle(kind, outcome, self.clock);
         true
@@ -290,9 +284,13 @@ impl Mark<'_, '_> {
     // Inlined: around every poll of an attempt holding a permit
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn hold(&mut self) -> Hold<&mut u8> {
+    pub(crate) fn hold(&mut self) -> Hold<'_, &mut bool> {
         let permit = &mut *self.permit;
-        hold(permit.breaker, &mut permit.inside)
+        hold(
+            permit.breaker,
+            &mut permit.refused_inside,
+            &mut permit.nested_failed,
+        )
     }
 }
 
@@ -301,7 +299,11 @@ impl Mark<'_, '_> {
 /// `nested_failed` whether the last call made under the permit failed, if
 /// one was made.
 #[inline]
-fn hold<N: Inside>(breaker: &CircuitBreaker, inside: N) -> Hold<N> {
+fn hold<'a, N: LastCall>(
+    breaker: &CircuitBreaker,
+    refused: &'a mut bool,
+    nested_failed: N,
+) -> Hold<'a, N> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
@@ -313,7 +315,8 @@ fn hold<N: Inside>(breaker: &CircuitBreaker, inside: N) -> Hold<N> {
     Hold {
         len,
         outer_refused,
-        inside,
+        refused,
+        nested_failed,
     }
 }
 
@@ -346,7 +349,7 @@ impl MarkThread for Option<PermitMark<'_>> {
     fn hold(&mut self) -> impl Sized {
         // A hedged attempt's own permit records its own outcome only.
         self.as_mut()
-            .map(|mark| hold(mark.breaker, Refusals(&mut *mark.refused)))
+            .map(|mark| hold(mark.breaker, mark.refused, ()))
     }
 }
 
@@ -354,66 +357,54 @@ impl MarkThread for Option<PermitMark<'_>> {
 /// before and hands the attempt whether a breaker refused a call inside it.
 #[doc(hidden)]
 #[must_use]
-pub struct Hold<N: Inside> {
+pub struct Hold<'a, N: LastCall> {
     len: usize,
     outer_refused: bool,
-    inside: N,
+    refused: &'a mut bool,
+    nested_failed: N,
 }
 
-/// Where a [`Hold`] hands what calls made inside the attempt left: the
-/// retry loop's permit takes a refusal and how the last call made under it
-/// ended ([`AttemptPermit::record`]); a hedged attempt's own permit takes
-/// refusals only, and its way out does not look at the last call.
+/// Where a [`Hold`] hands how the last call made under its permit ended:
+/// the retry loop's permit, which records it ([`AttemptPermit::record`]),
+/// or nowhere, for a hedged attempt's own permit, whose way out then does
+/// not look.
 #[doc(hidden)]
-pub trait Inside {
-    /// Whether the way out looks at the last call.
-    const LAST_CALL: bool;
-    /// A breaker refused a call made inside the attempt, if `refused`.
-    fn refused(&mut self, refused: bool);
+pub trait LastCall {
+    /// Whether the way out looks at all.
+    const WANTED: bool;
     /// The last call made under the permit ended, failed or not.
-    fn last_call(&mut self, failed: bool);
+    fn heard(&mut self, failed: bool);
 }
 
-impl Inside for &mut u8 {
-    const LAST_CALL: bool = true;
+impl LastCall for &mut bool {
+    const WANTED: bool = true;
     #[inline]
-    fn refused(&mut self, refused: bool) {
-        **self |= u8::from(refused) * REFUSED_INSIDE;
-    }
-    #[inline]
-    fn last_call(&mut self, failed: bool) {
-        **self = (**self & !LAST_FAILED) | (u8::from(failed) * LAST_FAILED);
+    fn heard(&mut self, failed: bool) {
+        **self = failed;
     }
 }
 
-/// A hedged attempt's refusals.
-pub(crate) struct Refusals<'a>(&'a mut bool);
-
-impl Inside for Refusals<'_> {
-    const LAST_CALL: bool = false;
+impl LastCall for () {
+    const WANTED: bool = false;
     #[inline]
-    fn refused(&mut self, refused: bool) {
-        *self.0 |= refused;
-    }
-    #[inline]
-    fn last_call(&mut self, _: bool) {}
+    fn heard(&mut self, _: bool) {}
 }
 
-impl<N: Inside> Drop for Hold<N> {
+impl<N: LastCall> Drop for Hold<'_, N> {
     #[inline]
     fn drop(&mut self) {
         HELD.with(|held| {
             let refused = held.refused.get();
-            self.inside.refused(refused);
+            *self.refused |= refused;
             // A refusal deep inside is one inside the enclosing attempts too.
             held.refused.set(self.outer_refused | refused);
-            if N::LAST_CALL {
+            if N::WANTED {
                 let last = held
                     .breakers
                     .get(self.len)
                     .map_or(0, |slot| slot.get() & LAST_CALL);
                 if last != 0 {
-                    self.inside.last_call(last == FAILED);
+                    self.nested_failed.heard(last == FAILED);
                 }
             }
             held.len.set(self.len);
@@ -421,7 +412,7 @@ impl<N: Inside> Drop for Hold<N> {
     }
 }
 
-impl<N: Inside> core::fmt::Debug for Hold<N> {
+impl<N: LastCall> core::fmt::Debug for Hold<'_, N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hold").finish_non_exhaustive()
     }
@@ -449,7 +440,7 @@ impl MarkThread for Option<Mark<'_, '_>> {
 
 #[cfg(test)]
 mod tests {
-    use super::{held_here, refused_here, AttemptPermit, MarkThread, REFUSED_INSIDE};
+    use super::{held_here, refused_here, AttemptPermit, MarkThread};
     use crate::CircuitBreaker;
 
     /// Attempts holding permits, one inside another, deeper than the marks
@@ -489,11 +480,9 @@ mod tests {
         }
         assert!(!held_here(&OUTER), "nothing is marked outside the attempts");
         assert!(
-            outer.inside & REFUSED_INSIDE != 0,
+            outer.refused_inside,
             "a refusal deep inside reaches the outer attempt"
         );
-        assert!(inner
-            .iter()
-            .all(|permit| permit.inside & REFUSED_INSIDE != 0));
+        assert!(inner.iter().all(|permit| permit.refused_inside));
     }
 }
