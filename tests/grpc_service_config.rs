@@ -288,3 +288,28 @@ fn names_grpc_rejects_are_errors() {
         1
     );
 }
+
+/// gRPC caps every wait at `maxBackoff`, the first one included, so an
+/// `initialBackoff` above it waits as `maxBackoff` does: it loads as that,
+/// into a policy `Policy::validate` accepts (it loaded as a policy whose
+/// `cap` was below its `base`, which `validate` rejects).
+#[test]
+fn an_initial_backoff_above_the_max_loads_as_the_max() {
+    let config: ServiceConfig = serde_json::from_str(
+        r#"{ "methodConfig": [{ "name": [{ "service": "s" }], "retryPolicy": {
+            "maxAttempts": 3, "initialBackoff": "5s", "maxBackoff": "1s",
+            "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"] } }] }"#,
+    )
+    .unwrap();
+    let policy = config
+        .method("s", "m")
+        .unwrap()
+        .retry_policy()
+        .unwrap()
+        .policy();
+    assert_eq!(policy.validate(), Ok(()));
+    assert_eq!(
+        (policy.base(), policy.cap()),
+        (Duration::from_secs(1), Duration::from_secs(1))
+    );
+}

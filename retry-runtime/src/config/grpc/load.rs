@@ -147,7 +147,10 @@ impl TryFrom<raw::RetryPolicy> for RetryPolicy {
         Ok(RetryPolicy {
             policy: Policy::new()
                 .with_max_attempts(max_attempts)
-                .with_base(base)
+                // gRPC caps every wait at `maxBackoff`, the first included:
+                // an `initialBackoff` above it waits as `maxBackoff` does,
+                // and so is loaded as it, a policy `validate` accepts.
+                .with_base(base.min(cap))
                 .with_cap(cap)
                 .with_multiplier(multiplier)
                 .with_jitter(Jitter::Full),
