@@ -33,6 +33,14 @@ use crate::Stop;
 #[inline(never)]
 pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
     crate::metrics::record_retry(function, wait);
+    retry_decided(function, attempt, wait);
+}
+
+/// The event alone of [`retrying`]: a hedged call tells a retry when the
+/// attempt fails, and counts it when the retry starts. Inlined: the retry
+/// loop's [`retrying`] is unchanged by it.
+#[inline(always)]
+pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration) {
     // Taken whether or not the event is enabled, so that it never reaches a
     // later event.
     #[cfg(feature = "tracing")]
@@ -49,6 +57,14 @@ pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
     );
     #[cfg(not(feature = "tracing"))]
     let _ = (function, attempt, wait);
+}
+
+/// The count alone of [`retrying`]: a hedged call's retry after a
+/// failure, as it starts (its event was emitted by [`retry_decided`]).
+#[cold]
+#[inline(never)]
+pub(crate) fn retry_started(function: &'static str, wait: Duration) {
+    crate::metrics::record_retry(function, wait);
 }
 
 /// A call succeeded at `attempt`: recorded for [`crate::last_call`], a

@@ -277,11 +277,14 @@ where
         return false;
     };
     *this.started = number;
+    // A hedge is told as it starts; a retry after a failure was told when
+    // the attempt failed (`settle`), and is counted now.
     if number > 1 {
         if after_failure {
-            super::parts::failed_with(this.judge, this.last.as_ref());
+            observe::retry_started(this.setup.name, *this.wait);
+        } else {
+            observe::retrying(this.setup.name, number - 1, *this.wait);
         }
-        observe::retrying(this.setup.name, number - 1, *this.wait);
     }
     let attempt = this.setup.limit.bound(timeout, made);
     slot.set(Some(Running {

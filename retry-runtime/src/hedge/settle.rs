@@ -157,6 +157,10 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
         }
     }
     this.judge.before_next(outcome, number, wait);
+    // Told now, as the retry loop tells it: the attempt that failed (not
+    // the newest one, which may still run), before the wait.
+    super::parts::failed_with(this.judge, Some(outcome));
+    observe::retry_decided(this.setup.name, number, wait);
     // A retry after a failure, not a hedge: the failure took the token.
     *this.next = Some(at);
     *this.wait = wait;
