@@ -8,7 +8,11 @@
 //! `code.function.name` for the retried function (or the name given to a
 //! layer or middleware), `error.type` for the class of error an attempt
 //! failed with, and on the spans of HTTP attempts `http.request.resend_count`
-//! (the attempt number less one, on resends only). The older
+//! (the attempt number less one, on resends only). `error.type` is the type
+//! name of the error an attempt failed with, for every front end (the tower
+//! layer's and the middleware's transport errors included); an attempt
+//! retried for its value (an HTTP response with status 503, an `Ok` value
+//! `on_ok` retries) failed with no error and has none. The older
 //! fields `function` and `attempt` are kept alongside until 0.2.
 //!
 //! | event | level | fields |
@@ -131,6 +135,22 @@ pub(crate) mod error_type {
     pub(crate) fn take() -> Option<&'static str> {
         FAILED_WITH.try_with(Cell::take).ok().flatten()
     }
+}
+
+/// The outcome of an attempt of the tower layer, the middleware or
+/// `tower::RetryPolicy`, about to be judged `verdict`: an error's type name
+/// is the `error.type` of the event the judgment emits (a response, like a
+/// retried `Ok` value, has none). Set only when an event follows, so that it
+/// never reaches another.
+#[inline]
+#[allow(dead_code)]
+pub(crate) fn failed_with<T, E>(result: &Result<T, E>, verdict: &crate::Classification) {
+    #[cfg(feature = "tracing")]
+    if result.is_err() && *verdict != crate::Classification::Done {
+        error_type::set(core::any::type_name::<E>());
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = (result, verdict);
 }
 
 /// One attempt's span, entered each time the attempt is polled (feature

@@ -292,6 +292,7 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                     Classification::Transient(_) => Classification::Unrepeatable,
                     outcome => outcome,
                 };
+                crate::observe::failed_with(&result, &outcome);
                 let _ = call.judge(outcome);
                 return result;
             };
@@ -304,7 +305,9 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                 call.marked(|| next.clone().run(attempt, extensions)),
             )
             .await;
-            let wait = match call.judge(self.classifier.classify(&request, &result)) {
+            let outcome = self.classifier.classify(&request, &result);
+            crate::observe::failed_with(&result, &outcome);
+            let wait = match call.judge(outcome) {
                 Ok(wait) => wait,
                 Err(_) => return result,
             };

@@ -128,6 +128,7 @@ where
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
+        crate::observe::failed_with(result, &outcome);
         call.judge_watching(outcome, self.breaker)
             .ok()
             .map(crate::sleep::sleep)
