@@ -4,45 +4,18 @@
 //! a registry's breaker already made. Alone in its test binary: it counts
 //! this thread's allocations with a global allocator of its own.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
 
 use retry_runtime::registry::{Registry, Upstream};
 use retry_runtime::{CircuitBreaker, CircuitState};
 
-struct Counting;
+#[path = "support/allocations.rs"]
+mod counting_allocator;
 
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-// SAFETY: every call is passed on to the system allocator unchanged.
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.alloc(layout) }
-    }
-
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.dealloc(ptr, layout) }
-    }
-
-    unsafe fn realloc(&self, ptr: *mut u8, layout: Layout, new_size: usize) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-        // SAFETY: the caller's contract is `System`'s.
-        unsafe { System.realloc(ptr, layout, new_size) }
-    }
-}
+use counting_allocator::allocations;
 
 #[global_allocator]
-static COUNTING: Counting = Counting;
-
-fn allocations() -> u64 {
-    ALLOCATIONS.with(Cell::get)
-}
+static COUNTING: counting_allocator::Counting = counting_allocator::Counting;
 
 static NAMED: CircuitBreaker = CircuitBreaker::new().with_name("inventory");
 

@@ -4,8 +4,6 @@
 //! allocations per call than the same request written with `:443`. One
 //! test in this file, so that no other test moves the thread's count.
 
-use std::alloc::{GlobalAlloc, Layout, System};
-use std::cell::Cell;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -14,24 +12,13 @@ use retry_runtime::tower::RetryLayer;
 use retry_runtime::{Jitter, Policy};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
-struct Counting;
+#[path = "support/allocations.rs"]
+mod counting_allocator;
 
-thread_local! {
-    static ALLOCATIONS: Cell<u64> = const { Cell::new(0) };
-}
-
-unsafe impl GlobalAlloc for Counting {
-    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
-        let _ = ALLOCATIONS.try_with(|count| count.set(count.get() + 1));
-        unsafe { System.alloc(layout) }
-    }
-    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
-        unsafe { System.dealloc(ptr, layout) }
-    }
-}
+use counting_allocator::allocations as allocations_so_far;
 
 #[global_allocator]
-static GLOBAL: Counting = Counting;
+static COUNTING: counting_allocator::Counting = counting_allocator::Counting;
 
 static ONE_ATTEMPT: Policy = Policy::new()
     .with_max_attempts(1)
@@ -49,9 +36,9 @@ async fn a_uri_without_a_port_allocates_no_more_than_one_with_it() {
     service.ready().await.unwrap();
     let mut allocations = |url: &'static str| {
         let request = http::Request::get(url).body(String::new()).unwrap();
-        let before = ALLOCATIONS.with(Cell::get);
+        let before = allocations_so_far();
         let call = service.call(request);
-        let after_call = ALLOCATIONS.with(Cell::get);
+        let after_call = allocations_so_far();
         drop(call);
         after_call - before
     };
