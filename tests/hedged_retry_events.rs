@@ -77,8 +77,14 @@ async fn a_hedged_retry_is_reported_for_the_attempt_that_failed_when_it_failed()
     assert_eq!(hook.len(), 1, "{hook:?}");
     assert_eq!((hook[0].0, hook[0].1), (1, Duration::ZERO));
     assert_eq!(hook[0].2 - start, Duration::from_millis(15));
-    // The hedge at 10 ms, then the retry of attempt 1 at 15 ms.
+    // The hedge at 10 ms, told as a hedge beside attempt 1, then the retry
+    // of attempt 1 at 15 ms.
     assert_eq!(events.len(), 2, "{recorded:#?}");
+    assert!(
+        events[0].fields.contains("attempt slow; hedging"),
+        "{recorded:#?}"
+    );
+    assert_eq!(field(&events[0].fields, "attempt"), Some("1"));
     let retry = &events[1].fields;
     assert!(retry.contains("error.type"), "{retry}");
     assert_eq!(field(retry, "attempt"), Some("1"), "{retry}");

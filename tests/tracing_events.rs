@@ -104,7 +104,10 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
         "{events:#?}"
     );
     assert!(
-        events[1].contains("attempt=2") && !events[1].contains("error.type"),
+        events[1].starts_with("INFO message=attempt slow; hedging")
+            && events[1].contains("attempt=2")
+            && events[1].contains("wait_ms=10.0")
+            && !events[1].contains("error.type"),
         "{events:#?}"
     );
 }

@@ -18,6 +18,7 @@
 //! | event | level | fields |
 //! |---|---|---|
 //! | `attempt failed; retrying` | INFO | `code.function.name`, `function`, `attempt`, `wait_ms`, `error.type` |
+//! | `attempt slow; hedging` | INFO | `code.function.name`, `function`, `attempt` (the one still running), `wait_ms` (the hedge delay) |
 //! | `attempt failed; not retrying` | DEBUG | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
 //! | `attempt failed; giving up` | WARN | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
 //!
@@ -61,6 +62,26 @@ pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration
     );
     #[cfg(not(feature = "tracing"))]
     let _ = (function, attempt, wait);
+}
+
+/// A hedged call sends another attempt beside `attempt`, still running
+/// after `delay`: counted as a retry (as gRPC counts hedges), and told as a
+/// hedge, not as a failure, since nothing failed.
+#[cold]
+#[inline(never)]
+pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration) {
+    crate::metrics::record_retry(function, delay);
+    #[cfg(feature = "tracing")]
+    tracing::info!(
+        target: "retry_runtime",
+        function,
+        "code.function.name" = function,
+        attempt,
+        wait_ms = delay.as_secs_f64() * 1000.0,
+        "attempt slow; hedging"
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (function, attempt, delay);
 }
 
 /// The count alone of [`retrying`]: a hedged call's retry after a

@@ -277,13 +277,14 @@ where
         return false;
     };
     *this.started = number;
-    // A hedge is told as it starts; a retry after a failure was told when
-    // the attempt failed (`settle`), and is counted now.
+    // A hedge is told as it starts, as a hedge; a retry after a failure
+    // was told when the attempt failed (`settle`), and is counted now. Both
+    // count as retries, as gRPC counts hedges.
     if number > 1 {
         if after_failure {
             observe::retry_started(this.setup.name, *this.wait);
         } else {
-            observe::retrying(this.setup.name, number - 1, *this.wait);
+            observe::hedging(this.setup.name, number - 1, *this.wait);
         }
     }
     let attempt = this.setup.limit.bound(timeout, made);
