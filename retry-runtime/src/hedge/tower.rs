@@ -11,7 +11,6 @@ use http::Request;
 use super::copies::{Copies, Judged};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup, Unbounded};
-use crate::clock::Clock;
 use crate::tower::deadline;
 use crate::tower::{Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY};
 use crate::{Classification, Policy, RetryBudget, Shared};
@@ -321,21 +320,8 @@ where
         let layer = Arc::clone(&self.layer);
         ResponseFuture::new(async move {
             let (head, body) = request.into_parts();
-            // A gRPC call's own timeout bounds the whole call (gRFC A6):
-            // the call's deadline is the nearer of it and the policy's.
-            let grpc_timeout = deadline::timeout(&head.headers);
-            let policy = match grpc_timeout {
-                Some(timeout) => {
-                    let nearer = layer
-                        .policy
-                        .deadline()
-                        .map_or(timeout, |own| own.min(timeout));
-                    layer.policy.with_deadline(nearer)
-                }
-                None => *layer.policy,
-            };
-            let grpc_deadline =
-                grpc_timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
+            // A gRPC call's own timeout bounds the whole call.
+            let (policy, grpc_deadline) = deadline::bound(&layer.policy, &head.headers);
             let (first, source) = body.record(layer.copies.max_body);
             let judged = Request::from_parts(head.clone(), B::empty());
             let first = Request::from_parts(head.clone(), first);
@@ -343,13 +329,7 @@ where
             let copy = move || {
                 let body = B::replay(source)?;
                 let mut head = head.clone();
-                if let Some(at) = grpc_deadline {
-                    // A later copy tells the server the time the call has
-                    // left, not the time the first copy had.
-                    if let Some(left) = deadline::value(Clock::Async.until(at)) {
-                        head.headers.insert(deadline::GRPC_TIMEOUT, left);
-                    }
-                }
+                deadline::tell_time_left(&mut head.headers, grpc_deadline);
                 Some(Request::from_parts(head, body))
             };
             let can_copy = move || B::can_replay(source);

@@ -7,6 +7,9 @@ use core::time::Duration;
 
 use http::{HeaderMap, HeaderValue};
 
+use crate::clock::{Clock, Instant};
+use crate::Policy;
+
 /// The header's name.
 pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
 
@@ -69,6 +72,30 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
         }
     });
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
+}
+
+/// The policy a call with head `headers` runs under, and when its gRPC
+/// deadline passes: `policy` with its deadline the nearer of its own and the
+/// call's `grpc-timeout`, if it has one (gRFC A6: the timeout bounds the
+/// whole call, retries included). What the tower layer and the hedge layer
+/// both start a call with.
+pub(crate) fn bound(policy: &Policy, headers: &HeaderMap) -> (Policy, Option<Instant>) {
+    match timeout(headers) {
+        Some(timeout) => {
+            let nearer = policy.deadline().map_or(timeout, |own| own.min(timeout));
+            let at = Clock::Async.now().checked_add(timeout);
+            (policy.with_deadline(nearer), at)
+        }
+        None => (*policy, None),
+    }
+}
+
+/// A later attempt of a call whose gRPC deadline passes `at` tells the
+/// server the time the call has left, not the time the first attempt had.
+pub(crate) fn tell_time_left(headers: &mut HeaderMap, at: Option<Instant>) {
+    if let Some(left) = at.and_then(|at| value(Clock::Async.until(at))) {
+        headers.insert(GRPC_TIMEOUT, left);
+    }
 }
 
 #[cfg(test)]

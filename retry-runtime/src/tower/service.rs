@@ -12,7 +12,6 @@ use super::body::ReplayBody;
 use super::classify::Classify;
 use super::deadline;
 use super::upstreams::{Selected, Upstreams};
-use crate::clock::Clock;
 use crate::integration::Call;
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
@@ -131,21 +130,9 @@ where
     let budget = selected.budget().or(settings.budget.as_deref());
     let breaker = selected.breaker();
     let (mut head, body) = request.into_parts();
-    // A gRPC call's own timeout bounds the whole call, retries included
-    // (gRFC A6): the call's deadline is the nearer of it and the policy's.
-    let grpc_timeout = deadline::timeout(&head.headers);
-    let policy = match grpc_timeout {
-        Some(timeout) => {
-            let nearer = settings
-                .policy
-                .deadline()
-                .map_or(timeout, |own| own.min(timeout));
-            settings.policy.with_deadline(nearer)
-        }
-        None => *settings.policy,
-    };
+    // A gRPC call's own timeout bounds the whole call, retries included.
+    let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
     let mut call = Call::start(&policy, budget, breaker, settings.name);
-    let grpc_deadline = grpc_timeout.map(|timeout| Clock::Async.now().checked_add(timeout));
     call.waiting();
     let (mut body, source) = body.record(settings.max_body);
     // With a breaker, a failed attempt's result is kept through the wait:
@@ -203,13 +190,7 @@ where
             None
         };
         crate::sleep::sleep(wait).await;
-        if let Some(Some(at)) = grpc_deadline {
-            // The retry tells the server the time the call has left, not
-            // the time the first attempt had.
-            if let Some(left) = deadline::value(Clock::Async.until(at)) {
-                head.headers.insert(deadline::GRPC_TIMEOUT, left);
-            }
-        }
+        deadline::tell_time_left(&mut head.headers, grpc_deadline);
         body = replay;
     }
 }
