@@ -71,6 +71,10 @@ pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration
 #[inline(never)]
 pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration) {
     crate::metrics::record_retry(function, delay);
+    // No error to name: cleared all the same, as every event takes it, so
+    // that none left behind reaches a later event.
+    #[cfg(feature = "tracing")]
+    let _ = error_type::take();
     #[cfg(feature = "tracing")]
     tracing::info!(
         target: "retry_runtime",
