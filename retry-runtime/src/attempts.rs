@@ -17,7 +17,7 @@ use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe;
 use crate::rules::{Outcome, RulesFor};
-use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
+use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
 use crate::{AttemptContext, CircuitBreaker, Policy};
 
@@ -105,23 +105,18 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
         }
     }
 
-    /// As [`judge`](Self::judge), for a loop whose attempts a breaker layer
-    /// below it records (the tower `RetryPolicy`): a retryable failure
-    /// whose retry `breaker` would refuse (it is open) takes its token from
-    /// the budget and stops with [`Stop::Open`], counted and reported as
-    /// `#[retry]` with that breaker would; the breaker is not told the
-    /// outcome here.
+    /// Watches `breaker`, if any, without asking it or telling it: see
+    /// [`Watching`].
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn judge_watching(
-        &mut self,
-        verdict: Classification,
-        breaker: Option<&CircuitBreaker>,
-    ) -> Result<Duration, Stop> {
-        match verdict {
-            Classification::Transient(hint) if breaker.is_some() => {
-                self.call.retry(hint, self.budget.budget(), breaker)
-            }
-            _ => self.judge(verdict),
+    #[must_use]
+    pub(crate) fn watching(
+        self,
+        breaker: Option<&'p CircuitBreaker>,
+    ) -> Attempts<'p, Watching<'p>, U> {
+        Attempts {
+            call: self.call,
+            breaker: Watching(breaker),
+            budget: self.budget,
         }
     }
 }

@@ -10,12 +10,15 @@ use crate::attempts::Attempts;
 use crate::breaker::AttemptPermit;
 use crate::classify::chain::Chain;
 use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
+use crate::slots::Watching;
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Stop};
 
-/// One call's retry state under a policy.
+/// One call's retry state under a policy, with its breaker `B`: one it
+/// asks before each attempt and tells each outcome, or ([`Watching`]) one a
+/// breaker layer below asks and tells.
 #[derive(Debug)]
-pub(crate) struct Call<'p> {
-    attempts: Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>>,
+pub(crate) struct Call<'p, B = Option<AttemptPermit<'p>>> {
+    attempts: Attempts<'p, B, Option<&'p RetryBudget>>,
 }
 
 impl<'p> Call<'p> {
@@ -30,7 +33,38 @@ impl<'p> Call<'p> {
             attempts: Attempts::start(policy, budget, name).with_breaker_if(breaker),
         }
     }
+}
 
+impl<'p> Call<'p, Watching<'p>> {
+    /// Starts a call whose attempts a breaker layer below asks `breaker`
+    /// for and records: the call only stops, rather than wait, once a
+    /// failure finds it open.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn watching(
+        policy: &'p Policy,
+        budget: Option<&'p RetryBudget>,
+        breaker: Option<&'p CircuitBreaker>,
+        name: &'static str,
+    ) -> Self {
+        Call {
+            attempts: Attempts::start(policy, budget, name).watching(breaker),
+        }
+    }
+
+    /// As [`Call::judge`]: its breaker only watched.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {
+        self.attempts.judge(outcome)
+    }
+
+    /// As [`Call::attempt`].
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
+    pub(crate) fn attempt(&self) -> u32 {
+        self.attempts.attempt()
+    }
+}
+
+impl<'p> Call<'p> {
     /// The request is under way: it counts as in flight in the attempt it
     /// runs inside until it is judged for the last time (or [`finish`]ed).
     /// The layer and the middleware call it before their first attempt (an
@@ -154,6 +188,8 @@ pub(crate) fn classify_http(
 // bytes would be the allocation it is there to avoid.
 #[allow(clippy::large_enum_variant)]
 pub(crate) enum HostPort<'a> {
+    /// Only the tower layer's URIs can be borrowed from.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     Written(&'a str),
     Built {
         bytes: [u8; HostPort::ROOM],
@@ -169,6 +205,7 @@ impl<'a> HostPort<'a> {
     /// The key as the request already writes it: checked by the caller to
     /// be a lower-case `host:port` (or a host alone, for a scheme without a
     /// default port).
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn written(key: &'a str) -> Self {
         HostPort::Written(key)
     }
@@ -223,6 +260,7 @@ impl<'a> HostPort<'a> {
     /// A port written in the request that is none (above 65535): the key
     /// keeps it as written, so that such requests share no breaker with the
     /// host's real ports.
+    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn long(host: &str, port: &str) -> Self {
         HostPort::Long(format!("{}:{port}", host.to_ascii_lowercase()))
     }

@@ -52,6 +52,36 @@ impl BreakerSlot for NoBreaker {
     fn mark(&mut self) {}
 }
 
+/// The breaker of a call whose attempts a breaker layer below asks and
+/// tells (the tower `RetryPolicy` over a `CircuitBreakerLayer`): the call
+/// asks for no permit and records nothing, but a failure that finds the
+/// circuit open stops it (reason `open`) rather than wait for a retry the
+/// breaker would refuse.
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Watching<'p>(pub(crate) Option<&'p CircuitBreaker>);
+
+impl BreakerSlot for Watching<'_> {
+    fn acquire(&mut self, _: bool) -> bool {
+        true
+    }
+
+    fn record(&mut self, _: bool) -> bool {
+        true
+    }
+
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        self.0
+    }
+
+    type Mark<'a>
+        = ()
+    where
+        Self: 'a;
+
+    #[inline]
+    fn mark(&mut self) {}
+}
+
 impl<'p> BreakerSlot for AttemptPermit<'p> {
     #[inline]
     fn acquire(&mut self, blocking: bool) -> bool {

@@ -4,14 +4,9 @@
 //! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
 use super::classify::{Classify, HttpClassifier};
-use crate::attempts::Attempts;
-use crate::slots::NoBreaker;
+use crate::integration::Call;
+use crate::slots::Watching;
 use crate::{CircuitBreaker, Policy, RetryBudget};
-
-/// One request's attempts. The breaker, if any, is asked by the breaker's
-/// own layer, which also records each attempt's outcome: here it only ends
-/// the retries while it is open.
-type Call = Attempts<'static, NoBreaker, Option<&'static RetryBudget>>;
 
 /// The [`tower::retry::Policy`](https://docs.rs/tower/0.5/tower/retry/trait.Policy.html): one per request
 /// (tower clones it for each), holding that call's attempts.
@@ -25,7 +20,10 @@ pub struct RetryPolicy<C = HttpClassifier> {
     breaker: Option<&'static CircuitBreaker>,
     /// This request's retry state; started when tower clones the policy for
     /// the request, just as its first attempt begins.
-    call: Option<Call>,
+    /// The breaker, if any, is asked by the breaker's own layer, which
+    /// also records each attempt's outcome: here it only ends the retries
+    /// while it is open.
+    call: Option<Call<'static, Watching<'static>>>,
 }
 
 impl RetryPolicy {
@@ -93,7 +91,12 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(Call::start(self.policy, self.budget, self.name)),
+            call: Some(Call::watching(
+                self.policy,
+                self.budget,
+                self.breaker,
+                self.name,
+            )),
         }
     }
 }
@@ -104,7 +107,7 @@ impl<C> core::fmt::Debug for RetryPolicy<C> {
             .field("policy", self.policy)
             .field("budget", &self.budget)
             .field("name", &self.name)
-            .field("attempt", &self.call.as_ref().map(Call::attempt))
+            .field("attempt", &self.call.as_ref().map(|call| call.attempt()))
             .finish_non_exhaustive()
     }
 }
@@ -121,17 +124,15 @@ where
     /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
-        let (policy, budget, name) = (self.policy, self.budget, self.name);
+        let (policy, budget, breaker, name) = (self.policy, self.budget, self.breaker, self.name);
         let call = self
             .call
-            .get_or_insert_with(|| Call::start(policy, budget, name));
+            .get_or_insert_with(|| Call::watching(policy, budget, breaker, name));
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
         crate::observe::failed_with(result, &outcome);
-        call.judge_watching(outcome, self.breaker)
-            .ok()
-            .map(crate::sleep::sleep)
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.
