@@ -2,6 +2,7 @@
 //! `Self: Clone` each attempt starts from the caller's value (DESIGN.md
 //! section 4, points 1 and 13), and when it is not `Clone` it is carried
 //! from one attempt to the next.
+#![cfg(feature = "macros")]
 
 use std::sync::atomic::{AtomicU32, Ordering};
 
