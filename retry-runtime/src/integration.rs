@@ -51,9 +51,14 @@ impl<'p> Call<'p, Watching<'p>> {
         }
     }
 
-    /// As [`Call::judge`]: its breaker only watched.
+    /// As [`Call::judge_answer`]: its breaker only watched.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {
+    pub(crate) fn judge_answer<T, E>(
+        &mut self,
+        answer: &Result<T, E>,
+        outcome: Classification,
+    ) -> Result<Duration, Stop> {
+        crate::observe::failed_with(answer, &outcome);
         self.attempts.judge(outcome)
     }
 
@@ -110,6 +115,18 @@ impl<'p> Call<'p> {
     /// the call stops.
     pub(crate) fn judge(&mut self, outcome: Classification) -> Result<Duration, Stop> {
         self.attempts.judge(outcome)
+    }
+
+    /// [`judge`](Call::judge)s an attempt that ended with `answer`,
+    /// classified `outcome`: an error's type is the `error.type` of the
+    /// event the judgment emits.
+    pub(crate) fn judge_answer<T, E>(
+        &mut self,
+        answer: &Result<T, E>,
+        outcome: Classification,
+    ) -> Result<Duration, Stop> {
+        crate::observe::failed_with(answer, &outcome);
+        self.judge(outcome)
     }
 
     /// The attempt about to run or just judged, from 1.

@@ -292,8 +292,7 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                     Classification::Transient(_) => Classification::Unrepeatable,
                     outcome => outcome,
                 };
-                crate::observe::failed_with(&result, &outcome);
-                let _ = call.judge(outcome);
+                let _ = call.judge_answer(&result, outcome);
                 return result;
             };
             let span = crate::observe::http_attempt_span(self.name, call.attempt());
@@ -306,8 +305,7 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
             )
             .await;
             let outcome = self.classifier.classify(&request, &result);
-            crate::observe::failed_with(&result, &outcome);
-            let wait = match call.judge(outcome) {
+            let wait = match call.judge_answer(&result, outcome) {
                 Ok(wait) => wait,
                 Err(_) => return result,
             };

@@ -131,8 +131,9 @@ where
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
-        crate::observe::failed_with(result, &outcome);
-        call.judge(outcome).ok().map(crate::sleep::sleep)
+        call.judge_answer(result, outcome)
+            .ok()
+            .map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.

@@ -176,8 +176,7 @@ where
             // the breaker, returned as it came.
             outcome = Classification::Unrepeatable;
         }
-        crate::observe::failed_with(&result, &outcome);
-        let wait = call.judge(outcome);
+        let wait = call.judge_answer(&result, outcome);
         let (Ok(wait), Some(replay)) = (wait, replay) else {
             return result.map_err(U::service);
         };
