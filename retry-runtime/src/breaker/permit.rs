@@ -227,13 +227,18 @@ pub(super) fn held_here(breaker: &CircuitBreaker) -> bool {
 
 /// [`held_here`], once some attempt on this thread holds a permit.
 fn held_among(breaker: &CircuitBreaker) -> bool {
-    HELD.with(|held| {
-        let len = held.len.get().min(DEPTH);
-        held.breakers
-            .iter()
-            .take(len)
-            .any(|slot| slot.get() & !LAST_CALL == address(breaker))
-    })
+    HELD.with(|held| innermost_slot(held, breaker).is_some())
+}
+
+/// The slot of the innermost attempt being polled that holds a permit of
+/// `breaker`, if one does (among the [`DEPTH`] kept).
+fn innermost_slot<'h>(held: &'h Held, breaker: &CircuitBreaker) -> Option<&'h Cell<usize>> {
+    let len = held.len.get().min(DEPTH);
+    held.breakers
+        .iter()
+        .take(len)
+        .rev()
+        .find(|slot| slot.get() & !LAST_CALL == address(breaker))
 }
 
 /// A call run under the permit of an attempt being polled on this thread
@@ -243,14 +248,7 @@ fn held_among(breaker: &CircuitBreaker) -> bool {
 /// layers").
 pub(super) fn nested_outcome(breaker: &CircuitBreaker, success: bool) {
     HELD.with(|held| {
-        let len = held.len.get().min(DEPTH);
-        let innermost = held
-            .breakers
-            .iter()
-            .take(len)
-            .rev()
-            .find(|slot| slot.get() & !LAST_CALL == address(breaker));
-        if let Some(slot) = innermost {
+        if let Some(slot) = innermost_slot(held, breaker) {
             let last = if success { SUCCEEDED } else { FAILED };
             slot.set(address(breaker) | last);
         }
