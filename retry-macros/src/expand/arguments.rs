@@ -133,9 +133,7 @@ pub fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> 
             // `mut self` is a by-value `mut` argument like any other: the
             // caller's value is kept (if `Self: Clone`) and restored before
             // each retry.
-            FnArg::Receiver(receiver)
-                if receiver.reference.is_none() && receiver.mutability.is_some() =>
-            {
+            FnArg::Receiver(receiver) if is_mut_self(receiver) => {
                 arguments.keep(&Ident::from(receiver.self_token), &[], private, is_async);
                 continue;
             }
@@ -192,9 +190,7 @@ pub fn kept(sig: &Signature) -> Vec<String> {
     let mut kept = Vec::new();
     for input in &mut sig.inputs {
         let typed = match input {
-            FnArg::Receiver(receiver)
-                if receiver.reference.is_none() && receiver.mutability.is_some() =>
-            {
+            FnArg::Receiver(receiver) if is_mut_self(receiver) => {
                 kept.push("self".to_owned());
                 continue;
             }
@@ -283,6 +279,12 @@ pub fn async_trait_moves(
         })
         .collect();
     (moves, arguments)
+}
+
+/// `mut self`: a by-value `mut` argument like any other, kept (if
+/// `Self: Clone`) and restored before each retry.
+fn is_mut_self(receiver: &syn::Receiver) -> bool {
+    receiver.reference.is_none() && receiver.mutability.is_some()
 }
 
 #[cfg(test)]
