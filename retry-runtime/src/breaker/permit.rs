@@ -174,7 +174,8 @@ impl Drop for AttemptPermit<'_> {
 const DEPTH: usize = 4;
 
 /// The breakers whose permits the attempts being polled on this thread hold,
-/// by address, and whether a breaker refused a call made inside them. Each
+/// by address (0 for a hedged attempt that holds none but watches for
+/// refusals), and whether a breaker refused a call made inside them. Each
 /// attempt that holds a permit writes one slot and the count on its way in
 /// and sets the count back on its way out: the outer attempts' slots stay
 /// where they are.
@@ -285,27 +286,23 @@ impl Mark<'_, '_> {
     pub(crate) fn hold(&mut self) -> Hold<'_, &mut bool> {
         let permit = &mut *self.permit;
         hold(
-            permit.breaker,
+            address(permit.breaker),
             &mut permit.refused_inside,
             &mut permit.nested_failed,
         )
     }
 }
 
-/// Marks the thread with `breaker` until the [`Hold`] is dropped, which
-/// then hands `refused` whether a breaker refused a call meanwhile, and
-/// `nested_failed` whether the last call made under the permit failed, if
-/// one was made.
+/// Marks the thread with the breaker at `breaker` (its [`address`], or 0
+/// for none) until the [`Hold`] is dropped, which then hands `refused`
+/// whether a breaker refused a call meanwhile, and `nested_failed` whether
+/// the last call made under the permit failed, if one was made.
 #[inline]
-fn hold<'a, N: LastCall>(
-    breaker: &CircuitBreaker,
-    refused: &'a mut bool,
-    nested_failed: N,
-) -> Hold<'a, N> {
+fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Hold<'_, N> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
-            slot.set(address(breaker));
+            slot.set(breaker);
         }
         held.len.set(len.saturating_add(1));
         (len, held.refused.replace(false))
@@ -318,36 +315,33 @@ fn hold<'a, N: LastCall>(
     }
 }
 
-/// What a hedged attempt, which holds a [`CircuitPermit`] of its own, marks
-/// its thread with while it is polled, as [`Mark`] does for the retry
-/// loop's attempt: a retried function it calls with the same breaker runs
-/// under its permit, and a refusal by another breaker inside it is handed
-/// back to `refused`.
+/// What a hedged attempt marks its thread with while it is polled, as
+/// [`Mark`] does for the retry loop's attempt: when it holds a
+/// [`CircuitPermit`] of its own, a retried function it calls with the same
+/// breaker runs under that permit; with or without one, a refusal by a
+/// breaker inside it (under the tower layer, a `CircuitBreakerLayer`
+/// refusing the copy itself) is handed back to `refused`.
 #[derive(Debug)]
 pub(crate) struct PermitMark<'a> {
-    breaker: &'a CircuitBreaker,
+    breaker: Option<&'a CircuitBreaker>,
     refused: &'a mut bool,
 }
 
 impl<'a> PermitMark<'a> {
     /// The mark of an attempt running under `permit`, if it holds one.
-    pub(crate) fn of(
-        permit: Option<&CircuitPermit<'a>>,
-        refused: &'a mut bool,
-    ) -> Option<PermitMark<'a>> {
-        permit.map(|permit| PermitMark {
-            breaker: permit.breaker,
+    pub(crate) fn of(permit: Option<&CircuitPermit<'a>>, refused: &'a mut bool) -> Self {
+        PermitMark {
+            breaker: permit.map(|permit| permit.breaker),
             refused,
-        })
+        }
     }
 }
 
-impl MarkThread for Option<PermitMark<'_>> {
+impl MarkThread for PermitMark<'_> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
         // A hedged attempt's own permit records its own outcome only.
-        self.as_mut()
-            .map(|mark| hold(mark.breaker, mark.refused, ()))
+        hold(self.breaker.map_or(0, address), self.refused, ())
     }
 }
 

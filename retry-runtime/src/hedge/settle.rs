@@ -29,7 +29,15 @@ where
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
-    match this.judge.verdict(&outcome) {
+    let verdict = this.judge.verdict(&outcome);
+    let outcome = if refused_inside && verdict != Classification::Done {
+        // Freed without an outcome, as `record_failure` frees it.
+        drop(permit);
+        return set_aside_refusal(this, outcome, inner_gave_up);
+    } else {
+        outcome
+    };
+    match verdict {
         Classification::Done => {
             if let Some(permit) = permit {
                 permit.record(true);
@@ -81,6 +89,26 @@ where
     }
 }
 
+/// An attempt inside which a breaker refused a call failed (under the tower
+/// layer: the `CircuitBreakerLayer` below refused the copy). That is no
+/// answer from the dependency, and no attempt starts any more
+/// ([`schedule_after_failure`]). While other attempts run, the call waits
+/// for them (a half-open circuit's probe among them); when none is left,
+/// it returns the last real failure, as the retry loop does when a retry is
+/// refused, and the refusal only when there is none.
+fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
+    this: &mut This<'_, '_, R, Mk, J, S, L>,
+    outcome: R,
+    inner_gave_up: bool,
+) -> Option<R> {
+    no_more(this, Stop::Open);
+    if this.last.is_none() {
+        *this.last = Some(outcome);
+        *this.last_inner_gave_up = inner_gave_up;
+    }
+    None
+}
+
 /// A failure the rules do not retry ends the call: told to the outside
 /// world, and, when a retried function the attempt called gave up on it,
 /// to the attempt this call runs inside, as the retry loop does: the mark of
@@ -123,6 +151,10 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
 {
     // Every failure the rules retry takes a token, as in the retry loop.
     let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
+    if *this.stop == Stop::Open {
+        // A breaker refused an attempt of this call: none starts any more.
+        return;
+    }
     if *this.started >= this.setup.policy.max_attempts() {
         return no_more(this, Stop::Exhausted);
     }

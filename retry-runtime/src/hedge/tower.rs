@@ -85,8 +85,11 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// besides the slots its copies run in. The policy's per-attempt `timeout`
 /// is not applied: add `tower::timeout` inside this layer. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
-/// inside it guards each copy, and a copy it refuses ends the call with
-/// [`BreakerError::Open`](crate::tower::BreakerError::Open).
+/// inside it guards each copy. A copy it refuses sends nothing and starts
+/// no other; the call waits for the copies already sent (a half-open
+/// circuit's probe among them) or returns the earlier failure, and ends
+/// with [`BreakerError::Open`](crate::tower::BreakerError::Open) only when
+/// the first copy is refused.
 #[derive(Clone, Debug)]
 pub struct HedgeLayer<C = HttpClassifier, M = CloneRequests> {
     policy: Shared<Policy>,
