@@ -88,6 +88,38 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
     );
 }
 
+/// A request whose body is a stream is sent once, unretried, and that one
+/// attempt has its span as any other. It used to have none.
+#[tokio::test(start_paused = true)]
+async fn a_streaming_body_sent_by_the_middleware_has_its_attempt_span() {
+    static POLICY: Policy = Policy::new().with_max_attempts(3);
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let (server, calls) = twice_unavailable().await;
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(retry_runtime::reqwest_middleware::RetryMiddleware::new(POLICY).named("upload"))
+        .build();
+    let chunks = futures_util::stream::iter([Ok::<_, std::io::Error>("part")]);
+    let response = client
+        .get(server.url("/"))
+        .body(reqwest::Body::wrap_stream(chunks))
+        .send()
+        .await
+        .unwrap();
+    assert_eq!(
+        response.status(),
+        StatusCode::SERVICE_UNAVAILABLE,
+        "sent once"
+    );
+    assert_eq!(calls.load(Ordering::SeqCst), 1);
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        ["retry.attempt code.function.name=\"upload\" attempt=1"]
+    );
+}
+
 #[tokio::test(start_paused = true)]
 async fn each_http_attempt_of_the_tower_layer_has_a_span_with_its_resend_count() {
     use tower::{Service, ServiceBuilder, ServiceExt};

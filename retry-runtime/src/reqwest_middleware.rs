@@ -283,11 +283,15 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
             // Let go of the answer kept through the wait before the next
             // attempt.
             drop(kept.take());
+            let span = crate::observe::http_attempt_span(self.name, call.attempt());
             let Some(attempt) = request.try_clone() else {
-                // A streaming body: sent once, and counted as any attempt.
+                // A streaming body: sent once, and counted and traced as any
+                // attempt.
                 let head = head_of(&request);
                 // Marked with the attempt's permit, as below.
-                let result = call.marked(|| next.run(request, extensions)).await;
+                let result =
+                    crate::observe::in_span(span, call.marked(|| next.run(request, extensions)))
+                        .await;
                 let outcome = match self.classifier.classify(&head, &result) {
                     Classification::Transient(_) => Classification::Unrepeatable,
                     outcome => outcome,
@@ -295,7 +299,6 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
                 let _ = call.judge_answer(&result, outcome);
                 return result;
             };
-            let span = crate::observe::http_attempt_span(self.name, call.attempt());
             // Marked with the attempt's breaker permit: a middleware below
             // that asks the same breaker runs under it, and its outcome is
             // counted once (`CircuitBreaker::acquire`).
