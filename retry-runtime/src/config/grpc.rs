@@ -6,8 +6,10 @@
 //! becomes a [`RetryBudget`]; `hedgingPolicy` becomes the attempts, the
 //! non-fatal codes and a [`Hedge`]. Values
 //! are taken as gRPC takes them: durations as protobuf JSON writes them
-//! (`"0.1s"`, seconds with up to nine decimals), status codes by name
-//! (`"UNAVAILABLE"`) or number, and a `maxAttempts` above 5 treated as 5.
+//! (`"0.1s"`, seconds with up to nine decimals), numbers as protobuf JSON
+//! writes them (a JSON number or a string holding one: `"maxAttempts": "3"`),
+//! status codes by name (`"UNAVAILABLE"`) or number, and a `maxAttempts`
+//! above 5 treated as 5.
 //! The backoff is gRPC's: full jitter under
 //! `min(initialBackoff * backoffMultiplier^n, maxBackoff)`, exactly
 //! [`Jitter::Full`](crate::Jitter::Full) with `base = initialBackoff` and

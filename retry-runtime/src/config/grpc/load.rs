@@ -44,7 +44,51 @@ fn positive(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     Ok(duration)
 }
 
-fn attempts(field: &'static str, max_attempts: u32) -> Result<u32, ConfigError> {
+/// A protobuf JSON `uint32`: a number or a string holding one, with an
+/// exponent or a zero fraction allowed (`3`, `"3"`, `3.0`, `"1e1"`), as
+/// protobuf's JSON mapping accepts.
+fn whole(field: &'static str, number: &raw::Number) -> Result<u32, ConfigError> {
+    // A whole float in range, such as `3.0` or `1e1`: the cast is exact.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let from_float = |float: f64| {
+        let fits = float.is_finite()
+            && float.fract() == 0.0
+            && (0.0..=f64::from(u32::MAX)).contains(&float);
+        fits.then_some(float as u32)
+    };
+    let value = match number {
+        raw::Number::Integer(integer) => u32::try_from(*integer).ok(),
+        raw::Number::Float(float) => from_float(*float),
+        raw::Number::Text(text) => match text.parse::<u64>() {
+            Ok(integer) => u32::try_from(integer).ok(),
+            Err(_) => text.parse::<f64>().ok().and_then(from_float),
+        },
+        raw::Number::Other(_) => None,
+    };
+    value.ok_or_else(|| {
+        invalid(
+            field,
+            format_args!("{number} is not a whole number from 0 to {}", u32::MAX),
+        )
+    })
+}
+
+/// A protobuf JSON `float` or `double`: a number or a string holding one
+/// (`2`, `"2.5"`, `"1e-1"`, `"NaN"`), as protobuf's JSON mapping accepts.
+/// Whether it is finite and in range is the field's rule.
+fn float(field: &'static str, number: &raw::Number) -> Result<f64, ConfigError> {
+    #[allow(clippy::cast_precision_loss)] // A JSON integer read as a float.
+    let value = match number {
+        raw::Number::Integer(integer) => Some(*integer as f64),
+        raw::Number::Float(float) => Some(*float),
+        raw::Number::Text(text) => text.parse::<f64>().ok(),
+        raw::Number::Other(_) => None,
+    };
+    value.ok_or_else(|| invalid(field, format_args!("{number} is not a number")))
+}
+
+fn attempts(field: &'static str, max_attempts: &raw::Number) -> Result<u32, ConfigError> {
+    let max_attempts = whole(field, max_attempts)?;
     if max_attempts < 2 {
         return Err(invalid(field, "must be 2 or more"));
     }
@@ -93,6 +137,17 @@ fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, Con
     })
 }
 
+impl fmt::Display for raw::Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            raw::Number::Integer(number) => write!(f, "{number}"),
+            raw::Number::Float(number) => write!(f, "{number}"),
+            raw::Number::Text(text) => write!(f, "{text:?}"),
+            raw::Number::Other(value) => f.write_str(value),
+        }
+    }
+}
+
 impl fmt::Display for raw::Code {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
@@ -110,7 +165,7 @@ impl TryFrom<raw::RetryPolicy> for RetryPolicy {
         const FIELD: &str = "retryPolicy";
         let max_attempts = attempts(
             "retryPolicy.maxAttempts",
-            raw.max_attempts
+            &raw.max_attempts
                 .ok_or_else(|| invalid(FIELD, "`maxAttempts` is required"))?,
         )?;
         let base = positive(
@@ -123,9 +178,11 @@ impl TryFrom<raw::RetryPolicy> for RetryPolicy {
             &raw.max_backoff
                 .ok_or_else(|| invalid(FIELD, "`maxBackoff` is required"))?,
         )?;
-        let multiplier = raw
-            .backoff_multiplier
-            .ok_or_else(|| invalid(FIELD, "`backoffMultiplier` is required"))?;
+        let multiplier = float(
+            "retryPolicy.backoffMultiplier",
+            &raw.backoff_multiplier
+                .ok_or_else(|| invalid(FIELD, "`backoffMultiplier` is required"))?,
+        )?;
         if !(multiplier.is_finite() && multiplier >= 1.0) {
             return Err(invalid(
                 "retryPolicy.backoffMultiplier",
@@ -166,7 +223,7 @@ impl TryFrom<raw::HedgingPolicy> for HedgingPolicy {
         Ok(HedgingPolicy {
             max_attempts: attempts(
                 "hedgingPolicy.maxAttempts",
-                raw.max_attempts
+                &raw.max_attempts
                     .ok_or_else(|| invalid("hedgingPolicy", "`maxAttempts` is required"))?,
             )?,
             delay: raw.hedging_delay.map_or(Ok(Duration::ZERO), |delay| {
@@ -234,13 +291,22 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
         let throttling = raw
             .retry_throttling
             .map(|throttling| {
+                const TOKENS: &str = "retryThrottling.maxTokens";
                 let max_tokens = throttling
                     .max_tokens
+                    .map(|tokens| whole(TOKENS, &tokens))
+                    .transpose()?
                     .filter(|tokens| (1..=1000).contains(tokens))
-                    .ok_or_else(|| invalid("retryThrottling.maxTokens", "must be in 1 ..= 1000"))?;
-                let token_ratio = throttling
-                    .token_ratio
-                    .ok_or_else(|| invalid("retryThrottling", "`tokenRatio` is required"))?;
+                    .ok_or_else(|| invalid(TOKENS, "must be in 1 ..= 1000"))?;
+                let token_ratio = float(
+                    "retryThrottling.tokenRatio",
+                    &throttling
+                        .token_ratio
+                        .ok_or_else(|| invalid("retryThrottling", "`tokenRatio` is required"))?,
+                )?;
+                // A protobuf `float`: a ratio beyond its range is infinite.
+                #[allow(clippy::cast_possible_truncation)]
+                let token_ratio = token_ratio as f32;
                 // The budget keeps the ratio to three decimals, as gRPC
                 // does: a ratio that rounds to zero would never refill it.
                 if !(token_ratio.is_finite() && token_ratio >= 0.0005) {
@@ -323,13 +389,13 @@ pub(in crate::config::grpc) mod raw {
     #[serde(rename_all = "camelCase")]
     pub(in crate::config::grpc) struct RetryPolicy {
         #[serde(alias = "max_attempts", alias = "MaxAttempts")]
-        pub max_attempts: Option<u32>,
+        pub max_attempts: Option<Number>,
         #[serde(alias = "initial_backoff", alias = "InitialBackoff")]
         pub initial_backoff: Option<String>,
         #[serde(alias = "max_backoff", alias = "MaxBackoff")]
         pub max_backoff: Option<String>,
         #[serde(alias = "backoff_multiplier", alias = "BackoffMultiplier")]
-        pub backoff_multiplier: Option<f64>,
+        pub backoff_multiplier: Option<Number>,
         #[serde(default)]
         #[serde(alias = "retryable_status_codes", alias = "RetryableStatusCodes")]
         pub retryable_status_codes: Vec<Code>,
@@ -339,7 +405,7 @@ pub(in crate::config::grpc) mod raw {
     #[serde(rename_all = "camelCase")]
     pub(in crate::config::grpc) struct HedgingPolicy {
         #[serde(alias = "max_attempts", alias = "MaxAttempts")]
-        pub max_attempts: Option<u32>,
+        pub max_attempts: Option<Number>,
         #[serde(alias = "hedging_delay", alias = "HedgingDelay")]
         pub hedging_delay: Option<String>,
         #[serde(default)]
@@ -351,9 +417,55 @@ pub(in crate::config::grpc) mod raw {
     #[serde(rename_all = "camelCase")]
     pub(in crate::config::grpc) struct RetryThrottling {
         #[serde(alias = "max_tokens", alias = "MaxTokens")]
-        pub max_tokens: Option<u32>,
+        pub max_tokens: Option<Number>,
         #[serde(alias = "token_ratio", alias = "TokenRatio")]
-        pub token_ratio: Option<f32>,
+        pub token_ratio: Option<Number>,
+    }
+
+    /// A number as protobuf's JSON mapping writes it: a JSON number, or a
+    /// string holding one; anything else is kept as written, for an error
+    /// that names the field.
+    pub(in crate::config::grpc) enum Number {
+        Integer(i128),
+        Float(f64),
+        Text(String),
+        Other(String),
+    }
+
+    impl<'de> Deserialize<'de> for Number {
+        fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+            deserializer.deserialize_any(NumberVisitor)
+        }
+    }
+
+    struct NumberVisitor;
+
+    impl serde::de::Visitor<'_> for NumberVisitor {
+        type Value = Number;
+
+        fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+            f.write_str("a number, or a string holding one")
+        }
+
+        fn visit_u64<E>(self, number: u64) -> Result<Number, E> {
+            Ok(Number::Integer(number.into()))
+        }
+
+        fn visit_i64<E>(self, number: i64) -> Result<Number, E> {
+            Ok(Number::Integer(number.into()))
+        }
+
+        fn visit_f64<E>(self, number: f64) -> Result<Number, E> {
+            Ok(Number::Float(number))
+        }
+
+        fn visit_bool<E>(self, value: bool) -> Result<Number, E> {
+            Ok(Number::Other(value.to_string()))
+        }
+
+        fn visit_str<E>(self, text: &str) -> Result<Number, E> {
+            Ok(Number::Text(text.to_owned()))
+        }
     }
 
     /// A status code, by name or by number; any other number or a boolean
