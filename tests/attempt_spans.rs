@@ -221,3 +221,50 @@ async fn hedged_twice() -> Result<(), Failure> {
     tokio::time::sleep(Duration::from_millis(20)).await;
     Err(Failure)
 }
+
+/// The hedge layer's copies are HTTP resends too: each copy's span carries
+/// `http.request.resend_count`, as the retry layer's and the middleware's
+/// attempts' do. The first copy hangs until the client lets it go (the
+/// test's signal, not a duration), so the hedge delay passes on the paused
+/// clock and the second copy answers.
+#[tokio::test(start_paused = true)]
+async fn each_copy_of_the_hedge_layer_has_a_span_with_its_resend_count() {
+    use retry_runtime::hedge::{Hedge, HedgeLayer};
+    use tower::{Service, ServiceBuilder, ServiceExt};
+    static POLICY: Policy = Policy::new().with_max_attempts(2);
+    let spans = Spans::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+
+    let calls = Arc::new(AtomicU32::new(0));
+    let counted = Arc::clone(&calls);
+    let router = Router::new().route(
+        "/",
+        get(move || async move {
+            if counted.fetch_add(1, Ordering::SeqCst) == 0 {
+                std::future::pending::<()>().await;
+            }
+            StatusCode::OK
+        }),
+    );
+    let server = servers::serve(router, 0).await;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<http_body_util::Full<bytes::Bytes>>();
+    let mut service = ServiceBuilder::new()
+        .layer(HedgeLayer::new(&POLICY, Hedge::after(Duration::from_millis(20))).named("search"))
+        .service(client);
+    let request = http::Request::get(server.url("/"))
+        .body(http_body_util::Full::new(bytes::Bytes::new()))
+        .unwrap();
+    let response = service.ready().await.unwrap().call(request).await.unwrap();
+    assert_eq!(response.status(), StatusCode::OK);
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+
+    assert_eq!(
+        spans.0.lock().unwrap().clone(),
+        [
+            "retry.attempt code.function.name=\"search\" attempt=1",
+            "retry.attempt code.function.name=\"search\" attempt=2 http.request.resend_count=1",
+        ]
+    );
+}

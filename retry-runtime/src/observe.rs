@@ -24,8 +24,9 @@
 //!
 //! The span (feature `attempt-spans`, INFO, named `retry.attempt`) wraps
 //! each attempt of a retried function or closure loop, and each HTTP attempt
-//! of the tower layer and the middleware: `code.function.name`, `attempt`,
-//! and `http.request.resend_count` for HTTP. It costs a span on every
+//! of the tower layer, the middleware and the hedge layer (each copy of a
+//! request): `code.function.name`, `attempt`, and
+//! `http.request.resend_count` for HTTP. It costs a span on every
 //! attempt, the successful first one included, which is why it is a feature
 //! of its own.
 

@@ -288,6 +288,11 @@ where
         }
     }
     let attempt = this.setup.limit.bound(timeout, made);
+    let span = if this.make.sends_http() {
+        observe::http_attempt_span(this.setup.name, number)
+    } else {
+        observe::attempt_span(this.setup.name, number)
+    };
     slot.set(Some(Running {
         attempt,
         number,
@@ -295,7 +300,7 @@ where
         permit,
         refused_inside,
         nesting,
-        span: observe::attempt_span(this.setup.name, number),
+        span,
     }));
     true
 }

@@ -49,6 +49,10 @@ where
         self.first.is_some() || (self.can_copy)()
     }
 
+    fn sends_http(&self) -> bool {
+        true
+    }
+
     fn try_make(&mut self) -> Option<RequestCopy<S, Req>> {
         if let Some(first) = self.first.take() {
             return Some(RequestCopy::Sent {

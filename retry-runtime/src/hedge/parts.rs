@@ -35,6 +35,15 @@ pub trait MakeAttempt {
     fn try_make(&mut self) -> Option<Self::Attempt> {
         Some(self.make())
     }
+
+    /// Whether each attempt sends an HTTP request, whose span (feature
+    /// `attempt-spans`) then carries `http.request.resend_count`, as the
+    /// retry layer's and the middleware's do. `false` unless overridden:
+    /// the hedge layer says `true`.
+    #[doc(hidden)]
+    fn sends_http(&self) -> bool {
+        false
+    }
 }
 
 impl<F, Fut> MakeAttempt for F
