@@ -17,10 +17,12 @@ use http_body::{Body, Frame, SizeHint};
 /// attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
 /// attempt sends it, up to a bound
 /// ([`RetryLayer::with_max_body`](super::RetryLayer::with_max_body), 64 KiB
-/// by default); a later attempt plays the recording back. A body over the
-/// bound, or one the first attempt did not send to its end (the server
-/// answered first), is not recorded whole: the request is then sent once,
-/// and its transient failure is returned as
+/// by default); a later attempt plays the recording back. A body no attempt
+/// read anything from (the connection was refused, so nothing was sent) is
+/// handed back whole, and the next attempt sends it as the first would
+/// have. A body over the bound, or one the first attempt sent only part of
+/// (the server answered first), is not recorded whole: the request is then
+/// sent once, and its transient failure is returned as
 /// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable).
 /// The first attempt streams as it would without the layer: nothing waits
 /// for the body to be read first, so client and bidirectional streams work.
@@ -90,12 +92,15 @@ where
     type Source = Tape;
 
     fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record(self, limit);
+        let (recording, tape) = Tape::record_whole(self, limit);
         (Self::new(recording), tape)
     }
 
     fn replay(tape: &Tape) -> Option<Self> {
-        tape.replay().map(Self::new)
+        match tape.take_unread::<Self>() {
+            Some(unread) => Some(Self::new(tape.record_again(unread))),
+            None => tape.replay().map(Self::new),
+        }
     }
 
     fn can_replay(tape: &Tape) -> bool {
@@ -114,12 +119,15 @@ where
     type Source = Tape;
 
     fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record(self, limit);
+        let (recording, tape) = Tape::record_whole(self, limit);
         (Self::new(recording), tape)
     }
 
     fn replay(tape: &Tape) -> Option<Self> {
-        tape.replay().map(Self::new)
+        match tape.take_unread::<Self>() {
+            Some(unread) => Some(Self::new(tape.record_again(unread))),
+            None => tape.replay().map(Self::new),
+        }
     }
 
     fn can_replay(tape: &Tape) -> bool {
@@ -136,12 +144,15 @@ impl ReplayBody for tonic::body::Body {
     type Source = Tape;
 
     fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record(self, limit);
+        let (recording, tape) = Tape::record_whole(self, limit);
         (Self::new(recording), tape)
     }
 
     fn replay(tape: &Tape) -> Option<Self> {
-        tape.replay::<tonic::Status>().map(Self::new)
+        match tape.take_unread::<Self>() {
+            Some(unread) => Some(Self::new(tape.record_again(unread))),
+            None => tape.replay::<tonic::Status>().map(Self::new),
+        }
     }
 
     fn can_replay(tape: &Tape) -> bool {
@@ -169,6 +180,24 @@ struct Recorded {
     ended: bool,
     /// More than `limit` bytes, or a failed body: nothing to replay.
     spoilt: bool,
+    /// The body itself, given back by an attempt that dropped it before it
+    /// gave up a frame (a refused connection sends nothing): the next
+    /// attempt sends it as the first would have.
+    unread: Unread,
+}
+
+/// A body no attempt has read from, kept for the next one.
+#[derive(Default)]
+struct Unread(Option<Box<dyn core::any::Any + Send>>);
+
+impl core::fmt::Debug for Unread {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str(if self.0.is_some() {
+            "Unread(..)"
+        } else {
+            "Unread(None)"
+        })
+    }
 }
 
 impl Tape {
@@ -192,7 +221,48 @@ impl Tape {
     #[must_use]
     pub fn is_replayable(&self) -> bool {
         let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        recorded.ended && !recorded.spoilt
+        (recorded.ended && !recorded.spoilt) || recorded.unread.0.is_some()
+    }
+
+    /// As [`record`](Self::record), for a body that the tape also gets back
+    /// whole when the attempt sending it drops it before reading a frame
+    /// (the connection was refused: nothing was sent), so that the next
+    /// attempt can send it ([`take_unread`](Self::take_unread)).
+    pub(crate) fn record_whole<B>(body: B, limit: usize) -> (Recording<Whole<B>>, Tape)
+    where
+        B: Body<Data = Bytes> + Unpin + Send + 'static,
+    {
+        let tape = Tape {
+            recorded: Arc::new(Mutex::new(Recorded {
+                limit,
+                ..Recorded::default()
+            })),
+        };
+        (tape.record_again(body), tape)
+    }
+
+    /// The body an attempt dropped unread, given back whole, if there is
+    /// one: only one attempt at a time can send it.
+    pub(crate) fn take_unread<B: 'static>(&self) -> Option<B> {
+        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let unread = recorded.unread.0.take()?;
+        unread.downcast::<B>().ok().map(|body| *body)
+    }
+
+    /// `body`, given back unread, recorded again on this tape as the next
+    /// attempt sends it.
+    pub(crate) fn record_again<B>(&self, body: B) -> Recording<Whole<B>>
+    where
+        B: Body<Data = Bytes> + Unpin + Send + 'static,
+    {
+        Recording {
+            body: Whole {
+                body: Some(body),
+                read: false,
+                recorded: Arc::clone(&self.recorded),
+            },
+            recorded: Arc::clone(&self.recorded),
+        }
     }
 
     /// A body that plays the recording back, or `None` when the first
@@ -257,6 +327,61 @@ impl<B: Body<Data = Bytes>> Body for Recording<B> {
 
     fn size_hint(&self) -> SizeHint {
         self.body.size_hint()
+    }
+}
+
+/// A body recorded by [`Tape::record_whole`]: until it gives up a frame, it
+/// is whole, and when dropped so (its request was never sent) it goes back
+/// to the tape for the next attempt.
+pub(crate) struct Whole<B: Send + 'static> {
+    body: Option<B>,
+    read: bool,
+    recorded: Arc<Mutex<Recorded>>,
+}
+
+impl<B> Body for Whole<B>
+where
+    B: Body<Data = Bytes> + Unpin + Send + 'static,
+{
+    type Data = Bytes;
+    type Error = B::Error;
+
+    fn poll_frame(
+        mut self: Pin<&mut Self>,
+        cx: &mut Context<'_>,
+    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
+        let this = &mut *self;
+        let Some(body) = this.body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = ready!(Pin::new(body).poll_frame(cx));
+        this.read = true;
+        Poll::Ready(frame)
+    }
+
+    fn is_end_stream(&self) -> bool {
+        self.body.as_ref().is_none_or(Body::is_end_stream)
+    }
+
+    fn size_hint(&self) -> SizeHint {
+        self.body
+            .as_ref()
+            .map_or_else(|| SizeHint::with_exact(0), Body::size_hint)
+    }
+}
+
+impl<B: Send + 'static> Drop for Whole<B> {
+    fn drop(&mut self) {
+        if self.read {
+            return;
+        }
+        let Some(body) = self.body.take() else {
+            return;
+        };
+        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        if !recorded.ended && !recorded.spoilt {
+            recorded.unread = Unread(Some(Box::new(body)));
+        }
     }
 }
 
