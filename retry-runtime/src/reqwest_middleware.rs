@@ -192,7 +192,9 @@ impl<C> RetryMiddleware<C> {
 
     /// One breaker and one budget per upstream: each request uses the
     /// [`Upstream`] that `registry` holds for its URL's `host:port`, made on
-    /// first use, in place of the middleware's own breaker and budget.
+    /// first use, in place of the middleware's own breaker and budget; an
+    /// upstream without a budget draws from the middleware's (as the tower
+    /// layer's `per_authority` does).
     /// A breaker the registry's factory leaves unnamed is named after the
     /// `host:port`, so its `tracing` events and metrics say which host it
     /// guards (see [Names](crate::registry#names)).
@@ -205,7 +207,8 @@ impl<C> RetryMiddleware<C> {
 
     /// One breaker and one budget per key that `key` derives from each
     /// request (a tenant header, say), from `registry`, made on first use,
-    /// in place of the middleware's own. A request `key` gives no key to
+    /// in place of the middleware's own (an upstream without a budget draws
+    /// from the middleware's). A request `key` gives no key to
     /// uses the middleware's breaker and budget.
     #[must_use]
     pub fn per_key(
@@ -264,8 +267,14 @@ impl<C: Classify> Middleware for RetryMiddleware<C> {
         next: Next<'_>,
     ) -> Outcome {
         let upstream = self.upstream(&request);
+        // An upstream's breaker and budget replace the middleware's; one
+        // without a budget draws from the middleware's, as the tower
+        // layer's do.
         let (budget, breaker) = match &upstream {
-            Some(upstream) => (upstream.budget(), upstream.breaker()),
+            Some(upstream) => (
+                upstream.budget().or(self.budget.as_deref()),
+                upstream.breaker(),
+            ),
             None => (self.budget.as_deref(), self.breaker.as_deref()),
         };
         let mut call = Call::start(&self.policy, budget, breaker, self.name);

@@ -233,8 +233,9 @@ impl<C, U> RetryLayer<C, U> {
     /// One breaker and one budget per upstream: each request's call uses
     /// the [`Upstream`] that `registry` holds for its URI's authority
     /// (`host:port`), made on first use. Refusals fail with
-    /// [`BreakerError::Open`]. A request without an authority uses the
-    /// layer's budget and no breaker. A breaker the registry's factory
+    /// [`BreakerError::Open`]. An upstream without a budget, and a request
+    /// without an authority, draw from the layer's budget; the latter has
+    /// no breaker. A breaker the registry's factory
     /// leaves unnamed is named after the authority, so its `tracing`
     /// events and metrics say which host it guards (see
     /// [Names](crate::registry#names)).
