@@ -85,11 +85,13 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// besides the slots its copies run in. The policy's per-attempt `timeout`
 /// is not applied: add `tower::timeout` inside this layer. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
-/// inside it guards each copy. A copy it refuses sends nothing and starts
-/// no other; the call waits for the copies already sent (a half-open
-/// circuit's probe among them) or returns the earlier failure, and ends
-/// with [`BreakerError::Open`](crate::tower::BreakerError::Open) only when
-/// the first copy is refused.
+/// inside it guards each copy (with
+/// [`request_heads`](crate::tower::CircuitBreakerLayer::request_heads) when
+/// the body is not `Clone`). A copy it refuses sends nothing and starts no
+/// other; the call waits for the copies already sent (a half-open circuit's
+/// probe among them) or returns the earlier failure, and ends with
+/// [`BreakerError::Open`](crate::tower::BreakerError::Open) only when the
+/// first copy is refused.
 #[derive(Clone, Debug)]
 pub struct HedgeLayer<C = HttpClassifier, M = CloneRequests> {
     policy: Shared<Policy>,

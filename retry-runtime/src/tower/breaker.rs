@@ -8,6 +8,7 @@ use std::error::Error;
 
 use ::tower::{Layer, Service};
 
+use super::body::ReplayBody;
 use super::classify::{Classify, HttpClassifier};
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 
@@ -20,11 +21,31 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 /// It guards calls that are not retried; with retries,
 /// [`RetryLayer::with_breaker`](super::RetryLayer::with_breaker) asks the
 /// breaker before each attempt itself.
+///
+/// The classifier judges each outcome with the request that was sent, so
+/// the service keeps a clone of it (`Req: Clone`). For an `http::Request`
+/// whose body is not `Clone` (a tonic channel's, a boxed body),
+/// [`request_heads`](Self::request_heads) keeps its head alone, as the
+/// retry layer does: the classifier then sees the request's method and
+/// headers with an empty body.
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerLayer<C = HttpClassifier> {
+pub struct CircuitBreakerLayer<C = HttpClassifier, K = CloneRequest> {
     pub(super) breaker: &'static CircuitBreaker,
     pub(super) classifier: C,
+    keep: K,
 }
+
+/// How a [`CircuitBreakerService`] keeps each request for its classifier:
+/// a clone of it (any `Req: Clone`). The default.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CloneRequest;
+
+/// How a [`CircuitBreakerService`] made with
+/// [`request_heads`](CircuitBreakerLayer::request_heads) keeps each
+/// `http::Request<B>` for its classifier: its head, with an empty body
+/// ([`ReplayBody::empty`]), so that `B` need not be `Clone`.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct RequestHead;
 
 impl CircuitBreakerLayer {
     /// Guards calls with `breaker`, judging outcomes with the
@@ -34,42 +55,94 @@ impl CircuitBreakerLayer {
         CircuitBreakerLayer {
             breaker,
             classifier: HttpClassifier::default(),
+            keep: CloneRequest,
         }
     }
 }
 
-impl<C> CircuitBreakerLayer<C> {
+impl<C, K> CircuitBreakerLayer<C, K> {
     /// Judges outcomes with `classifier`.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2, K> {
         CircuitBreakerLayer {
             breaker: self.breaker,
             classifier,
+            keep: self.keep,
+        }
+    }
+
+    /// Keeps the head of each `http::Request` for the classifier, not a
+    /// clone of the whole request: for bodies that are not `Clone` (a
+    /// tonic channel's, a `BoxBody`), and no body is copied.
+    #[must_use]
+    pub fn request_heads(self) -> CircuitBreakerLayer<C, RequestHead> {
+        CircuitBreakerLayer {
+            breaker: self.breaker,
+            classifier: self.classifier,
+            keep: RequestHead,
         }
     }
 }
 
-impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
-    type Service = CircuitBreakerService<S, C>;
+impl<S, C: Clone, K> Layer<S> for CircuitBreakerLayer<C, K> {
+    type Service = CircuitBreakerService<S, C, K>;
 
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService {
             inner,
             breaker: self.breaker,
             classifier: self.classifier.clone(),
+            keep: core::marker::PhantomData,
         }
     }
 }
 
 /// The service of a [`CircuitBreakerLayer`].
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerService<S, C = HttpClassifier> {
+pub struct CircuitBreakerService<S, C = HttpClassifier, K = CloneRequest> {
     inner: S,
     breaker: &'static CircuitBreaker,
     classifier: C,
+    keep: core::marker::PhantomData<K>,
 }
 
-impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C>
+impl<S, C, B> Service<http::Request<B>> for CircuitBreakerService<S, C, RequestHead>
+where
+    S: Service<http::Request<B>>,
+    C: Classify<http::Request<B>, S::Response, S::Error> + Clone,
+    B: ReplayBody,
+{
+    type Response = S::Response;
+    type Error = BreakerError<S::Error>;
+    type Future = CircuitBreakerFuture<S::Future, C, http::Request<B>>;
+
+    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
+        self.inner.poll_ready(cx).map_err(BreakerError::Service)
+    }
+
+    fn call(&mut self, request: http::Request<B>) -> Self::Future {
+        match self.breaker.acquire() {
+            Ok(permit) => {
+                let (head, body) = request.into_parts();
+                let kept = http::Request::from_parts(head.clone(), B::empty());
+                CircuitBreakerFuture {
+                    future: Some(self.inner.call(http::Request::from_parts(head, body))),
+                    permit: Some(permit),
+                    request: Some(kept),
+                    classifier: self.classifier.clone(),
+                }
+            }
+            Err(CircuitOpen) => CircuitBreakerFuture {
+                future: None,
+                permit: None,
+                request: None,
+                classifier: self.classifier.clone(),
+            },
+        }
+    }
+}
+
+impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C, CloneRequest>
 where
     S: Service<Req>,
     C: Classify<Req, S::Response, S::Error> + Clone,

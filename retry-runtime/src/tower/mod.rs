@@ -136,7 +136,8 @@ use ::tower::Layer;
 
 pub use self::body::{Playback, Recording, ReplayBody, Tape};
 pub use self::breaker::{
-    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService,
+    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, CloneRequest,
+    RequestHead,
 };
 pub use self::classify::{Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
