@@ -104,7 +104,7 @@ where
     }
 
     fn can_replay(tape: &Tape) -> bool {
-        tape.is_replayable()
+        tape.can_send_again()
     }
 
     fn empty() -> Self {
@@ -131,7 +131,7 @@ where
     }
 
     fn can_replay(tape: &Tape) -> bool {
-        tape.is_replayable()
+        tape.can_send_again()
     }
 
     fn empty() -> Self {
@@ -156,7 +156,7 @@ impl ReplayBody for tonic::body::Body {
     }
 
     fn can_replay(tape: &Tape) -> bool {
-        tape.is_replayable()
+        tape.can_send_again()
     }
 
     fn empty() -> Self {
@@ -220,6 +220,14 @@ impl Tape {
     /// attempt sent its whole body, within the bound.
     #[must_use]
     pub fn is_replayable(&self) -> bool {
+        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        recorded.ended && !recorded.spoilt
+    }
+
+    /// Whether the next attempt can have a body: a recording to play back
+    /// ([`is_replayable`](Self::is_replayable)), or the body itself, handed
+    /// back unread ([`take_unread`](Self::take_unread)).
+    pub(crate) fn can_send_again(&self) -> bool {
         let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
         (recorded.ended && !recorded.spoilt) || recorded.unread.0.is_some()
     }
