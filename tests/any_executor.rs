@@ -299,3 +299,31 @@ fn a_wait_begun_on_a_dropped_tokio_runtime_ends_on_another_executor() {
         assert_eq!(calls.load(Ordering::SeqCst), 3);
     });
 }
+
+#[retry(max = 3, base = "1ms", deadline = "1s")]
+async fn answers(calls: &AtomicU32) -> Result<u32, Error> {
+    Ok(calls.fetch_add(1, Ordering::SeqCst) + 1)
+}
+
+/// docs/runtimes.md, exactly: on a thread still inside the context of a
+/// tokio runtime that has shut down (here an entered handle, as
+/// `Handle::block_on` or a `spawn_blocking` task outliving
+/// `shutdown_timeout` are), a call that never waits works, and a wait first
+/// made there panics, as `tokio::time::sleep` does: tokio cannot say that
+/// its runtime is gone without panicking.
+#[test]
+fn inside_a_shut_down_runtimes_context_only_a_call_that_waits_panics() {
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .build()
+        .unwrap();
+    let handle = runtime.handle().clone();
+    drop(runtime);
+    let _inside = handle.enter();
+    let calls = AtomicU32::new(0);
+    assert_eq!(futures::executor::block_on(answers(&calls)), Ok(1));
+    let waits = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        futures::executor::block_on(always_fails(&calls))
+    }));
+    assert!(waits.is_err(), "tokio no longer panics here: {waits:?}");
+}

@@ -70,12 +70,18 @@ pin_project_lite::pin_project! {
     ///
     /// # Panics
     ///
-    /// Never, with one exception this crate cannot see: inside a tokio
-    /// runtime built without its timer (`Builder::enable_time` not called),
-    /// its first poll panics as `tokio::time::sleep` does. tokio 1.x offers
-    /// no way to ask whether a runtime has a timer without panicking
-    /// (tokio-rs/tokio#8361); `#[tokio::main]`, `#[tokio::test]` and
-    /// `Runtime::new` always enable it.
+    /// Never, with two exceptions this crate cannot see, where its first
+    /// poll panics as `tokio::time::sleep` does:
+    ///
+    /// - inside a tokio runtime built without its timer
+    ///   (`Builder::enable_time` not called). tokio 1.x offers no way to ask
+    ///   whether a runtime has a timer without panicking
+    ///   (tokio-rs/tokio#8361); `#[tokio::main]`, `#[tokio::test]` and
+    ///   `Runtime::new` always enable it;
+    /// - inside the context of a tokio runtime that has shut down (an
+    ///   entered `Handle`, `Handle::block_on`, a `spawn_blocking` task that
+    ///   outlives `shutdown_timeout`), which tokio cannot tell either. A
+    ///   wait polled before the shutdown ends then, without a panic.
     #[must_use = "futures do nothing unless polled"]
     pub struct Sleep {
         #[pin]
