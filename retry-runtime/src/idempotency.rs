@@ -61,9 +61,10 @@ impl IdempotencyKey {
     ///
     /// # Panics
     ///
-    /// Never. Should the random source fail (no platform the crate supports
-    /// makes it), the key is drawn from a generator seeded from the
-    /// standard library's per-process keys and the clock instead: still
+    /// Never. Should the random source fail (a JS host without the Web
+    /// Crypto API, such as node before 19), the key is drawn from a
+    /// generator seeded from the standard library's per-process keys, the
+    /// clocks and, on a JS host, the engine's `Math.random()` instead: still
     /// unique in practice, no longer unpredictable.
     #[must_use]
     pub fn random() -> Self {

@@ -18,10 +18,13 @@ fn fresh_seed() -> u64 {
     getrandom::u64().unwrap_or_else(|_| fallback_seed())
 }
 
-/// A seed for a platform whose random source failed (none of those the
-/// crate supports): the standard library's per-process hash keys, mixed
-/// with the time. Different per process where the platform has those keys,
-/// as it does wherever threads exist; never a panic.
+/// A seed for a platform whose random source failed (a JS host without the
+/// Web Crypto API, such as node before 19): the standard library's
+/// per-process hash keys, mixed with the monotonic clock, the wall clock
+/// and, on a JS host, the engine's `Math.random()`. A JS host has no hash
+/// keys to draw (they are the same in every client) and its monotonic
+/// clock starts near zero in each, so without the last two every client
+/// drew the same first seed there. Different per client; never a panic.
 #[cold]
 pub(crate) fn fallback_seed() -> u64 {
     use std::hash::{BuildHasher, Hasher};
@@ -29,6 +32,12 @@ pub(crate) fn fallback_seed() -> u64 {
     hasher.write_u64(0x5265_7472_7921);
     let since = crate::timer::real_now().saturating_duration_since(crate::clock::epoch());
     hasher.write_u128(since.as_nanos());
+    let wall = crate::timer::system_now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .unwrap_or_default();
+    hasher.write_u128(wall.as_nanos());
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    hasher.write_u64(crate::timer::host::engine_random());
     hasher.finish()
 }
 
