@@ -88,8 +88,16 @@ impl Wait {
             }
         };
         let key = (self.end, ticket);
+        // A waker this poll replaces, dropped once the lock is released: a
+        // waker's drop is the executor's code, and may drop a task whose
+        // future holds another wait, whose own drop takes the lock.
+        let mut replaced: Option<Waker> = None;
         match queue.waiting.get_mut(&key) {
-            Some(waker) => waker.clone_from(cx.waker()),
+            Some(waker) => {
+                if !waker.will_wake(cx.waker()) {
+                    replaced = Some(core::mem::replace(waker, cx.waker().clone()));
+                }
+            }
             // New, or woken a moment before its end by the thread's clock
             // reading: wait again.
             None => {
@@ -99,6 +107,7 @@ impl Wait {
         let soonest = queue.waiting.first_key_value().map(|(first, _)| *first) == Some(key);
         let thread = queue.thread;
         drop(queue);
+        drop(replaced);
         if thread == Thread::Running {
             if soonest {
                 SOONER.notify_one();
@@ -239,6 +248,50 @@ mod tests {
         assert!(queue().waiting.contains_key(&key));
         drop(wait);
         assert!(!queue().waiting.contains_key(&key));
+    }
+
+    /// A wait polled by a new task drops the waker of the task before, which
+    /// may be all that keeps that task, and so its future, alive (as in an
+    /// executor whose waker owns its task). A future that holds another
+    /// wait then drops it, and that wait leaves the queue: the queue's lock
+    /// must not be held then, or the thread deadlocks, and with it every
+    /// wait of the process.
+    #[test]
+    fn a_replaced_waker_is_dropped_outside_the_queues_lock() {
+        use std::sync::{mpsc, Arc, Mutex};
+        use std::task::{Context, Wake, Waker};
+
+        /// A task's waker that owns its task's future, here a wait, held
+        /// for its drop.
+        struct Task {
+            _future: Mutex<Option<Wait>>,
+        }
+        impl Wake for Task {
+            fn wake(self: Arc<Self>) {}
+        }
+
+        let (done, finished) = mpsc::channel();
+        std::thread::spawn(move || {
+            let far = end_of(real_now(), Duration::from_secs(3600));
+            let noop = Waker::noop();
+            let mut held = Wait::new(far);
+            assert!(held.poll(&mut Context::from_waker(noop)).is_pending());
+            let first: Waker = Arc::new(Task {
+                _future: Mutex::new(Some(held)),
+            })
+            .into();
+            let mut wait = Wait::new(far);
+            assert!(wait.poll(&mut Context::from_waker(&first)).is_pending());
+            // The queue's copy of `first` is the last.
+            drop(first);
+            // Polled by another task: `first` goes, and the wait it owned.
+            assert!(wait.poll(&mut Context::from_waker(noop)).is_pending());
+            let _ = done.send(());
+        });
+        assert!(
+            finished.recv_timeout(Duration::from_secs(20)).is_ok(),
+            "the queue's lock was taken again while held"
+        );
     }
 
     #[test]
