@@ -175,19 +175,28 @@ impl Wait {
             self.cancel();
             return Poll::Ready(());
         }
+        // A waker replaced by this poll's is dropped after the map is let
+        // go: dropping it may drop a task holding another wait, whose
+        // `cancel` borrows the map (as the thread timer's waits relock its
+        // queue).
+        let mut replaced = None;
         let armed = TIMERS
             .try_with(|timers| {
                 let mut timers = timers.try_borrow_mut().ok()?;
                 let timer = timers.get_mut(&self.ticket).filter(|timer| !timer.fired)?;
-                match &mut timer.waker {
-                    Some(waker) => waker.clone_from(cx.waker()),
-                    None => timer.waker = Some(cx.waker().clone()),
+                if !timer
+                    .waker
+                    .as_ref()
+                    .is_some_and(|waker| waker.will_wake(cx.waker()))
+                {
+                    replaced = timer.waker.replace(cx.waker().clone());
                 }
                 Some(())
             })
             .ok()
             .flatten()
             .is_some();
+        drop(replaced);
         if armed {
             return Poll::Pending;
         }
