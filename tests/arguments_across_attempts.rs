@@ -50,6 +50,44 @@ async fn a_parameter_configured_out_is_not_named() {
     assert_eq!(calls.load(Ordering::Relaxed), 3);
 }
 
+/// A `#[cfg]` written through `#[cfg_attr]` configures the parameter out
+/// too: by value, by value `mut` (restored or carried), and in a pattern.
+#[retry(max = 3, base = "1ms")]
+async fn configured_out_by_cfg_attr(
+    #[cfg_attr(all(), cfg(any()))] never: u32,
+    #[cfg_attr(all(), allow(unused_mut), cfg_attr(all(), cfg(any())))] mut kept: Vec<u8>,
+    #[cfg_attr(any(), cfg(any()))] mut present: Vec<u8>,
+    #[cfg_attr(all(), cfg(any()))] (left, right): (u8, u8),
+    calls: &AtomicU32,
+) -> io::Result<usize> {
+    present.push(1);
+    calls.fetch_add(1, Ordering::Relaxed);
+    Err(io::Error::other(present.len().to_string()))
+}
+
+#[retry(max = 3, base = "1ms")]
+fn configured_out_by_cfg_attr_blocking(
+    #[cfg_attr(all(), cfg(any()))] mut never: Vec<u8>,
+    calls: &AtomicU32,
+) -> io::Result<u32> {
+    calls.fetch_add(1, Ordering::Relaxed);
+    Err(timed_out())
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_parameter_configured_out_by_cfg_attr_is_not_named() {
+    let calls = AtomicU32::new(0);
+    let error = configured_out_by_cfg_attr(Vec::new(), &calls)
+        .await
+        .unwrap_err();
+    // `present` was restored before each retry.
+    assert_eq!(error.to_string(), "1");
+    assert_eq!(calls.load(Ordering::Relaxed), 3);
+    let calls = AtomicU32::new(0);
+    assert!(configured_out_by_cfg_attr_blocking(&calls).is_err());
+    assert_eq!(calls.load(Ordering::Relaxed), 3);
+}
+
 /// The rule captures `expected`, which every attempt borrows too.
 #[retry(max = 4, base = "1ms", on = |e: &io::Error| e.kind() == expected)]
 async fn expecting(expected: io::ErrorKind, calls: &AtomicU32) -> io::Result<()> {

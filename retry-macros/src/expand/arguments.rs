@@ -114,13 +114,45 @@ impl Arguments {
     }
 }
 
-/// The `#[cfg]` attributes of an argument.
+/// The `#[cfg]` attributes of an argument, with those a `#[cfg_attr]`
+/// writes: `#[cfg_attr(feature = "x", cfg(unix))]` is kept as
+/// `#[cfg_attr(feature = "x", cfg(unix))]`, and the other attributes it
+/// writes (an `allow`, a helper attribute) are left out, since they belong to
+/// the parameter and not to the statements that name it.
 fn cfg(attrs: &[Attribute]) -> Vec<Attribute> {
     attrs
         .iter()
-        .filter(|attr| attr.path().is_ident("cfg"))
-        .cloned()
+        .filter_map(|attr| {
+            let meta = configuring(&attr.meta)?;
+            Some(syn::parse_quote!(#[#meta]))
+        })
         .collect()
+}
+
+/// `meta` as far as it configures the item out: a `cfg(..)` whole, and a
+/// `cfg_attr(predicate, ..)` with only the `cfg`s it writes, if any.
+fn configuring(meta: &syn::Meta) -> Option<TokenStream> {
+    use syn::punctuated::Punctuated;
+    use syn::{Meta, Token};
+    if meta.path().is_ident("cfg") {
+        return Some(quote!(#meta));
+    }
+    if !meta.path().is_ident("cfg_attr") {
+        return None;
+    }
+    let Meta::List(list) = meta else {
+        return None;
+    };
+    let (predicate, written) = list
+        .parse_args_with(|input: syn::parse::ParseStream<'_>| {
+            let predicate: Meta = input.parse()?;
+            input.parse::<Token![,]>()?;
+            let written = Punctuated::<Meta, Token![,]>::parse_terminated(input)?;
+            Ok((predicate, written))
+        })
+        .ok()?;
+    let kept: Vec<TokenStream> = written.iter().filter_map(configuring).collect();
+    (!kept.is_empty()).then(|| quote!(cfg_attr(#predicate, #(#kept),*)))
 }
 
 /// What the loop does with each argument of `sig`; the `mut` of a by-value
