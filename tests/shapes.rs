@@ -245,6 +245,22 @@ async fn matcher(count: &mut u32) -> Result<Box<dyn Fn(&str) -> bool>, AppError>
     Ok(Box::new(|text: &str| text.is_empty()))
 }
 
+/// The same with a reference in the closure's return type, and a function
+/// pointer: the `&str` after `->` is the closure's own too.
+#[allow(clippy::type_complexity)]
+#[retry(max = 2)]
+async fn trimmer(count: &mut u32) -> Result<Box<dyn Fn(&str) -> &str + Send>, AppError> {
+    *count += 1;
+    Ok(Box::new(str::trim))
+}
+
+#[allow(clippy::type_complexity)]
+#[retry(max = 2)]
+fn first_of(count: &mut u32) -> Result<fn(&[u8]) -> Option<&u8>, AppError> {
+    *count += 1;
+    Ok(<[u8]>::first)
+}
+
 #[tokio::test(start_paused = true)]
 async fn policies_in_self_and_borrows_that_are_not_of_a_mut_argument() {
     let mut configured = Configured {
@@ -257,4 +273,6 @@ async fn policies_in_self_and_borrows_that_are_not_of_a_mut_argument() {
     assert_eq!(configured.name_into(&mut buffer).await, Ok("n"));
     let mut count = 0;
     assert!(matcher(&mut count).await.unwrap()(""));
+    assert_eq!(trimmer(&mut count).await.unwrap()(" a "), "a");
+    assert_eq!(first_of(&mut count).unwrap()(&[7]), Some(&7));
 }

@@ -32,6 +32,10 @@ pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Resul
                     "`mut self`"
                 }
             }
+            // `self: &mut Self`, `&mut self` written out.
+            FnArg::Receiver(receiver) if matches!(&*receiver.ty, Type::Reference(reference) if reference.mutability.is_some()) => {
+                "a `&mut` receiver"
+            }
             FnArg::Receiver(_) => continue,
             FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
                 (_, Type::Reference(reference)) if reference.mutability.is_some() => {
