@@ -104,8 +104,13 @@ pub struct Parts<'a> {
     pub limit: TokenStream,
     /// `&'static str`.
     pub name: TokenStream,
-    /// The rules: `hedge::rules::<Ret, ..>(on, ..)`.
+    /// The rules, as the retry loop builds them (`Expansion::rules`).
     pub rules: TokenStream,
+    /// Where the rules are located (`Expansion::step_span`): the call that
+    /// takes them is located there too, so that a rule of the wrong type,
+    /// which fails where it is set, fails on the same token where the call
+    /// uses it and the compiler reports it once.
+    pub at: Span,
     /// The body, as an `async` block borrowing the arguments.
     pub attempt: TokenStream,
 }
@@ -124,6 +129,7 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         limit,
         name,
         rules,
+        at,
         attempt,
     } = parts;
     let span = Span::mixed_site();
@@ -154,9 +160,9 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };
-    quote_spanned! {span=>
-        #statics
-        return #private::hedge::run(
+    let run = crate::expand::call_spanned(
+        quote!(#private::hedge::run),
+        quote_spanned! {span=>
             #policy,
             #hedge,
             #budget,
@@ -166,8 +172,12 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
             #slots,
             #rules,
             || #attempt,
-        )
-        .await;
+        },
+        at,
+    );
+    quote_spanned! {at=>
+        #statics
+        return #run.await;
     }
 }
 

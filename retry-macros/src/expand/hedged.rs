@@ -7,7 +7,7 @@ use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
 use super::attempt::Limit;
-use super::spans::{call_on_output, split_on_output};
+use super::spans::split_on_output;
 use super::Expansion;
 
 impl Expansion<'_> {
@@ -91,44 +91,10 @@ impl Expansion<'_> {
             breaker,
             limit,
             name: quote!(::core::concat!(::core::module_path!(), "::", #name)),
-            rules: self.hedged_rules(),
+            rules: self.rules(),
+            at: self.step_span(),
             attempt,
         });
         quote!(#bind #call)
-    }
-
-    /// The rules of a hedged call, in the order `hedge::rules` takes them.
-    /// The bounds of the rules and the return type are checked in this one
-    /// call, spanned on the rule when only one is written, so that a rule of
-    /// the wrong signature is reported on it; otherwise on the return type.
-    fn hedged_rules(&self) -> TokenStream {
-        let Expansion {
-            config,
-            private,
-            output,
-            ..
-        } = self;
-        let rules = [
-            (&config.on, quote!(#private::every_error)),
-            (&config.on_ok, quote!(#private::no_value)),
-            (&config.retry_after, quote!(#private::no_hint)),
-            (&config.retry_after_ok, quote!(#private::no_hint)),
-            (&config.on_retry, quote!(#private::no_hook)),
-            (&config.on_retry_ok, quote!(#private::no_hook)),
-        ];
-        let written: Vec<&Expr> = rules.iter().filter_map(|(rule, _)| rule.as_ref()).collect();
-        let span = match written.as_slice() {
-            [rule] => rule.span(),
-            _ => output.span(),
-        };
-        let args = rules.iter().map(|(rule, default)| {
-            rule.as_ref()
-                .map_or_else(|| default.clone(), |rule| quote!(#rule))
-        });
-        call_on_output(
-            quote!(#private::hedge::rules::<#output, _, _, _, _, _, _>),
-            quote!(#(#args),*),
-            span,
-        )
     }
 }

@@ -217,37 +217,31 @@ pub mod private {
     use super::{Bound, Judge, Running, Slots};
     pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
     use crate::decision::Classification;
-    use crate::rules::{Hint, OnRetry, Outcome, RetryIf, Rules, RulesFor};
+    use crate::rules::{Outcome, RuleSet, Rules, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
-    /// The rules of a hedged function, tied to its return type `R` (as
-    /// `classifier` ties them for the retry loop).
-    #[inline]
-    #[allow(clippy::type_complexity)]
-    pub fn rules<R, On, OnOk, Ra, RaOk, Hook, HookOk>(
-        on: On,
-        on_ok: OnOk,
-        retry_after: Ra,
-        retry_after_ok: RaOk,
-        on_retry: Hook,
-        on_retry_ok: HookOk,
-    ) -> impl Judge<R>
+    /// The rules as the retry loop builds them (`rules::<R>()` and a
+    /// `RuleSet` call per key, each located at its key), which the attribute
+    /// passes to a hedged call too, so that a rule of the wrong signature is
+    /// one error, on the rule.
+    impl<R, T, E, On, OnOk, Ra, RaOk, HookE, HookOk> Judge<R>
+        for RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk>
     where
         R: Outcome,
-        On: RetryIf<R::Error>,
-        OnOk: RetryIf<R::Ok>,
-        Ra: Hint<R::Error>,
-        RaOk: Hint<R::Ok>,
-        Hook: OnRetry<R::Error>,
-        HookOk: OnRetry<R::Ok>,
+        Self: RulesFor<R>,
     {
-        Rules {
-            on,
-            on_ok,
-            retry_after,
-            retry_after_ok,
-            on_retry,
-            on_retry_ok,
+        #[inline]
+        fn verdict(&self, outcome: &R) -> Classification {
+            RulesFor::verdict(self, outcome)
+        }
+
+        fn error_type(&self, outcome: &R) -> Option<&'static str> {
+            RulesFor::error_type(self, outcome)
+        }
+
+        #[inline]
+        fn before_next(&self, outcome: &R, attempt: u32, wait: Duration) {
+            RulesFor::before_wait(self, outcome, attempt, wait);
         }
     }
 
