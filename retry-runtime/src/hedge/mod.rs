@@ -271,7 +271,9 @@ pub mod private {
     pub fn breaker<R>(breaker: &CircuitBreaker) -> super::Breaker<'_, R::Error>
     where
         R: Outcome,
-        R::Error: From<CircuitOpen>,
+        // As the retry loop's: an error type without the `From` is one
+        // error, on the key, saying what to write instead.
+        R::Error: crate::__private::BreakerKey,
     {
         Some((breaker, R::Error::from))
     }
