@@ -42,7 +42,7 @@ pub fn config(args: Vec<Arg>) -> syn::Result<Config> {
         // a raw `crate`, once).
         let name = written.unraw().to_string();
         let Some(key) = parse::key(&name) else {
-            errors.push(unknown_key(&written));
+            errors.push(unknown_key(&written, &value));
             continue;
         };
         if config.keys.contains_key(key.name) {
@@ -170,15 +170,30 @@ fn together(config: &Config, errors: &mut Errors) {
     }
 }
 
-fn unknown_key(key: &syn::Ident) -> syn::Error {
+fn unknown_key(key: &syn::Ident, value: &syn::Expr) -> syn::Error {
     let name = key.to_string();
+    let is_count = matches!(
+        value,
+        syn::Expr::Lit(syn::ExprLit {
+            lit: syn::Lit::Int(_),
+            ..
+        })
+    );
     let list = KEYS.map(|k| format!("`{}`", k.name)).join(", ");
-    let message = if matches!(name.as_str(), "retries" | "max_retries") {
+    let suggestion = crate::suggest::key(&name, KEYS.iter().map(|k| k.name));
+    // A count of retries, as other libraries take it, spelt as written or
+    // misspelt (`retires`), when no key of ours is closer; or `retry = 3`,
+    // a number, which no key that `retry` is close to takes.
+    let retries = ["retries", "max_retries", "num_retries"];
+    let message = if retries.contains(&name.as_str())
+        || (suggestion.is_none() && crate::suggest::closest(&name, retries).is_some())
+        || (is_count && name == "retry")
+    {
         format!(
             "unknown key `{name}`; use `max`, which counts every attempt including the first: \
              `{name} = 3` is `max = 4`"
         )
-    } else if let Some(suggestion) = crate::suggest::key(&name, KEYS.iter().map(|k| k.name)) {
+    } else if let Some(suggestion) = suggestion {
         format!("unknown key `{name}`; did you mean `{suggestion}`? The keys are {list}")
     } else {
         format!("unknown key `{name}`; the keys are {list}")
