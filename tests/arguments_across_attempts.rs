@@ -109,6 +109,28 @@ async fn a_rule_closure_may_capture_a_by_value_argument() {
     assert_eq!(calls.load(Ordering::Relaxed), 1, "not retried");
 }
 
+/// A rule that names a by-value argument borrows it, with `hedge` as
+/// without: the body still uses it.
+#[retry(max = 3, base = "1ms", hedge = "10ms", on = when)]
+async fn hedged_when<W>(when: W, calls: &AtomicU32) -> io::Result<()>
+where
+    W: Fn(&io::Error) -> bool + Sync,
+{
+    calls.fetch_add(1, Ordering::Relaxed);
+    let error = timed_out();
+    assert!(when(&error));
+    Err(error)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_hedged_rule_may_name_a_by_value_argument() {
+    let calls = AtomicU32::new(0);
+    assert!(assert_send(hedged_when(is_transient, &calls))
+        .await
+        .is_err());
+    assert_eq!(calls.load(Ordering::Relaxed), 3);
+}
+
 /// The rule is a generic argument of the function, named as it is.
 #[retry(max = 3, base = "1ms", on = when)]
 async fn retried_when<W>(when: W, calls: &AtomicU32) -> io::Result<()>

@@ -144,7 +144,8 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
 }
 
 /// What the loop does with the arguments; hedged attempts run side by side
-/// and share them by `&`, so none is rebound.
+/// and share them by `&`, so none is rebound, but a rule that names one
+/// still borrows it (see `Expansion::rule_value`).
 fn shared_or_rebound(
     sig: &mut syn::Signature,
     config: &Config,
@@ -152,7 +153,10 @@ fn shared_or_rebound(
     is_async: bool,
 ) -> Arguments {
     if config.hedge.is_some() {
-        Arguments::default()
+        Arguments {
+            by_value: arguments(&mut sig.clone(), private, is_async).by_value,
+            ..Arguments::default()
+        }
     } else {
         arguments(sig, private, is_async)
     }
