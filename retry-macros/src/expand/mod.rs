@@ -85,10 +85,27 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
         body_span,
     } = function;
     let body = body.unwrap_or_default();
-    let krate = config
-        .krate
-        .as_ref()
-        .map_or_else(|| quote!(::retry_runtime), |path| quote!(#path));
+    // A path written in `crate = "..."` is imported once, at the top of the
+    // body, and named through the import: should it not resolve, that is one
+    // error, on the key, rather than one for each path of the expansion.
+    let (import, krate) = match &config.krate {
+        Some(path) => {
+            let at = config
+                .values
+                .get("crate")
+                .copied()
+                .unwrap_or_else(Span::call_site);
+            let alias = Ident::new("__retry_runtime", at);
+            (
+                quote_spanned! {at=>
+                    #[allow(unused_imports, clippy::single_component_path_imports)]
+                    use #path as #alias;
+                },
+                quote!(#alias),
+            )
+        }
+        None => (TokenStream::new(), quote!(::retry_runtime)),
+    };
     let private = quote!(#krate::__private);
     let name = sig.ident.to_string();
     let expansion = |arguments, is_async| Expansion {
@@ -138,6 +155,7 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
         #(#[doc = #docs])*
         #vis #sig {
             #(#inner_attrs)*
+            #import
             #statements
         }
     }
