@@ -49,8 +49,30 @@ pub fn parse(value: &Expr) -> syn::Result<Hedge> {
                 ),
             )
         }),
-        None => super::schedule::duration("hedge", value).map(Hedge::After),
+        None => match other_percentile(&written) {
+            // `"P95"`, `"95%"`, `"95th"`: a percentile, written otherwise.
+            Some(percentile) => Err(syn::Error::new(
+                text.span(),
+                format!(
+                    "invalid value {written:?} for `hedge`: a percentile is written as a \
+                     lowercase `p` and its number: write `hedge = \"p{percentile}\"`"
+                ),
+            )),
+            None => super::schedule::duration("hedge", value).map(Hedge::After),
+        },
     }
+}
+
+/// The percentile in `written` when it is one written another way than
+/// `p95`: `P95`, `95%`, `95th`, `95p`.
+fn other_percentile(written: &str) -> Option<&str> {
+    let percentile = written
+        .strip_prefix('P')
+        .or_else(|| written.strip_suffix('%'))
+        .or_else(|| written.strip_suffix("th"))
+        .or_else(|| written.strip_suffix('p'))?
+        .trim();
+    per_mille(percentile).map(|_| percentile)
 }
 
 /// `"95"` as 950, `"99.9"` as 999; `None` outside 50 ..= 99.9 or with more
@@ -107,5 +129,21 @@ mod tests {
         assert!(parsed("\"50\"").is_err());
         assert!(parsed("50").is_err());
         assert!(parsed("p95").is_err());
+    }
+
+    /// A percentile written another way is told the spelling, not "a unit
+    /// has no number before it".
+    #[test]
+    fn percentiles_written_otherwise_are_spelt_out() {
+        for written in ["\"P95\"", "\"95%\"", "\"95th\"", "\"95p\""] {
+            let message = parsed(written).unwrap_err().to_string();
+            assert!(
+                message.contains("`hedge = \"p95\"`"),
+                "{written}: {message}"
+            );
+        }
+        assert!(parsed("\"5ms\"").is_ok());
+        let message = parsed("\"100%\"").unwrap_err().to_string();
+        assert!(message.contains("invalid duration"), "{message}");
     }
 }
