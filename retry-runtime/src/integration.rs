@@ -143,6 +143,10 @@ impl<'p> Call<'p> {
 /// - a response with `grpc-status` in its headers (a trailers-only gRPC
 ///   error) is transient when its code is in `grpc_codes` and its pushback
 ///   allows it, the pushback being the hint (gRFC A6);
+/// - a response to a gRPC call (`grpc`: see [`is_grpc`]) with an HTTP
+///   status other than 200 and no `grpc-status`, which something in front
+///   of the server sent, is judged by the code gRPC maps the status to
+///   ([`grpc_code_of`]): 429, 502, 503 and 504 are `UNAVAILABLE`;
 /// - any other response with status 408, 429 or 5xx except 501 is
 ///   transient, with its `Retry-After` as the hint; for a request that is
 ///   not `repeatable` it is [`Classification::Unrepeatable`];
@@ -152,6 +156,7 @@ impl<'p> Call<'p> {
 ///   [`Classification::Unrepeatable`].
 pub(crate) fn classify_http(
     repeatable: bool,
+    grpc: bool,
     grpc_codes: RetryableCodes,
     outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
 ) -> Classification {
@@ -169,6 +174,17 @@ pub(crate) fn classify_http(
                 let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
                 return if grpc_codes.allows(code, pushback) {
                     Classification::Transient(pushback.wait())
+                } else {
+                    Classification::Permanent
+                };
+            }
+            if grpc && status != ::http::StatusCode::OK {
+                // A gRPC call answered with an HTTP error and no gRPC status:
+                // something in front of the server (a proxy, a load
+                // balancer) answered. Judged by the code gRPC maps it to.
+                let code = grpc_code_of(status);
+                return if grpc_codes.allows(code, Pushback::Absent) {
+                    Classification::Transient(None)
                 } else {
                     Classification::Permanent
                 };
@@ -193,6 +209,34 @@ pub(crate) fn classify_http(
             }
             Classification::Permanent
         }
+    }
+}
+
+/// Whether a request is a gRPC call: its `content-type` is
+/// `application/grpc`, alone or followed by `+` (a codec) or `;`.
+pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
+    const GRPC: &[u8] = b"application/grpc";
+    headers
+        .get(::http::header::CONTENT_TYPE)
+        .is_some_and(|value| {
+            let value = value.as_bytes();
+            value.len() >= GRPC.len()
+                && value[..GRPC.len()].eq_ignore_ascii_case(GRPC)
+                && matches!(value.get(GRPC.len()), None | Some(b'+' | b';'))
+        })
+}
+
+/// The gRPC code of an HTTP status answered to a gRPC call without a gRPC
+/// status, as gRPC clients map it ("HTTP to gRPC Status Code Mapping" in
+/// gRPC's documentation).
+fn grpc_code_of(status: ::http::StatusCode) -> i32 {
+    match status.as_u16() {
+        400 => 13,                   // INTERNAL
+        401 => 16,                   // UNAUTHENTICATED
+        403 => 7,                    // PERMISSION_DENIED
+        404 => 12,                   // UNIMPLEMENTED
+        429 | 502 | 503 | 504 => 14, // UNAVAILABLE
+        _ => 2,                      // UNKNOWN
     }
 }
 

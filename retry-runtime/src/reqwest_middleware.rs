@@ -70,7 +70,7 @@ use http::Extensions;
 use reqwest::{Request, Response};
 
 use crate::classify::grpc::RetryableCodes;
-use crate::integration::{classify_http, Call};
+use crate::integration::{classify_http, is_grpc, Call};
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
@@ -122,7 +122,8 @@ impl Classify for HttpClassifier {
                     as &(dyn Error + 'static))
             }
         };
-        classify_http(repeatable, self.grpc_codes, outcome)
+        let grpc = is_grpc(request.headers());
+        classify_http(repeatable, grpc, self.grpc_codes, outcome)
     }
 }
 

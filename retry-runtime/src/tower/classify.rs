@@ -4,7 +4,7 @@
 use std::error::Error;
 
 use crate::classify::grpc::RetryableCodes;
-use crate::integration::classify_http;
+use crate::integration::{classify_http, is_grpc};
 use crate::Classification;
 
 /// Judges an attempt's outcome for the layer.
@@ -52,6 +52,7 @@ where
             Ok(response) => Ok((response.status(), response.headers())),
             Err(error) => Err(error as &(dyn Error + 'static)),
         };
-        classify_http(repeatable, self.grpc_codes, outcome)
+        let grpc = is_grpc(request.headers());
+        classify_http(repeatable, grpc, self.grpc_codes, outcome)
     }
 }

@@ -76,6 +76,12 @@
 //!   (`UNAVAILABLE` by default) and its pushback allows it; the pushback is
 //!   the hint (gRFC A6). A status in trailers after a response body is not
 //!   seen: once the server has answered, the call is committed (A6);
+//! - a response to a gRPC call (`content-type: application/grpc`) with an
+//!   HTTP status other than 200 and no `grpc-status`, which something in
+//!   front of the server sent (a proxy, a load balancer), is judged by the
+//!   code gRPC maps the status to: 429, 502, 503 and 504 are `UNAVAILABLE`,
+//!   400 `INTERNAL`, 401 `UNAUTHENTICATED`, 403 `PERMISSION_DENIED`, 404
+//!   `UNIMPLEMENTED`, any other `UNKNOWN`;
 //! - any other response with status 408, 429 or 5xx except 501 is retried,
 //!   with its `Retry-After` as the hint, when the request is safe to repeat:
 //!   an idempotent method, or an `Idempotency-Key` header;
