@@ -55,8 +55,10 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// (`S: Clone`), and each clone is driven to readiness before it is called.
 ///
 /// Requests are cloned for each copy ([`CloneRequests`], the default).
-/// For an `http::Request<B>` whose body is not `Clone` (a tonic channel's,
-/// hyper's, axum's), [`replay_bodies`](Self::replay_bodies) records the
+/// For an `http::Request<B>` whose body is not `Clone` (any body with a
+/// [`ReplayBody`]: a tonic channel's, or a boxed body, into which a proxy
+/// boxes hyper's `Incoming` or axum's `Body` with `.boxed_unsync()`),
+/// [`replay_bodies`](Self::replay_bodies) records the
 /// body as the first copy sends it, up to a bound, and plays it back to the
 /// later copies ([`ReplayBodies`], [`ReplayBody`]); a body over the bound,
 /// or one still being sent when a copy is due, is sent once, unhedged. The
@@ -169,8 +171,9 @@ impl<C, M> HedgeLayer<C, M> {
         }
     }
 
-    /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (a
-    /// tonic channel's, hyper's, axum's): the body is recorded as the first
+    /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (any
+    /// [`ReplayBody`]: a tonic channel's, or a boxed body): the body is
+    /// recorded as the first
     /// copy sends it, up to [`DEFAULT_MAX_BODY`] bytes, and played back to
     /// the copies that follow; see [`ReplayBodies`].
     #[must_use]
