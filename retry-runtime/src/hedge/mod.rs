@@ -217,39 +217,15 @@ pub mod private {
     use super::{Bound, Judge, Running, Slots};
     pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
     use crate::decision::Classification;
-    use crate::rules::{Outcome, RuleSet, Rules, RulesFor};
+    use crate::rules::{Outcome, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
-    /// The rules as the retry loop builds them (`rules::<R>()` and a
-    /// `RuleSet` call per key, each located at its key), which the attribute
-    /// passes to a hedged call too, so that a rule of the wrong signature is
-    /// one error, on the rule.
-    impl<R, T, E, On, OnOk, Ra, RaOk, HookE, HookOk> Judge<R>
-        for RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk>
-    where
-        R: Outcome,
-        Self: RulesFor<R>,
-    {
-        #[inline]
-        fn verdict(&self, outcome: &R) -> Classification {
-            RulesFor::verdict(self, outcome)
-        }
-
-        fn error_type(&self, outcome: &R) -> Option<&'static str> {
-            RulesFor::error_type(self, outcome)
-        }
-
-        #[inline]
-        fn before_next(&self, outcome: &R, attempt: u32, wait: Duration) {
-            RulesFor::before_wait(self, outcome, attempt, wait);
-        }
-    }
-
-    impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> Judge<R> for Rules<On, OnOk, Ra, RaOk, Hook, HookOk>
-    where
-        R: Outcome,
-        Self: RulesFor<R>,
-    {
+    /// Rules judge a hedged call's outcomes as they judge the retry loop's:
+    /// the closure API's [`Rules`](crate::rules::Rules), and the attribute's `RuleSet` (built as
+    /// the retry loop builds it, a `RuleSet` call per key located at its
+    /// key, so that a rule of the wrong signature is one error, on the
+    /// rule).
+    impl<R: Outcome, X: RulesFor<R>> Judge<R> for X {
         #[inline]
         fn verdict(&self, outcome: &R) -> Classification {
             RulesFor::verdict(self, outcome)
