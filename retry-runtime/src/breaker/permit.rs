@@ -343,6 +343,11 @@ impl MarkThread for PermitMark<'_> {
         // A hedged attempt's own permit records its own outcome only.
         hold(self.breaker.map_or(0, address), self.refused, ())
     }
+
+    #[inline]
+    fn moved_on(&mut self) {
+        *self.refused = false;
+    }
 }
 
 /// The thread's marks while an attempt runs. On drop, sets back the marks
@@ -416,6 +421,13 @@ impl<N: LastCall> core::fmt::Debug for Hold<'_, N> {
 pub trait MarkThread {
     /// Marks the thread until the returned guard is dropped.
     fn hold(&mut self) -> impl Sized;
+
+    /// The attempt waits on work of its own, no retried call it made still
+    /// running: its body moved on past any refusal so far (it handled it: a
+    /// fallback, `unwrap_or_default`), so a failure that follows is not one
+    /// caused by that refusal. The same rule clears an inner give-up
+    /// (`context::Scoped`).
+    fn moved_on(&mut self) {}
 }
 
 impl MarkThread for () {
@@ -427,6 +439,13 @@ impl MarkThread for Option<Mark<'_, '_>> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
         self.as_mut().map(Mark::hold)
+    }
+
+    #[inline]
+    fn moved_on(&mut self) {
+        if let Some(mark) = self {
+            mark.permit.refused_inside = false;
+        }
     }
 }
 

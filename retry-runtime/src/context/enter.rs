@@ -240,6 +240,8 @@ impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
             // beside it. See `Nested` for the shapes this cannot tell apart.
             if this.scope.in_flight == 0 {
                 this.scope.inner_gave_up = false;
+                // So is a refusal by a breaker inside it.
+                this.mark.moved_on();
             }
             this.scope.pending();
         }
