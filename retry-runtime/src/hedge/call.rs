@@ -176,6 +176,11 @@ where
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
         observe::stopped(this.setup.name, 1, Stop::Open);
+        // As the retry loop's refused call: a call that would retry gave up
+        // on an open breaker, and the layer around does not retry it.
+        if this.setup.policy.max_attempts() > 1 {
+            crate::context::report_gave_up();
+        }
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
