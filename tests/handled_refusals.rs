@@ -178,3 +178,44 @@ async fn a_propagated_refusal_does_not_count_against_the_breaker() {
     assert_eq!(ORDERS.state(), CircuitState::Closed);
     assert_eq!(calls.load(Ordering::SeqCst), 0);
 }
+
+static PROMO_5: CircuitBreaker = side("handled_refusals_promo_5");
+
+#[retry(max = 1, breaker = &PROMO_5)]
+async fn discount_5() -> Result<u32, Error> {
+    Ok(5)
+}
+
+static HEDGED_STOPS: std::sync::Mutex<Vec<Stop>> = std::sync::Mutex::new(Vec::new());
+
+/// Propagates the refusal, which its `on` does not retry.
+#[retry(
+    max = 2,
+    hedge = "20ms",
+    on = transient,
+    on_give_up = |_: &Result<u32, Error>, stopped: &retry_runtime::Stopped| {
+        HEDGED_STOPS.lock().unwrap().push(stopped.reason());
+    }
+)]
+async fn hedged_discount() -> Result<u32, Error> {
+    discount_5().await
+}
+
+#[retry(max = 3, base = "10ms", jitter = "none")]
+async fn checkout(calls: &AtomicU32) -> Result<u32, Error> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    hedged_discount().await
+}
+
+/// A hedged function whose `on` rejects the refusal it fails on returns it
+/// as not retryable, as the retry loop does, and gives nothing up: the
+/// function around judges it by its own rules (DESIGN §4.11), and retries.
+#[tokio::test(start_paused = true)]
+async fn a_refusal_on_rejects_is_not_a_give_up_of_a_hedged_function() {
+    PROMO_5.force_open();
+    let calls = AtomicU32::new(0);
+    assert_eq!(checkout(&calls).await, Err(Error::Open));
+    assert_eq!(last_call().unwrap().reason(), Stop::Exhausted);
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+    assert_eq!(*HEDGED_STOPS.lock().unwrap(), [Stop::NotRetryable; 3]);
+}

@@ -51,6 +51,10 @@ pin_project_lite::pin_project! {
         // A retried function called by the attempt that failed last gave
         // up after retrying: the call passes the mark on.
         pub(super) last_inner_gave_up: bool,
+        // The last failure is an attempt's failure on a refusal that the
+        // rules do not retry: returned, it is not retryable, as it is from
+        // the retry loop, and no give-up.
+        pub(super) last_rejected: bool,
         #[pin]
         pub(super) timer: Option<Timer>,
         // The instant `timer` is set for.
@@ -89,6 +93,7 @@ where
             deadline: None,
             last: None,
             last_inner_gave_up: false,
+            last_rejected: false,
             timer: None,
             armed: None,
             unscheduled: false,

@@ -33,7 +33,7 @@ where
     let outcome = if refused_inside && verdict != Classification::Done {
         // Freed without an outcome, as `record_failure` frees it.
         drop(permit);
-        return set_aside_refusal(this, outcome, inner_gave_up);
+        return set_aside_refusal(this, outcome, verdict, inner_gave_up);
     } else {
         outcome
     };
@@ -84,6 +84,7 @@ where
             }
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
+            *this.last_rejected = false;
             None
         }
     }
@@ -95,16 +96,19 @@ where
 /// ([`schedule_after_failure`]). While other attempts run, the call waits
 /// for them (a half-open circuit's probe among them); when none is left,
 /// it returns the last real failure, as the retry loop does when a retry is
-/// refused, and the refusal only when there is none.
+/// refused, and the refusal only when there is none: as not retryable when
+/// the rules do not retry it (`verdict`), as the retry loop returns it.
 fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: R,
+    verdict: Classification,
     inner_gave_up: bool,
 ) -> Option<R> {
     no_more(this, Stop::Open);
     if this.last.is_none() {
         *this.last = Some(outcome);
         *this.last_inner_gave_up = inner_gave_up;
+        *this.last_rejected = !matches!(verdict, Classification::Transient(_));
     }
     None
 }
@@ -203,7 +207,11 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
 pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
 ) -> Option<R> {
-    let stop = *this.stop;
+    let stop = if *this.last_rejected {
+        Stop::NotRetryable
+    } else {
+        *this.stop
+    };
     super::parts::failed_with(this.judge, this.last.as_ref());
     observe::stopped(this.setup.name, *this.started, stop);
     // As the retry loop: a call that never retries (`max = 1`) is no retry
