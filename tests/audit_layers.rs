@@ -364,3 +364,51 @@ async fn spawn_blocking_is_not_part_of_the_attempt() {
     assert_eq!(calls.load(Ordering::SeqCst), 6);
     assert_eq!(last_call().unwrap().reason(), Stop::Exhausted);
 }
+
+// ---- I. one breaker on a hedged layer and the layer below --------------
+
+static HEDGED_PAY: CircuitBreaker = CircuitBreaker::new()
+    .with_name("audit_hedged_pay")
+    .with_consecutive_failures(2)
+    .with_open_for(Duration::from_secs(1))
+    .with_jitter(0.0)
+    .with_probes(1)
+    .with_close_after(1);
+
+static HEDGED_DOWN: AtomicU32 = AtomicU32::new(1);
+
+#[retry(max = 2, base = "10ms", breaker = &HEDGED_PAY, on = transient)]
+async fn hedged_pay_client(calls: &AtomicU32) -> Result<u32, Error> {
+    calls.fetch_add(1, Ordering::SeqCst);
+    sleep(Duration::from_millis(5)).await;
+    if HEDGED_DOWN.load(Ordering::SeqCst) == 1 {
+        Err(Error::Busy(0))
+    } else {
+        Ok(7)
+    }
+}
+
+/// Falls back to a cached price when the payments client gives up.
+#[retry(max = 2, hedge = "100ms", breaker = &HEDGED_PAY, on = transient)]
+async fn hedged_pay_handler(calls: &AtomicU32) -> Result<u32, Error> {
+    Ok(hedged_pay_client(calls).await.unwrap_or(1))
+}
+
+/// docs/breaker.md: an outer attempt whose last inner call under its
+/// permit failed is recorded as a failure even when its body recovers, for
+/// hedged attempts too: the circuit opens while the dependency is down, and
+/// closes once it is back.
+#[tokio::test(start_paused = true)]
+async fn a_hedged_layer_with_a_fallback_records_the_inner_failure() {
+    let calls = AtomicU32::new(0);
+    for _ in 0..2 {
+        assert_eq!(hedged_pay_handler(&calls).await, Ok(1));
+    }
+    assert_eq!(HEDGED_PAY.state(), CircuitState::Open, "{calls:?}");
+    assert_eq!(hedged_pay_handler(&calls).await, Err(Error::Open));
+    assert_eq!(calls.load(Ordering::SeqCst), 4);
+    HEDGED_DOWN.store(0, Ordering::SeqCst);
+    sleep(Duration::from_millis(1001)).await;
+    assert_eq!(hedged_pay_handler(&calls).await, Ok(7));
+    assert_eq!(HEDGED_PAY.state(), CircuitState::Closed);
+}

@@ -325,14 +325,23 @@ fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Ho
 pub(crate) struct PermitMark<'a> {
     breaker: Option<&'a CircuitBreaker>,
     refused: &'a mut bool,
+    nested_failed: &'a mut bool,
 }
 
 impl<'a> PermitMark<'a> {
-    /// The mark of an attempt running under `permit`, if it holds one.
-    pub(crate) fn of(permit: Option<&CircuitPermit<'a>>, refused: &'a mut bool) -> Self {
+    /// The mark of an attempt running under `permit`, if it holds one,
+    /// handing back whether a breaker refused a call inside it (`refused`)
+    /// and whether the last call made under its permit failed
+    /// (`nested_failed`), as [`Mark`] hands them to the retry loop's permit.
+    pub(crate) fn of(
+        permit: Option<&CircuitPermit<'a>>,
+        refused: &'a mut bool,
+        nested_failed: &'a mut bool,
+    ) -> Self {
         PermitMark {
             breaker: permit.map(|permit| permit.breaker),
             refused,
+            nested_failed,
         }
     }
 }
@@ -340,8 +349,11 @@ impl<'a> PermitMark<'a> {
 impl MarkThread for PermitMark<'_> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
-        // A hedged attempt's own permit records its own outcome only.
-        hold(self.breaker.map_or(0, address), self.refused, ())
+        hold(
+            self.breaker.map_or(0, address),
+            self.refused,
+            &mut *self.nested_failed,
+        )
     }
 
     #[inline]
@@ -363,8 +375,8 @@ pub struct Hold<'a, N: LastCall> {
 
 /// Where a [`Hold`] hands how the last call made under its permit ended:
 /// the retry loop's permit, which records it ([`AttemptPermit::record`]),
-/// or nowhere, for a hedged attempt's own permit, whose way out then does
-/// not look.
+/// or a hedged attempt's ([`PermitMark`]); or nowhere, whose way out then
+/// does not look.
 #[doc(hidden)]
 pub trait LastCall {
     /// Whether the way out looks at all.

@@ -85,7 +85,11 @@ where
             let span = attempt.span.clone();
             // Marked with its own permit, so that a retried function it
             // calls with the same breaker runs under it (`docs/breaker.md`).
-            let mark = PermitMark::of(attempt.permit.as_ref(), attempt.refused_inside);
+            let mark = PermitMark::of(
+                attempt.permit.as_ref(),
+                attempt.refused_inside,
+                attempt.nested_failed,
+            );
             let polled =
                 Pin::new(&mut this.attempts.scoped_marked(attempt.attempt, span, mark)).poll(cx);
             *attempt.nesting = this.attempts.swap_nesting((0, false));
@@ -98,6 +102,7 @@ where
                 started: *attempt.started,
                 permit: attempt.permit.take(),
                 refused_inside: *attempt.refused_inside,
+                nested_failed: *attempt.nested_failed,
                 inner_gave_up: attempt.nesting.1,
             };
             slot.set(None);
@@ -261,8 +266,8 @@ where
     this.attempts.set_attempt(number);
     let timeout = this.attempts.attempt_timeout();
     let make = &mut *this.make; // Made in the attempt's context: it sees its key.
-    let mut refused_inside = false;
-    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside);
+    let (mut refused_inside, mut nested_failed) = (false, false);
+    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside, &mut nested_failed);
     this.attempts.swap_nesting((0, false));
     // The first attempt is always made: a call with nothing to return
     // would wait for ever.
@@ -304,6 +309,7 @@ where
         started: now,
         permit,
         refused_inside,
+        nested_failed,
         nesting,
         span,
     }));

@@ -124,6 +124,10 @@ pin_project_lite::pin_project! {
         // Another breaker refused a call made inside this attempt: its
         // failure then says nothing of this attempt's breaker.
         pub(super) refused_inside: bool,
+        // The last call made under its permit inside it (a retried function
+        // naming the same breaker) failed: the dependency failed, whatever
+        // the attempt made of it.
+        pub(super) nested_failed: bool,
         // The retried functions this attempt called that are in flight, and
         // whether one gave up after retrying (the call's context holds them
         // while the attempt is polled).
@@ -160,6 +164,7 @@ pub(super) struct Ended<'p> {
     pub(super) started: Option<Instant>,
     pub(super) permit: Option<CircuitPermit<'p>>,
     pub(super) refused_inside: bool,
+    pub(super) nested_failed: bool,
     pub(super) inner_gave_up: bool,
 }
 

@@ -25,23 +25,21 @@ where
         started,
         permit,
         refused_inside,
+        nested_failed,
         inner_gave_up,
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
     let verdict = this.judge.verdict(&outcome);
     let outcome = if refused_inside && verdict != Classification::Done {
-        // Freed without an outcome, as `record_failure` frees it.
-        drop(permit);
+        record(permit, false, refused_inside, nested_failed);
         return set_aside_refusal(this, outcome, verdict, inner_gave_up);
     } else {
         outcome
     };
     match verdict {
         Classification::Done => {
-            if let Some(permit) = permit {
-                permit.record(true);
-            }
+            record(permit, true, refused_inside, nested_failed);
             if let Some(budget) = this.setup.budget {
                 budget.record_success();
             }
@@ -57,16 +55,14 @@ where
         Classification::Permanent => {
             // Not the dependency's failure: the breaker counts it as a
             // success, as the retry loop does.
-            if let Some(permit) = permit {
-                permit.record(true);
-            }
+            record(permit, true, refused_inside, nested_failed);
             returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Unrepeatable => {
             // A transient failure of a request that must not be repeated:
             // returned, and counted as a transient failure is.
-            record_failure(permit, refused_inside);
+            record(permit, false, refused_inside, nested_failed);
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
@@ -74,7 +70,7 @@ where
             Some(outcome)
         }
         Classification::Transient(hint) => {
-            record_failure(permit, refused_inside);
+            record(permit, false, refused_inside, nested_failed);
             if inner_gave_up && this.setup.policy.nested() == Nested::Once {
                 // A layer below already retried this failure: start no
                 // more attempts because of it (`nested = "once"`).
@@ -130,15 +126,23 @@ fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
     }
 }
 
-/// Tells the breaker an attempt failed in a way the rules retry, unless
-/// another breaker refused a call inside it: that failure is not this
-/// dependency's, and the permit is freed without an outcome, as the retry
-/// loop's is.
-fn record_failure(permit: Option<CircuitPermit<'_>>, refused_inside: bool) {
-    match permit {
-        Some(permit) if refused_inside => drop(permit),
-        Some(permit) => permit.record(false),
-        None => {}
+/// Tells the attempt's breaker how it ended, as the retry loop's permit
+/// does (`AttemptPermit::record`): `success` for a success or a failure the
+/// rules do not retry, a failure after the last call made under the permit
+/// failed (the dependency failed, whatever the body made of it), and
+/// nothing (the permit freed) for a failure after another breaker refused a
+/// call inside it, which is not this dependency's.
+fn record(
+    permit: Option<CircuitPermit<'_>>,
+    success: bool,
+    refused_inside: bool,
+    nested_failed: bool,
+) {
+    let Some(permit) = permit else { return };
+    if nested_failed {
+        permit.record(false);
+    } else if success || !refused_inside {
+        permit.record(success);
     }
 }
 
