@@ -36,11 +36,14 @@ pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Resul
             FnArg::Receiver(receiver) if matches!(&*receiver.ty, Type::Reference(reference) if reference.mutability.is_some()) => {
                 "a `&mut` receiver"
             }
+            // `self: Pin<&mut Self>`: a `&mut` all the same.
+            FnArg::Receiver(receiver) if is_pin_mut(&receiver.ty) => "a `Pin<&mut Self>` receiver",
             FnArg::Receiver(_) => continue,
             FnArg::Typed(typed) => match (&*typed.pat, &*typed.ty) {
                 (_, Type::Reference(reference)) if reference.mutability.is_some() => {
                     "a `&mut` argument"
                 }
+                (_, ty) if is_pin_mut(ty) => "a `Pin<&mut _>` argument",
                 (Pat::Ident(pat), _) if pat.mutability.is_some() => "a `mut` argument",
                 (pat, _) => match mut_binding(pat) {
                     // `Wrapper(mut items): Wrapper`: on the binding.
@@ -65,6 +68,26 @@ pub fn check(config: &Config, function: &Function, is_async: bool) -> syn::Resul
         ));
     }
     Ok(())
+}
+
+/// Whether `ty` is `Pin<&mut T>` (under any path to `Pin`): a pinned
+/// `&mut`, which the attempts cannot share either.
+fn is_pin_mut(ty: &Type) -> bool {
+    let Type::Path(path) = ty else {
+        return false;
+    };
+    let Some(last) = path.path.segments.last() else {
+        return false;
+    };
+    let syn::PathArguments::AngleBracketed(arguments) = &last.arguments else {
+        return false;
+    };
+    last.ident == "Pin"
+        && matches!(
+            arguments.args.first(),
+            Some(syn::GenericArgument::Type(Type::Reference(reference)))
+                if reference.mutability.is_some()
+        )
 }
 
 /// The first by-value `mut` binding inside a destructuring pattern, such as
