@@ -221,7 +221,7 @@ pub mod private {
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
     /// Rules judge a hedged call's outcomes as they judge the retry loop's:
-    /// the closure API's [`Rules`](crate::rules::Rules), and the attribute's `RuleSet` (built as
+    /// the closure API's `Rules` and the attribute's `RuleSet` (built as
     /// the retry loop builds it, a `RuleSet` call per key located at its
     /// key, so that a rule of the wrong signature is one error, on the
     /// rule).
