@@ -97,7 +97,7 @@ pub(crate) fn retry_started(function: &'static str, wait: Duration) {
     crate::metrics::record_retry(function, wait);
 }
 
-/// A call succeeded at `attempt`: recorded for [`crate::last_call`], a
+/// A call succeeded after `attempt` attempts: recorded for [`crate::last_call`], a
 /// store to a thread-local, the only work here on the success path.
 #[inline]
 pub(crate) fn succeeded(attempt: u32) {
@@ -108,7 +108,17 @@ pub(crate) fn succeeded(attempt: u32) {
 #[cold]
 #[inline(never)]
 pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
-    crate::stopped::record(attempt, reason);
+    stopped_after(function, attempt, attempt, reason);
+}
+
+/// A failed attempt, numbered `attempt`, is returned to the caller for
+/// `reason`, after `made` attempts in all: a hedged call's answer may come
+/// from an attempt other than the newest, and [`crate::last_call`] counts
+/// every attempt the call made.
+#[cold]
+#[inline(never)]
+pub(crate) fn stopped_after(function: &'static str, attempt: u32, made: u32, reason: Stop) {
+    crate::stopped::record(made, reason);
     crate::metrics::record_stop(reason, function);
     // Taken whether or not the event is enabled, so that it never reaches a
     // later event.

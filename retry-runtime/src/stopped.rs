@@ -51,7 +51,8 @@ impl Stopped {
     }
 
     /// The attempts the call made, the first included. A call the circuit
-    /// breaker refused counts the attempt it refused.
+    /// breaker refused counts the attempt it refused; a hedged call counts
+    /// every attempt it started, whichever of them answered.
     #[must_use]
     pub const fn attempts(&self) -> u32 {
         self.attempts

@@ -49,6 +49,8 @@ where
                     .hedge
                     .record(now.saturating_duration_since(started));
             }
+            // The call made every attempt it started, whichever answered.
+            this.attempts.set_attempt(*this.started);
             this.attempts.succeeded();
             Some(outcome)
         }
@@ -120,7 +122,9 @@ fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
     inner_gave_up: bool,
 ) {
     super::parts::failed_with(this.judge, Some(outcome));
-    observe::stopped(this.setup.name, number, Stop::NotRetryable);
+    // The event names the attempt that failed; the call made every attempt
+    // it started.
+    observe::stopped_after(this.setup.name, number, *this.started, Stop::NotRetryable);
     if inner_gave_up {
         crate::context::report_gave_up();
     }
