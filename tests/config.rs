@@ -95,6 +95,62 @@ fn mistakes_are_errors_that_name_the_problem() {
     );
 }
 
+/// A value of the wrong kind names its key and says what to write, in JSON
+/// as in TOML, as the docs promise of every mistake ("an error value naming
+/// the key and the problem").
+#[test]
+fn a_value_of_the_wrong_kind_names_its_key() {
+    let cases = [
+        (r#"{ "base": 200 }"#, "`base` as a duration string"),
+        (r#"{ "cap": 10 }"#, "`cap` as a duration string"),
+        (r#"{ "deadline": 30 }"#, "`deadline` as a duration string"),
+        (r#"{ "timeout": 2.5 }"#, "`timeout` as a duration string"),
+        (r#"{ "max": "3" }"#, "`max` as a whole number of attempts"),
+        (r#"{ "max": -1 }"#, "`max` as a whole number of attempts"),
+        (
+            r#"{ "max": 4294967296 }"#,
+            "`max` as a whole number of attempts",
+        ),
+        (r#"{ "max": 2.5 }"#, "`max` as a whole number of attempts"),
+        (r#"{ "multiplier": "2" }"#, "`multiplier` as a number"),
+        (r#"{ "jitter": 1 }"#, "`jitter` as one of \"full\""),
+        (r#"{ "nested": true }"#, "`nested` as \"once\" or \"retry\""),
+    ];
+    for (json, expected) in cases {
+        let error = serde_json::from_str::<Policy>(json)
+            .unwrap_err()
+            .to_string();
+        assert!(
+            error.contains(expected),
+            "{json}: {error:?} should contain {expected:?}"
+        );
+    }
+    for (toml, expected) in [
+        ("base = 200", "`base` as a duration string"),
+        ("max = -1", "`max` as a whole number of attempts"),
+        ("multiplier = \"2\"", "`multiplier` as a number"),
+    ] {
+        let error = toml::from_str::<Policy>(toml).unwrap_err().to_string();
+        assert!(
+            error.contains(expected),
+            "{toml}: {error:?} should contain {expected:?}"
+        );
+    }
+    // What reads still reads: whole multipliers, `null` for a default.
+    let policy: Policy =
+        serde_json::from_str(r#"{ "max": 4, "multiplier": 3, "deadline": null }"#).unwrap();
+    assert_eq!(
+        (
+            policy.max_attempts(),
+            policy.multiplier(),
+            policy.deadline()
+        ),
+        (4, 3.0, None)
+    );
+    let policy: Policy = toml::from_str("multiplier = 2\nmax = 5").unwrap();
+    assert_eq!((policy.max_attempts(), policy.multiplier()), (5, 2.0));
+}
+
 #[derive(Debug, PartialEq)]
 enum Error {
     Busy,

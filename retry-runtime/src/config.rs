@@ -57,6 +57,7 @@
 //! assert_eq!(serde_json::from_str::<Policy>(&written).unwrap(), policy);
 //! ```
 
+mod fields;
 #[cfg(feature = "grpc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tonic")))]
 pub mod grpc;
@@ -69,17 +70,80 @@ use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, UnknownJitter};
 
+// Each key is read as the kind of value it takes, with an error that names
+// the key and says what to write (`fields`).
 #[derive(serde::Deserialize)]
 #[serde(deny_unknown_fields, rename = "Policy")]
 struct PolicyConfig {
+    #[serde(default, deserialize_with = "read::max")]
     max: Option<u32>,
+    #[serde(default, deserialize_with = "read::base")]
     base: Option<String>,
+    #[serde(default, deserialize_with = "read::cap")]
     cap: Option<String>,
+    #[serde(default, deserialize_with = "read::multiplier")]
     multiplier: Option<f64>,
+    #[serde(default, deserialize_with = "read::jitter")]
     jitter: Option<String>,
+    #[serde(default, deserialize_with = "read::deadline")]
     deadline: Option<String>,
+    #[serde(default, deserialize_with = "read::timeout")]
     timeout: Option<String>,
+    #[serde(default, deserialize_with = "read::nested")]
     nested: Option<String>,
+}
+
+/// How `PolicyConfig` reads each key.
+mod read {
+    use serde::Deserializer;
+
+    use super::fields::{optional, Attempts, Multiplier, Text};
+
+    const DURATION: &str = "a duration string, a number and a unit, such as \"200ms\" or \"1.5s\"";
+
+    pub(super) fn max<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
+        optional(d, Attempts)
+    }
+
+    pub(super) fn multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
+        optional(d, Multiplier)
+    }
+
+    fn text<'de, D: Deserializer<'de>>(
+        d: D,
+        key: &'static str,
+        expected: &'static str,
+    ) -> Result<Option<String>, D::Error> {
+        optional(d, Text { key, expected })
+    }
+
+    pub(super) fn base<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(d, "base", DURATION)
+    }
+
+    pub(super) fn cap<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(d, "cap", DURATION)
+    }
+
+    pub(super) fn deadline<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(d, "deadline", DURATION)
+    }
+
+    pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(d, "timeout", DURATION)
+    }
+
+    pub(super) fn jitter<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(
+            d,
+            "jitter",
+            "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
+        )
+    }
+
+    pub(super) fn nested<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+        text(d, "nested", "\"once\" or \"retry\"")
+    }
 }
 
 /// What is wrong with a policy read from configuration.
