@@ -93,3 +93,54 @@ async fn the_attribute_reports_every_hedged_attempt_too() {
     let last = last_call().unwrap();
     assert_eq!((last.reason(), last.attempts()), (Stop::Done, 3));
 }
+
+/// A policy built at run time is checked by `validate` with the attribute's
+/// rules, and each error says, as the attribute's do, how to fix it.
+#[test]
+fn validation_errors_say_how_to_fix_the_key() {
+    let cases = [
+        (
+            Policy::new().with_max_attempts(0),
+            "`max`",
+            "use 1 for a single attempt",
+        ),
+        (
+            Policy::new().with_base(Duration::ZERO),
+            "`base`",
+            "write a duration such as 100ms",
+        ),
+        (
+            Policy::new().with_base(Duration::from_secs(20)),
+            "`cap` (10s) must be at least `base` (20s)",
+            "raise `cap`, or lower `base`",
+        ),
+        (
+            Policy::new().with_multiplier(0.5),
+            "`multiplier`",
+            "use 2 to double each wait",
+        ),
+        (
+            Policy::new().with_multiplier(f64::NAN),
+            "not NaN",
+            "use 2 to double each wait",
+        ),
+        (
+            Policy::new().with_deadline(Duration::ZERO),
+            "`deadline`",
+            "remove `deadline` for no limit",
+        ),
+        (
+            Policy::new().with_timeout(Duration::ZERO),
+            "`timeout`",
+            "remove `timeout` for no limit",
+        ),
+    ];
+    for (policy, key, fix) in cases {
+        let error = policy.validate().unwrap_err().to_string();
+        assert!(
+            error.contains(key) && error.contains(fix),
+            "{policy:?}: {error}"
+        );
+    }
+    assert!(Policy::new().validate().is_ok());
+}

@@ -281,7 +281,8 @@ impl Policy {
 
     /// Checks the rules the attribute enforces while compiling: at least one
     /// attempt, `base > 0`, `cap >= base`, a finite `multiplier >= 1`, and a
-    /// deadline above zero.
+    /// deadline and a timeout above zero. Each error names the key at fault
+    /// and says how to fix it.
     ///
     /// # Errors
     ///

@@ -37,19 +37,36 @@ pub enum PolicyError {
     },
 }
 
+/// Each message names the key at fault and says how to fix it, as the
+/// attribute's compile errors do.
 impl fmt::Display for PolicyError {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Self::NoAttempts => f.write_str(
-                "`max` must be at least 1: it counts every attempt, the first call included",
+                "`max` must be at least 1: it counts every attempt, the first call included; \
+                 use 1 for a single attempt without retries",
             ),
-            Self::ZeroBase => f.write_str("`base` must be above zero"),
-            Self::CapBelowBase { base, cap } => {
-                write!(f, "`cap` ({cap:?}) must be at least `base` ({base:?})")
-            }
-            Self::Multiplier(m) => write!(f, "`multiplier` must be a finite number >= 1, not {m}"),
-            Self::ZeroDeadline => f.write_str("`deadline` must be above zero"),
-            Self::ZeroTimeout => f.write_str("`timeout` must be above zero"),
+            Self::ZeroBase => f.write_str(
+                "`base` must be above zero: it is the ceiling of the first wait, and every \
+                 later one grows from it; write a duration such as 100ms",
+            ),
+            Self::CapBelowBase { base, cap } => write!(
+                f,
+                "`cap` ({cap:?}) must be at least `base` ({base:?}): raise `cap`, or lower `base`"
+            ),
+            Self::Multiplier(m) => write!(
+                f,
+                "`multiplier` must be a finite number >= 1, not {m}: below 1 each wait would be \
+                 shorter than the last; use 2 to double each wait, or 1 to keep them equal"
+            ),
+            Self::ZeroDeadline => f.write_str(
+                "`deadline` must be above zero: a zero deadline leaves no time for any attempt; \
+                 remove `deadline` for no limit",
+            ),
+            Self::ZeroTimeout => f.write_str(
+                "`timeout` must be above zero: a zero timeout cuts every attempt off before it \
+                 starts; remove `timeout` for no limit",
+            ),
             Self::TimeoutNotExpressible { timeout } => write!(
                 f,
                 "the policy sets a per-attempt `timeout` ({timeout:?}), but it runs where the \
