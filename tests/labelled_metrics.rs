@@ -30,6 +30,13 @@ impl From<CircuitOpen> for Failure {
     }
 }
 
+// For the closure API's loops, whose policy may carry a timeout.
+impl From<retry_runtime::TimedOut> for Failure {
+    fn from(_: retry_runtime::TimedOut) -> Self {
+        Failure::Transient
+    }
+}
+
 fn transient(failure: &Failure) -> bool {
     !matches!(failure, Failure::Permanent)
 }
@@ -418,4 +425,37 @@ fn the_tower_layer_and_the_middleware_count_under_their_names() {
             Some(1)
         );
     }
+}
+
+/// Every loop of the closure API records under `function="closure"`, as the
+/// metrics docs say, its hedged and blocking loops included.
+#[test]
+fn closure_loops_are_labelled_closure() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let policy = Policy::new()
+        .with_max_attempts(2)
+        .with_base(Duration::from_millis(1));
+    run(&recorder, async {
+        let down: Result<(), Failure> = policy
+            .on(transient)
+            .run(|| async { Err(Failure::Transient) })
+            .await;
+        assert_eq!(down, Err(Failure::Transient));
+        let hedged: Result<(), Failure> = policy
+            .on(transient)
+            .hedge(retry_runtime::hedge::Hedge::after(Duration::from_secs(1)))
+            .run(|| async { Ok(()) })
+            .await;
+        assert_eq!(hedged, Ok(()));
+        let blocking: Result<(), Failure> = policy.on(transient).run_blocking(|| Ok(()));
+        assert_eq!(blocking, Ok(()));
+    });
+    let recorded = recorded(&snapshotter);
+    let closure = [("function", "closure")];
+    let failed = [closure[0], ("outcome", "failure"), ("reason", "exhausted")];
+    let succeeded = [closure[0], ("outcome", "success"), ("reason", "none")];
+    assert_eq!(counter(&recorded, CALLS, &failed), Some(1));
+    assert_eq!(counter(&recorded, CALLS, &succeeded), Some(2));
+    assert_eq!(counter(&recorded, RETRIES, &closure), Some(1));
 }

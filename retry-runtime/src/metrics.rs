@@ -9,8 +9,9 @@
 //! Named in Prometheus style with the prefix `retry_runtime_`, so that
 //! nothing collides with other retry crates' metrics (tower-resilience's
 //! `retry_calls_total`). `function` is the retried function's path
-//! (`my_crate::fetch_user`), or the name given to a tower layer
-//! (`RetryLayer::named`) or middleware; `breaker` is the breaker's name:
+//! (`my_crate::fetch_user`), the name given to a tower layer
+//! (`RetryLayer::named`) or middleware, or `closure` for every loop of the
+//! closure API (`policy.on(..).run(..)`); `breaker` is the breaker's name:
 //! the one given with `CircuitBreaker::with_name` or `with_owned_name`, the
 //! key of a breaker a `Registry` made (the host, for `per_authority`), or
 //! `circuit`. The breaker metrics have one series per name, so give each

@@ -6,7 +6,7 @@
 //!
 //! Fields follow OpenTelemetry's attribute names where one exists:
 //! `code.function.name` for the retried function (or the name given to a
-//! layer or middleware), `error.type` for the class of error an attempt
+//! layer or middleware, or `closure` for the closure API), `error.type` for the class of error an attempt
 //! failed with, and on the spans of HTTP attempts `http.request.resend_count`
 //! (the attempt number less one, on resends only). `error.type` is the type
 //! name of the error an attempt failed with, for every front end (the tower
