@@ -163,11 +163,8 @@ pub(crate) fn classify_http(
     match outcome {
         Ok((status, headers)) => {
             if let Some(code) = headers.get("grpc-status") {
-                let code = code
-                    .to_str()
-                    .ok()
-                    .and_then(|code| code.parse::<i32>().ok())
-                    .unwrap_or(2); // UNKNOWN, as gRPC reads a malformed status
+                // UNKNOWN, as gRPC reads a malformed status.
+                let code = grpc_status(code.as_bytes()).unwrap_or(2);
                 if code == 0 {
                     return Classification::Done;
                 }
@@ -210,6 +207,16 @@ pub(crate) fn classify_http(
             Classification::Permanent
         }
     }
+}
+
+/// A `grpc-status` value: `1*DIGIT` (gRPC over HTTP/2), so a sign or a
+/// blank is malformed, not a code. `str::parse` alone took `"+14"` for
+/// UNAVAILABLE and `"-0"` for OK.
+fn grpc_status(value: &[u8]) -> Option<i32> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    core::str::from_utf8(value).ok()?.parse().ok()
 }
 
 /// Whether a request is a gRPC call: its `content-type` is
@@ -338,7 +345,51 @@ impl<'a> HostPort<'a> {
 
 #[cfg(test)]
 mod tests {
-    use super::HostPort;
+    use super::{classify_http, HostPort};
+    use crate::classify::grpc::RetryableCodes;
+    use crate::Classification;
+
+    /// The classification of a trailers-only gRPC answer with this
+    /// `grpc-status` value.
+    fn grpc_status(value: &'static str) -> Classification {
+        let mut headers = ::http::HeaderMap::new();
+        headers.insert("grpc-status", ::http::HeaderValue::from_static(value));
+        classify_http(
+            true,
+            true,
+            RetryableCodes::UNAVAILABLE,
+            Ok((::http::StatusCode::OK, &headers)),
+        )
+    }
+
+    /// `grpc-status` is `1*DIGIT` (gRPC over HTTP/2); anything else is
+    /// malformed and read as UNKNOWN (2), as tonic reads it. A sign made
+    /// `"+14"` UNAVAILABLE (retried) and `"-0"` or `"+0"` OK (a success).
+    #[test]
+    fn grpc_status_is_digits_only() {
+        assert_eq!(grpc_status("14"), Classification::Transient(None));
+        assert_eq!(grpc_status("014"), Classification::Transient(None));
+        assert_eq!(grpc_status("0"), Classification::Done);
+        assert_eq!(grpc_status("00"), Classification::Done);
+        for malformed in [
+            "+14",
+            "-0",
+            "+0",
+            "",
+            " 14",
+            "14 ",
+            "1e1",
+            "x",
+            "-14",
+            "99999999999",
+        ] {
+            assert_eq!(
+                grpc_status(malformed),
+                Classification::Permanent,
+                "{malformed:?}"
+            );
+        }
+    }
 
     #[test]
     fn keys_are_host_and_port_in_lower_case() {
