@@ -241,6 +241,43 @@ async fn the_hedging_policy_hedges_after_its_delay() {
 /// `service` (read as the default config, it would retry every method of
 /// every service), and a name in two method configs (clients would
 /// disagree on which applies). Neither panics.
+/// protobuf's JSON mapping holds a `Duration` of at most 315,576,000,000
+/// seconds (about 10,000 years) and rejects more, as gRPC clients that load
+/// the file through protobuf do; such durations loaded here.
+#[test]
+fn durations_past_protobufs_range_are_errors() {
+    let timeout = |timeout: &str| {
+        serde_json::from_str::<ServiceConfig>(&format!(
+            r#"{{ "methodConfig": [{{ "name": [{{}}], "timeout": "{timeout}" }}] }}"#
+        ))
+        .map(|config| config.methods()[0].timeout())
+        .map_err(|error| error.to_string())
+    };
+    assert_eq!(
+        timeout("315576000000.999999999s"),
+        Ok(Some(Duration::new(315_576_000_000, 999_999_999)))
+    );
+    for beyond in [
+        "315576000001s",
+        "18446744073709551615s",
+        "99999999999999999999999s",
+    ] {
+        let error = timeout(beyond).unwrap_err();
+        assert!(
+            error.contains("`methodConfig.timeout`")
+                && error.contains("more than a protobuf duration holds"),
+            "{beyond}: {error}"
+        );
+    }
+    let error = serde_json::from_str::<ServiceConfig>(
+        r#"{ "methodConfig": [{ "name": [{}], "retryPolicy": { "maxAttempts": 3, "initialBackoff": "0.1s",
+            "maxBackoff": "400000000000s", "backoffMultiplier": 2, "retryableStatusCodes": [14] } }] }"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(error.contains("`retryPolicy.maxBackoff`"), "{error}");
+}
+
 #[test]
 fn names_grpc_rejects_are_errors() {
     let load = |text: &str| serde_json::from_str::<ServiceConfig>(text).map_err(|e| e.to_string());

@@ -20,7 +20,12 @@ fn invalid(field: &'static str, problem: impl fmt::Display) -> ConfigError {
     }
 }
 
-/// A protobuf JSON duration: seconds, with up to nine decimals, and `s`.
+/// The most seconds a protobuf `Duration` holds (about 10,000 years); its
+/// JSON mapping rejects more.
+const MOST_SECONDS: u64 = 315_576_000_000;
+
+/// A protobuf JSON duration: seconds, with up to nine decimals, and `s`,
+/// within protobuf's range.
 fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     let seconds = text.strip_suffix('s').unwrap_or("");
     let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, "0"));
@@ -31,6 +36,13 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
             format_args!(
                 "{text:?} is not a protobuf duration: write seconds and `s`, such as \"0.1s\""
             ),
+        ));
+    }
+    // All digits, so the parse fails only past `u64::MAX`: out of range too.
+    if !matches!(whole.parse::<u64>(), Ok(whole) if whole <= MOST_SECONDS) {
+        return Err(invalid(
+            field,
+            format_args!("{text:?} is more than a protobuf duration holds ({MOST_SECONDS}s)"),
         ));
     }
     parse_duration(text).map_err(|error| invalid(field, format_args!("{text:?}: {error}")))
