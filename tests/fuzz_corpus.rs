@@ -39,3 +39,8 @@ fn the_duration_corpus_holds() {
 fn the_policy_config_corpus_holds() {
     replay("policy_config", fuzz_checks::policy_config);
 }
+
+#[test]
+fn the_grpc_config_corpus_holds() {
+    replay("grpc_config", fuzz_checks::grpc_config);
+}

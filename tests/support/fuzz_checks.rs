@@ -116,3 +116,134 @@ pub fn policy_config(data: &[u8]) {
         let _ = policy.worst_case_wait();
     }
 }
+
+/// A field of a JSON object under any of the names the loader accepts.
+fn field<'a>(object: &'a serde_json::Value, names: &[&str]) -> Option<&'a serde_json::Value> {
+    names.iter().find_map(|name| object.get(name))
+}
+
+/// A protobuf JSON duration as its spec has it, independently of the
+/// loader: digits, an optional point and one to nine digits, `s`, and at
+/// most 315,576,000,000 seconds (negative durations are left out: no field
+/// of a retry or hedging policy takes one).
+fn protobuf_duration(text: &str) -> Option<Duration> {
+    let seconds = text.strip_suffix('s')?;
+    let (whole, fraction) = match seconds.split_once('.') {
+        Some((whole, fraction)) => (whole, fraction),
+        None => (seconds, ""),
+    };
+    let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
+    if whole.is_empty()
+        || !digits(whole)
+        || !digits(fraction)
+        || fraction.len() > 9
+        || (seconds.contains('.') && fraction.is_empty())
+    {
+        return None;
+    }
+    let whole: u64 = whole.parse().ok().filter(|&s| s <= 315_576_000_000)?;
+    let nanos: u32 = format!("{fraction:0<9}").parse().ok()?;
+    Some(Duration::new(whole, nanos))
+}
+
+/// Any bytes as a gRPC service config (JSON): an error value, or a config
+/// that keeps gRFC A6's rules, whose durations are the protobuf durations
+/// written, and whose policies validate and wait within their cap.
+pub fn grpc_config(data: &[u8]) {
+    use retry_runtime::config::grpc::ServiceConfig;
+    use retry_runtime::Jitter;
+
+    let Ok(text) = std::str::from_utf8(data) else {
+        return;
+    };
+    let Ok(config) = serde_json::from_str::<ServiceConfig>(text) else {
+        return;
+    };
+    // The file as written, to check what loaded against; `Value` refuses a
+    // number past `f64` in a field the loader ignores (`"x": 2e400`), and
+    // then only the rules are checked.
+    let written = match serde_json::from_str::<serde_json::Value>(text) {
+        Ok(json) => {
+            let methods = field(&json, &["methodConfig", "method_config", "MethodConfig"])
+                .and_then(serde_json::Value::as_array)
+                .cloned()
+                .unwrap_or_default();
+            assert_eq!(methods.len(), config.methods().len(), "{text:?}");
+            methods.into_iter().map(Some).collect()
+        }
+        Err(_) => vec![None; config.methods().len()],
+    };
+    let duration_of = |object: &serde_json::Value, names: &[&str]| {
+        // `null` is an absent field to the loader.
+        field(object, names)
+            .filter(|value| !value.is_null())
+            .map(|value| {
+                let text = value.as_str().expect("a duration that loaded is a string");
+                protobuf_duration(text)
+                    .unwrap_or_else(|| panic!("{text:?} is no protobuf duration"))
+            })
+    };
+    let mut seen = std::collections::HashSet::new();
+    for (method, json) in config.methods().iter().zip(&written) {
+        for name in method.names() {
+            assert!(!name.service().is_empty() || name.method().is_empty());
+            assert!(seen.insert((name.service(), name.method())), "{text:?}");
+        }
+        let policy = *method.policy().policy();
+        assert_eq!(policy.validate(), Ok(()), "{text:?}");
+        assert_eq!(policy.deadline(), method.timeout());
+        assert!(method.timeout().is_none_or(|timeout| !timeout.is_zero()));
+        assert!((1..=5).contains(&policy.max_attempts()));
+        if let Some(json) = json {
+            let timeout = duration_of(json, &["timeout", "Timeout"]);
+            assert_eq!(method.timeout(), timeout);
+        }
+        if let Some(retry) = method.retry_policy() {
+            let retry = retry.policy();
+            assert!(!retry.base().is_zero() && retry.base() <= retry.cap());
+            assert!((2..=5).contains(&retry.max_attempts()));
+            assert!(retry.multiplier().is_finite() && retry.multiplier() >= 1.0);
+            assert_eq!(retry.jitter(), Jitter::Full);
+            assert_eq!(policy.max_attempts(), retry.max_attempts());
+            if let Some(json) = json {
+                let json = field(json, &["retryPolicy", "retry_policy", "RetryPolicy"]).unwrap();
+                let initial = duration_of(
+                    json,
+                    &["initialBackoff", "initial_backoff", "InitialBackoff"],
+                );
+                let max = duration_of(json, &["maxBackoff", "max_backoff", "MaxBackoff"]);
+                assert_eq!(
+                    (Some(retry.base()), Some(retry.cap())),
+                    (initial.zip(max).map(|(i, m)| i.min(m)), max)
+                );
+            }
+        }
+        if let Some(hedging) = method.hedging_policy() {
+            assert!((2..=5).contains(&hedging.max_attempts()));
+            let _ = hedging.hedge();
+            if let Some(json) = json {
+                let json =
+                    field(json, &["hedgingPolicy", "hedging_policy", "HedgingPolicy"]).unwrap();
+                let delay = duration_of(json, &["hedgingDelay", "hedging_delay", "HedgingDelay"]);
+                assert_eq!(hedging.delay(), delay.unwrap_or_default());
+            }
+        }
+        let _ = method.retryable();
+        let mut previous = policy.base();
+        for n in [0, 1, 4, u32::MAX] {
+            for sample in [0, u64::MAX] {
+                let wait = policy.wait_with(n, previous, sample);
+                assert!(wait <= policy.cap());
+                previous = wait;
+            }
+        }
+    }
+    if let Some(throttling) = config.throttling() {
+        assert!((1..=1000).contains(&throttling.max_tokens()));
+        assert!(throttling.token_ratio().is_finite() && throttling.token_ratio() >= 0.0005);
+        let _ = config.budget();
+    }
+    for path in ["/a/b", "", "/", "//", "/a/"] {
+        let _ = config.for_path(path);
+    }
+}
