@@ -459,3 +459,45 @@ fn closure_loops_are_labelled_closure() {
     assert_eq!(counter(&recorded, CALLS, &succeeded), Some(2));
     assert_eq!(counter(&recorded, RETRIES, &closure), Some(1));
 }
+
+/// A loop named with `named(..)` records under its name: the plain, hedged
+/// and blocking loops alike, so that two loops of one service can be told
+/// apart in a dashboard.
+#[test]
+fn a_named_closure_loop_records_under_its_name() {
+    let recorder = DebuggingRecorder::new();
+    let snapshotter = recorder.snapshotter();
+    let policy = Policy::new()
+        .with_max_attempts(2)
+        .with_base(Duration::from_millis(1));
+    run(&recorder, async {
+        let down: Result<(), Failure> = policy
+            .on(transient)
+            .named("inventory::reserve")
+            .run(|| async { Err(Failure::Transient) })
+            .await;
+        assert_eq!(down, Err(Failure::Transient));
+        let hedged: Result<(), Failure> = policy
+            .on(transient)
+            .named("inventory::lookup")
+            .hedge(retry_runtime::hedge::Hedge::after(Duration::from_secs(1)))
+            .run(|| async { Ok(()) })
+            .await;
+        assert_eq!(hedged, Ok(()));
+        let blocking: Result<(), Failure> = policy
+            .on(transient)
+            .named("inventory::lookup")
+            .run_blocking(|| Ok(()));
+        assert_eq!(blocking, Ok(()));
+    });
+    let recorded = recorded(&snapshotter);
+    let reserve = [("function", "inventory::reserve")];
+    let lookup = [("function", "inventory::lookup")];
+    let failed = [reserve[0], ("outcome", "failure"), ("reason", "exhausted")];
+    let succeeded = [lookup[0], ("outcome", "success"), ("reason", "none")];
+    assert_eq!(counter(&recorded, CALLS, &failed), Some(1));
+    assert_eq!(counter(&recorded, CALLS, &succeeded), Some(2));
+    assert_eq!(counter(&recorded, RETRIES, &reserve), Some(1));
+    let closure = [("function", "closure")];
+    assert_eq!(counter(&recorded, RETRIES, &closure), None);
+}

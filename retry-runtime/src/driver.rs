@@ -13,6 +13,7 @@ use crate::attempts::Attempts;
 use crate::breaker::AttemptPermit;
 use crate::clock::sleep_blocking;
 use crate::guard::{Guard, Guarded, Keep, Refusal, Unguarded};
+use crate::observe::Name;
 use crate::rules::{Rules, RulesFor};
 use crate::timeout::Limit;
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
@@ -58,6 +59,8 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br = Unguarded> {
     /// How an attempt cut off by the policy's timeout fails; never, under an
     /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
     limit: Limit<E>,
+    /// The loop's name in events and metrics ([`named`](Retry::named)).
+    name: Name,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -86,6 +89,7 @@ macro_rules! with_rule {
             breaker: $self.breaker,
             rules: Rules { $field: $value, $($keep: $self.rules.$keep),* },
             limit: $self.limit,
+            name: $self.name,
             types: PhantomData,
         }
     };
@@ -152,6 +156,29 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
         with_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
     }
 
+    /// Names the loop in `tracing` events and metrics (the `function`
+    /// label and `code.function.name`), as a retried function's path names
+    /// it; `"closure"` unless named.
+    ///
+    /// ```
+    /// use retry_runtime::Policy;
+    ///
+    /// # #[tokio::main(flavor = "current_thread")]
+    /// # async fn main() {
+    /// let policy = Policy::new().with_max_attempts(3);
+    /// let answer = policy
+    ///     .retrying()
+    ///     .named("inventory::reserve")
+    ///     .run(|| async { Ok::<_, std::io::Error>(7) })
+    ///     .await;
+    /// assert_eq!(answer.unwrap(), 7);
+    /// # }
+    /// ```
+    pub fn named(mut self, name: &'static str) -> Self {
+        self.name = Name::new(name);
+        self
+    }
+
     /// Draws retries from a shared budget.
     pub fn budget(mut self, budget: &'p RetryBudget) -> Self {
         self.budget = Some(budget);
@@ -211,6 +238,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
             breaker: Guarded::new(breaker, circuit_open),
             rules: self.rules,
             limit: self.limit,
+            name: self.name,
             types: PhantomData,
         }
     }
@@ -231,6 +259,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
             self.breaker.parts(),
             self.rules,
             self.limit,
+            self.name,
         )
     }
 }
@@ -271,10 +300,11 @@ where
             breaker,
             rules,
             limit,
+            name,
             types: _,
         } = self;
         async move {
-            let mut attempts = start(policy, budget, breaker.parts(), false);
+            let mut attempts = start(policy, budget, breaker.parts(), name, false);
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back. Without one, `kept` is `()` and the outcome is dropped
@@ -333,7 +363,7 @@ where
         F: FnMut() -> Result<T, E>,
     {
         let breaker = self.breaker;
-        let mut attempts = start(self.policy, self.budget, breaker.parts(), true);
+        let mut attempts = start(self.policy, self.budget, breaker.parts(), self.name, true);
         let (limit, rules) = (self.limit, self.rules);
         let mut kept = Br::Kept::default();
         loop {
@@ -365,12 +395,13 @@ fn start<'p, E>(
     policy: &'p Policy,
     budget: Option<&'p RetryBudget>,
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
+    name: Name,
     blocking: bool,
 ) -> Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>> {
     let attempts = if blocking {
-        Attempts::start_blocking(policy, budget, "closure")
+        Attempts::start_blocking(policy, budget, name.get())
     } else {
-        Attempts::start(policy, budget, "closure")
+        Attempts::start(policy, budget, name.get())
     };
     attempts.with_breaker_if(breaker.map(|(breaker, _)| breaker))
 }

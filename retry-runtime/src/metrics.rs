@@ -10,8 +10,9 @@
 //! nothing collides with other retry crates' metrics (tower-resilience's
 //! `retry_calls_total`). `function` is the retried function's path
 //! (`my_crate::fetch_user`), the name given to a tower layer
-//! (`RetryLayer::named`) or middleware, or `closure` for every loop of the
-//! closure API (`policy.on(..).run(..)`); `breaker` is the breaker's name:
+//! (`RetryLayer::named`), middleware or closure loop (`Retry::named`), or
+//! `closure` for a loop of the closure API not named; `breaker` is the
+//! breaker's name:
 //! the one given with `CircuitBreaker::with_name` or `with_owned_name`, the
 //! key of a breaker a `Registry` made (the host, for `per_authority`), or
 //! `circuit`. The breaker metrics have one series per name, so give each

@@ -6,7 +6,8 @@
 //!
 //! Fields follow OpenTelemetry's attribute names where one exists:
 //! `code.function.name` for the retried function (or the name given to a
-//! layer or middleware, or `closure` for the closure API), `error.type` for the class of error an attempt
+//! layer, middleware or closure loop with `named`, or `closure` for a
+//! closure loop not named), `error.type` for the class of error an attempt
 //! failed with, and on the spans of HTTP attempts `http.request.resend_count`
 //! (the attempt number less one, on resends only). `error.type` is the type
 //! name of the error an attempt failed with, for every front end (the tower
@@ -33,6 +34,35 @@
 use core::time::Duration;
 
 use crate::Stop;
+
+/// The name a closure loop is given (`Retry::named`) for its events and
+/// metrics: kept only when something reads it (feature `tracing` or
+/// `metrics`), so that without them it takes no room in the loop's future.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Name {
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    name: &'static str,
+}
+
+impl Name {
+    /// A closure loop not named: `"closure"`.
+    pub(crate) const CLOSURE: Name = Name::new("closure");
+
+    #[allow(unused_variables)] // Read only with `tracing` or `metrics`.
+    pub(crate) const fn new(name: &'static str) -> Name {
+        Name {
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            name,
+        }
+    }
+
+    pub(crate) const fn get(self) -> &'static str {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        return self.name;
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        "closure"
+    }
+}
 
 /// A failed attempt is retried after `wait`.
 #[cold]

@@ -136,6 +136,7 @@ fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
             on_retry_ok: no_hook::<T>,
         },
         limit,
+        name: crate::observe::Name::CLOSURE,
         types: PhantomData,
     }
 }

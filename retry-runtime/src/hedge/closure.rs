@@ -7,6 +7,7 @@ use core::marker::PhantomData;
 use super::slots::Boxed;
 use super::{Breaker, Hedge, Hedged, Judge, Setup};
 use crate::__private::Limit;
+use crate::observe::Name;
 use crate::{Policy, RetryBudget};
 
 /// A [`Retry`](crate::Retry) that hedges: made by
@@ -50,6 +51,7 @@ pub struct HedgedRetry<'p, T, E, Rules> {
     breaker: Breaker<'p, E>,
     rules: Rules,
     limit: Limit<E>,
+    name: Name,
     types: PhantomData<fn(&T, &E)>,
 }
 
@@ -61,6 +63,7 @@ impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
         breaker: Breaker<'p, E>,
         rules: Rules,
         limit: Limit<E>,
+        name: Name,
     ) -> Self {
         HedgedRetry {
             policy,
@@ -69,6 +72,7 @@ impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
             breaker,
             rules,
             limit,
+            name,
             types: PhantomData,
         }
     }
@@ -96,7 +100,7 @@ where
                 budget: self.budget,
                 breaker: self.breaker,
                 limit: self.limit,
-                name: "closure",
+                name: self.name.get(),
             },
             Boxed::new(self.policy.max_attempts()),
             self.rules,
