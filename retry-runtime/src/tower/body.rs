@@ -85,83 +85,43 @@ replay_by_clone! {
     http_body_util::Empty<D> => [D: bytes::Buf + Send + 'static] http_body_util::Empty::new();
 }
 
-impl<E> ReplayBody for http_body_util::combinators::BoxBody<Bytes, E>
-where
-    E: Send + 'static,
-{
-    type Source = Tape;
+/// `ReplayBody` for bodies recorded on a [`Tape`]: the next attempt gets the
+/// body itself when the one before dropped it unread (a refused
+/// connection), and the recording otherwise.
+macro_rules! replay_by_tape {
+    ($($(#[$attr:meta])* $ty:ty => [$($generics:tt)*] error $error:ty, empty $empty:expr;)*) => {$(
+        $(#[$attr])*
+        impl<$($generics)*> ReplayBody for $ty {
+            type Source = Tape;
 
-    fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record_whole(self, limit);
-        (Self::new(recording), tape)
-    }
+            fn record(self, limit: usize) -> (Self, Tape) {
+                let (recording, tape) = Tape::record_whole(self, limit);
+                (Self::new(recording), tape)
+            }
 
-    fn replay(tape: &Tape) -> Option<Self> {
-        match tape.take_unread::<Self>() {
-            Some(unread) => Some(Self::new(tape.record_again(unread))),
-            None => tape.replay().map(Self::new),
+            fn replay(tape: &Tape) -> Option<Self> {
+                match tape.take_unread::<Self>() {
+                    Some(unread) => Some(Self::new(tape.record_again(unread))),
+                    None => tape.replay::<$error>().map(Self::new),
+                }
+            }
+
+            fn can_replay(tape: &Tape) -> bool {
+                tape.can_send_again()
+            }
+
+            fn empty() -> Self {
+                $empty
+            }
         }
-    }
-
-    fn can_replay(tape: &Tape) -> bool {
-        tape.can_send_again()
-    }
-
-    fn empty() -> Self {
-        Self::default()
-    }
+    )*};
 }
 
-impl<E> ReplayBody for http_body_util::combinators::UnsyncBoxBody<Bytes, E>
-where
-    E: Send + 'static,
-{
-    type Source = Tape;
-
-    fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record_whole(self, limit);
-        (Self::new(recording), tape)
-    }
-
-    fn replay(tape: &Tape) -> Option<Self> {
-        match tape.take_unread::<Self>() {
-            Some(unread) => Some(Self::new(tape.record_again(unread))),
-            None => tape.replay().map(Self::new),
-        }
-    }
-
-    fn can_replay(tape: &Tape) -> bool {
-        tape.can_send_again()
-    }
-
-    fn empty() -> Self {
-        Self::default()
-    }
-}
-
-#[cfg(feature = "grpc")]
-impl ReplayBody for tonic::body::Body {
-    type Source = Tape;
-
-    fn record(self, limit: usize) -> (Self, Tape) {
-        let (recording, tape) = Tape::record_whole(self, limit);
-        (Self::new(recording), tape)
-    }
-
-    fn replay(tape: &Tape) -> Option<Self> {
-        match tape.take_unread::<Self>() {
-            Some(unread) => Some(Self::new(tape.record_again(unread))),
-            None => tape.replay::<tonic::Status>().map(Self::new),
-        }
-    }
-
-    fn can_replay(tape: &Tape) -> bool {
-        tape.can_send_again()
-    }
-
-    fn empty() -> Self {
-        Self::empty()
-    }
+replay_by_tape! {
+    http_body_util::combinators::BoxBody<Bytes, E> => [E: Send + 'static] error E, empty Self::default();
+    http_body_util::combinators::UnsyncBoxBody<Bytes, E> => [E: Send + 'static] error E, empty Self::default();
+    #[cfg(feature = "grpc")]
+    tonic::body::Body => [] error tonic::Status, empty Self::empty();
 }
 
 /// What the first attempt's body sent, for the later attempts.
@@ -201,14 +161,19 @@ impl core::fmt::Debug for Unread {
 }
 
 impl Tape {
-    /// Records `body` as it is sent, keeping at most `limit` bytes.
-    pub fn record<B: Body<Data = Bytes>>(body: B, limit: usize) -> (Recording<B>, Tape) {
-        let tape = Tape {
+    /// A tape with nothing on it yet, that keeps at most `limit` bytes.
+    fn blank(limit: usize) -> Tape {
+        Tape {
             recorded: Arc::new(Mutex::new(Recorded {
                 limit,
                 ..Recorded::default()
             })),
-        };
+        }
+    }
+
+    /// Records `body` as it is sent, keeping at most `limit` bytes.
+    pub fn record<B: Body<Data = Bytes>>(body: B, limit: usize) -> (Recording<B>, Tape) {
+        let tape = Tape::blank(limit);
         let recording = Recording {
             body,
             recorded: Arc::clone(&tape.recorded),
@@ -220,8 +185,10 @@ impl Tape {
     /// attempt sent its whole body, within the bound.
     #[must_use]
     pub fn is_replayable(&self) -> bool {
-        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        recorded.ended && !recorded.spoilt
+        self.recorded
+            .lock()
+            .unwrap_or_else(PoisonError::into_inner)
+            .is_whole()
     }
 
     /// Whether the next attempt can have a body: a recording to play back
@@ -229,7 +196,7 @@ impl Tape {
     /// back unread ([`take_unread`](Self::take_unread)).
     pub(crate) fn can_send_again(&self) -> bool {
         let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        (recorded.ended && !recorded.spoilt) || recorded.unread.0.is_some()
+        recorded.is_whole() || recorded.unread.0.is_some()
     }
 
     /// As [`record`](Self::record), for a body that the tape also gets back
@@ -240,12 +207,7 @@ impl Tape {
     where
         B: Body<Data = Bytes> + Unpin + Send + 'static,
     {
-        let tape = Tape {
-            recorded: Arc::new(Mutex::new(Recorded {
-                limit,
-                ..Recorded::default()
-            })),
-        };
+        let tape = Tape::blank(limit);
         (tape.record_again(body), tape)
     }
 
@@ -278,7 +240,7 @@ impl Tape {
     #[must_use]
     pub fn replay<E>(&self) -> Option<Playback<E>> {
         let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        (recorded.ended && !recorded.spoilt).then(|| Playback {
+        recorded.is_whole().then(|| Playback {
             chunks: recorded.chunks.iter().cloned().collect(),
             trailers: recorded.trailers.clone(),
             error: PhantomData,
@@ -394,6 +356,12 @@ impl<B: Send + 'static> Drop for Whole<B> {
 }
 
 impl Recorded {
+    /// The first attempt sent its whole body, within the bound: there is a
+    /// recording to play back.
+    fn is_whole(&self) -> bool {
+        self.ended && !self.spoilt
+    }
+
     fn keep(&mut self, data: &Bytes) {
         if self.spoilt {
             return;
