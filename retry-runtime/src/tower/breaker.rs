@@ -121,24 +121,11 @@ where
     }
 
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        match self.breaker.acquire() {
-            Ok(permit) => {
-                let (head, body) = request.into_parts();
-                let kept = http::Request::from_parts(head.clone(), B::empty());
-                CircuitBreakerFuture {
-                    future: Some(self.inner.call(http::Request::from_parts(head, body))),
-                    permit: Some(permit),
-                    request: Some(kept),
-                    classifier: self.classifier.clone(),
-                }
-            }
-            Err(CircuitOpen) => CircuitBreakerFuture {
-                future: None,
-                permit: None,
-                request: None,
-                classifier: self.classifier.clone(),
-            },
-        }
+        self.guarded(request, |request| {
+            let (head, body) = request.into_parts();
+            let kept = http::Request::from_parts(head.clone(), B::empty());
+            (http::Request::from_parts(head, body), kept)
+        })
     }
 }
 
@@ -157,19 +144,34 @@ where
     }
 
     fn call(&mut self, request: Req) -> Self::Future {
-        match self.breaker.acquire() {
-            Ok(permit) => CircuitBreakerFuture {
-                future: Some(self.inner.call(request.clone())),
-                permit: Some(permit),
-                request: Some(request),
-                classifier: self.classifier.clone(),
-            },
-            Err(CircuitOpen) => CircuitBreakerFuture {
-                future: None,
-                permit: None,
-                request: None,
-                classifier: self.classifier.clone(),
-            },
+        self.guarded(request, |request| (request.clone(), request))
+    }
+}
+
+impl<S, C: Clone, K> CircuitBreakerService<S, C, K> {
+    /// Sends `request` if the breaker lets it through, keeping for the
+    /// classifier what `keep` splits off it (a clone, or its head); a
+    /// refused request is neither sent nor kept.
+    fn guarded<Req, Kept>(
+        &mut self,
+        request: Req,
+        keep: impl FnOnce(Req) -> (Req, Kept),
+    ) -> CircuitBreakerFuture<S::Future, C, Kept>
+    where
+        S: Service<Req>,
+    {
+        let (future, permit, kept) = match self.breaker.acquire() {
+            Ok(permit) => {
+                let (sent, kept) = keep(request);
+                (Some(self.inner.call(sent)), Some(permit), Some(kept))
+            }
+            Err(CircuitOpen) => (None, None, None),
+        };
+        CircuitBreakerFuture {
+            future,
+            permit,
+            request: kept,
+            classifier: self.classifier.clone(),
         }
     }
 }
