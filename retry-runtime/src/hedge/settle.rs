@@ -31,12 +31,10 @@ where
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
     let verdict = this.judge.verdict(&outcome);
-    let outcome = if refused_inside && verdict != Classification::Done {
+    if refused_inside && verdict != Classification::Done {
         record(permit, false, refused_inside, nested_failed);
         return set_aside_refusal(this, outcome, verdict, inner_gave_up);
-    } else {
-        outcome
-    };
+    }
     match verdict {
         Classification::Done => {
             record(permit, true, refused_inside, nested_failed);
