@@ -148,11 +148,15 @@
 //!
 //! # Guarantees
 //!
-//! - A retried function spawns nothing and allocates nothing; dropping its
-//!   future cancels the call. (Hedging through the closure API or the tower
-//!   layer allocates a little per call: see [`hedge`].) Inside a tokio
-//!   runtime, waits are `tokio::time::sleep`, so a paused test clock runs a
-//!   whole schedule instantly; each wait ends on tokio's next 1 ms tick.
+//! - A retried function spawns no task; dropping its future cancels the
+//!   call. Inside a tokio runtime it allocates nothing, and its waits are
+//!   `tokio::time::sleep`, so a paused test clock runs a whole schedule
+//!   instantly; each wait ends on tokio's next 1 ms tick. Exceptions:
+//!   outside tokio, waits go to one timer thread that the process starts
+//!   on the first such wait; hedging through the closure API or the tower
+//!   layer allocates a little per call (see [`hedge`]); and with the
+//!   `metrics` feature, the facade builds a labelled key for each metric it
+//!   records (one allocation per call, three per retry).
 //! - The generated future (and the closure API's) is `Send` whenever the
 //!   body's is; the error of a failed attempt is dropped before the wait
 //!   (except with `breaker`, which keeps the last one through the wait, to

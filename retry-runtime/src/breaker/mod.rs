@@ -133,11 +133,13 @@ use word::{StateCell, Word};
 ///
 /// # Guarantees
 ///
-/// The state is one atomic word, and the window eleven more, updated with
-/// compare-and-swap: no lock, no allocation, nothing spawned. The clock is
-/// tokio's in a tokio runtime, so a paused test clock drives it; plain
-/// functions read the real clock, as their waits do. Time is counted in
-/// milliseconds from the breaker's first use, and every sum saturates.
+/// The state is one atomic word, and the window twelve more (ten buckets,
+/// the bucket of the latest clock reading, the failures in a row), updated
+/// with compare-and-swap: no lock, no allocation, nothing spawned. The clock
+/// is tokio's in a tokio runtime, so a paused test clock drives it;
+/// elsewhere (plain functions, other executors) it is the OS clock, as for
+/// the waits. Time is counted in milliseconds from the breaker's first use,
+/// and every sum saturates.
 pub struct CircuitBreaker {
     state: StateCell,
     window: Window,
