@@ -8,6 +8,7 @@
 //! | `reqwest::Error` | `classify::reqwest::is_transient` | `reqwest` |
 //! | `hyper::Error` | timeouts and a connection closed before the response | `hyper` (with `reqwest`) |
 //! | `tonic::Status` | `classify::grpc::is_retryable`, with its pushback | `grpc` |
+//! | [`TimedOut`](crate::TimedOut) (an attempt cut off by `timeout`) | the `io` classifier, as an `io::Error` of kind `TimedOut` | always |
 //!
 //! The outermost known error decides: a `reqwest::Error` that wraps an
 //! `io::Error` is judged as a `reqwest::Error`. A chain with no known error
@@ -152,6 +153,14 @@ impl Chain {
         #[cfg(feature = "grpc")]
         if let Some(status) = error.downcast_ref::<::tonic::Status>() {
             return Some((self.grpc)(status));
+        }
+        // An attempt cut off by `timeout` fails with `E::from(TimedOut)`:
+        // judged as the `io::Error` that `TimedOut` converts into, so that an
+        // `anyhow` or boxed error retries it as an `io::Result` would.
+        if error.is::<crate::TimedOut>() {
+            return Some((self.io)(&std::io::Error::from(
+                std::io::ErrorKind::TimedOut,
+            )));
         }
         error
             .downcast_ref::<std::io::Error>()
