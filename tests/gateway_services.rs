@@ -818,3 +818,28 @@ async fn an_attempt_cut_off_by_timeout_is_retried_by_the_chain_classifier() {
     assert!(error.is::<retry_runtime::TimedOut>(), "{error:?}");
     assert_eq!(state.hits(), 3);
 }
+
+// ---------------------------------------------------------------------
+// The tower layer above `tower::timeout`, as docs/integrations.md says to
+// bound each attempt ("the per-attempt timeout is tower's job here").
+
+#[tokio::test(start_paused = true)]
+async fn the_layer_above_a_tower_timeout_retries_an_attempt_cut_off() {
+    let (slow, state) = downstream(1).await;
+    let response = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(&HYPER_POLICY)
+                .with_classifier(retry_runtime::tower::HttpClassifier::default().boxed_errors()),
+        )
+        .timeout(Duration::from_secs(1))
+        .service(hyper_client())
+        .oneshot(
+            http::Request::get(slow.url("/hangs"))
+                .body(Full::default())
+                .unwrap(),
+        )
+        .await
+        .unwrap();
+    assert_eq!(response.status(), 200);
+    assert_eq!(state.hits(), 2);
+}

@@ -9,6 +9,7 @@
 //! | `hyper::Error` | timeouts and a connection closed before the response | `hyper` (with `reqwest`) |
 //! | `tonic::Status` | `classify::grpc::is_retryable`, with its pushback | `grpc` |
 //! | [`TimedOut`](crate::TimedOut) (an attempt cut off by `timeout`) | the `io` classifier, as an `io::Error` of kind `TimedOut` | always |
+//! | `tower::timeout::error::Elapsed` | the same | `tower` |
 //!
 //! The outermost known error decides: a `reqwest::Error` that wraps an
 //! `io::Error` is judged as a `reqwest::Error`. A chain with no known error
@@ -157,6 +158,12 @@ impl Chain {
         // An attempt cut off by `timeout` fails with `E::from(TimedOut)`:
         // judged as the `io::Error` that `TimedOut` converts into, so that an
         // `anyhow` or boxed error retries it as an `io::Result` would.
+        #[cfg(feature = "tower")]
+        if error.is::<::tower::timeout::error::Elapsed>() {
+            return Some((self.io)(&std::io::Error::from(
+                std::io::ErrorKind::TimedOut,
+            )));
+        }
         if error.is::<crate::TimedOut>() {
             return Some((self.io)(&std::io::Error::from(
                 std::io::ErrorKind::TimedOut,

@@ -113,7 +113,9 @@
 //!   the deadline, the budget, an open breaker and `max` stop the retries
 //!   and return the last response or error, unchanged.
 //! - Waits are [`Sleep`](crate::Sleep)s; the per-attempt `timeout` of the policy
-//!   is not applied here: add `tower::timeout` inside this layer for that.
+//!   is not applied here: add `tower::timeout` inside this layer for that,
+//!   with [`HttpClassifier::boxed_errors`] as the classifier (a timeout
+//!   fails with tower's `BoxError`; an attempt it cuts off is retried).
 //! - [`RetryLayer::with_breaker`] asks a shared [`CircuitBreaker`] before
 //!   every attempt: while it is open, requests fail at once with
 //!   [`BreakerError::Open`] without reaching the service, and retries stop
@@ -145,7 +147,7 @@ pub use self::breaker::{
     BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, CloneRequest,
     RequestHead,
 };
-pub use self::classify::{Classify, HttpClassifier};
+pub use self::classify::{BoxedHttpClassifier, Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
 use self::service::Settings;
 pub use self::service::{ResponseFuture, RetryService};
