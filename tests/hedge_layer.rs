@@ -199,3 +199,40 @@ async fn a_request_answered_by_its_first_copy_clones_the_service_once() {
     assert_eq!(*response.body(), 1);
     assert_eq!(clones.load(Ordering::SeqCst) - before, 1);
 }
+
+/// With `tower::timeout` inside the layer (its per-attempt timeout), the
+/// service fails with tower's `BoxError`: `boxed_errors()` keeps the default
+/// classifier's rules for it. A copy cut off by the timeout is a transient
+/// failure, so the next copy starts at once; a POST without a key is still
+/// sent once, as the default classifier has it.
+#[tokio::test(start_paused = true)]
+async fn the_layer_over_a_tower_timeout_keeps_the_default_rules() {
+    let counts = Arc::new(Counts::default());
+    // Copy 1 hangs past the 30 ms timeout; copy 2 answers in 5 ms.
+    let inner = server(
+        Arc::clone(&counts),
+        |n| if n == 1 { 1000 } else { 5 },
+        |_| StatusCode::OK,
+    );
+    let mut client = ServiceBuilder::new()
+        .layer(HedgeLayer::new(&POLICY, Hedge::after(Duration::from_millis(100))).boxed_errors())
+        .timeout(Duration::from_millis(30))
+        .service(inner);
+    let started = Instant::now();
+    let get = Request::get("http://upstream/").body(()).unwrap();
+    let response = client.ready().await.unwrap().call(get).await.unwrap();
+    assert_eq!(*response.body(), 2, "the second copy answered");
+    assert_eq!(started.elapsed(), Duration::from_millis(35));
+
+    let counts = Arc::new(Counts::default());
+    let inner = server(Arc::clone(&counts), |_| 1000, |_| StatusCode::OK);
+    let mut client = ServiceBuilder::new()
+        .layer(HedgeLayer::new(&POLICY, Hedge::after(Duration::from_millis(10))).boxed_errors())
+        .timeout(Duration::from_millis(30))
+        .service(inner);
+    let post = Request::post("http://upstream/").body(()).unwrap();
+    let answer = client.ready().await.unwrap().call(post).await;
+    let error = answer.expect_err("cut off, and not sent again");
+    assert!(error.is::<tower::timeout::error::Elapsed>(), "{error}");
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 1);
+}

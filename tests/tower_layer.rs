@@ -336,3 +336,45 @@ async fn a_breaker_stops_requests_to_a_server_that_is_down_until_a_probe_finds_i
     assert_eq!(hits.load(Ordering::SeqCst), 3);
     assert_eq!(BREAKER.state(), CircuitState::Closed);
 }
+
+/// Under `tower::timeout` (the per-attempt timeout the docs advise, with
+/// `boxed_errors()`), a GET cut off is retried, and a POST without a key is
+/// not: it may have been sent and acted on. A hyper client against a real
+/// server that takes a second to answer.
+#[tokio::test(start_paused = true)]
+async fn a_post_cut_off_by_a_tower_timeout_is_sent_once() {
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(1));
+    let hits = Arc::new(AtomicU32::new(0));
+    let router = Router::new()
+        .route(
+            "/",
+            any(|State(hits): State<Arc<AtomicU32>>| async move {
+                hits.fetch_add(1, Ordering::SeqCst);
+                tokio::time::sleep(Duration::from_secs(1)).await;
+                "late"
+            }),
+        )
+        .with_state(Arc::clone(&hits));
+    let server = servers::serve(router, 0).await;
+    let mut client = ServiceBuilder::new()
+        .layer(
+            RetryLayer::new(&POLICY)
+                .with_classifier(retry_runtime::tower::HttpClassifier::default().boxed_errors()),
+        )
+        .timeout(Duration::from_millis(30))
+        .service(client());
+    for (method, sent) in [(http::Method::POST, 1), (http::Method::GET, 3)] {
+        hits.store(0, Ordering::SeqCst);
+        let request = http::Request::builder()
+            .method(method.clone())
+            .uri(server.url("/"))
+            .body(Full::<Bytes>::default())
+            .unwrap();
+        let answer = client.ready().await.unwrap().call(request).await;
+        let error = answer.expect_err("cut off");
+        assert!(error.is::<tower::timeout::error::Elapsed>(), "{error}");
+        assert_eq!(hits.load(Ordering::SeqCst), sent, "{method}");
+    }
+}

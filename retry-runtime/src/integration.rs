@@ -199,6 +199,10 @@ pub(crate) fn classify_http(
                 if Chain::repeatable().is_transient(error) {
                     return Classification::Transient(None);
                 }
+            } else if crate::classify::chain::was_cut_off(error) {
+                // Cut off by a timeout: the request may have been sent and
+                // acted on, so one that may not be repeated is not.
+                return Classification::Unrepeatable;
             } else if Chain::new().is_transient(error) {
                 return Classification::Transient(None);
             } else if Chain::repeatable().is_transient(error) {

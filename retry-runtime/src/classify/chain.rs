@@ -155,16 +155,11 @@ impl Chain {
         if let Some(status) = error.downcast_ref::<::tonic::Status>() {
             return Some((self.grpc)(status));
         }
-        // An attempt cut off by `timeout` fails with `E::from(TimedOut)`:
-        // judged as the `io::Error` that `TimedOut` converts into, so that an
-        // `anyhow` or boxed error retries it as an `io::Result` would.
-        #[cfg(feature = "tower")]
-        if error.is::<::tower::timeout::error::Elapsed>() {
-            return Some((self.io)(&std::io::Error::from(
-                std::io::ErrorKind::TimedOut,
-            )));
-        }
-        if error.is::<crate::TimedOut>() {
+        // An attempt cut off by `timeout` fails with `E::from(TimedOut)`
+        // (by `tower::timeout`, with `Elapsed`): judged as the `io::Error`
+        // that `TimedOut` converts into, so that an `anyhow` or boxed error
+        // retries it as an `io::Result` would.
+        if is_cut_off(error) {
             return Some((self.io)(&std::io::Error::from(
                 std::io::ErrorKind::TimedOut,
             )));
@@ -173,6 +168,24 @@ impl Chain {
             .downcast_ref::<std::io::Error>()
             .map(|error| (self.io)(error))
     }
+}
+
+/// Whether `error` is an attempt cut off by a timeout of this crate's
+/// (`TimedOut`) or tower's (`Elapsed`).
+fn is_cut_off(error: &(dyn Error + 'static)) -> bool {
+    #[cfg(feature = "tower")]
+    if error.is::<::tower::timeout::error::Elapsed>() {
+        return true;
+    }
+    error.is::<crate::TimedOut>()
+}
+
+/// Whether an attempt cut off by a timeout is in `error`'s chain: its
+/// request may have been sent and acted on, so one that may not be repeated
+/// is not retried for it.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn was_cut_off(error: &(dyn Error + 'static)) -> bool {
+    sources(error).any(is_cut_off)
 }
 
 /// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report`,

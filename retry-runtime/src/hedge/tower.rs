@@ -12,7 +12,9 @@ use super::copies::{Copies, Judged};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup, Unbounded};
 use crate::tower::deadline;
-use crate::tower::{Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY};
+use crate::tower::{
+    BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY,
+};
 use crate::{Classification, Policy, RetryBudget, Shared};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
@@ -85,7 +87,8 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 ///
 /// Each call's future is boxed (as [`RetryLayer`](crate::tower::RetryLayer)'s),
 /// besides the slots its copies run in. The policy's per-attempt `timeout`
-/// is not applied: add `tower::timeout` inside this layer. The layer asks
+/// is not applied: add `tower::timeout` inside this layer, with
+/// [`boxed_errors`](Self::boxed_errors) for the `BoxError` it fails with. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
 /// inside it guards each copy (with
 /// [`request_heads`](crate::tower::CircuitBreakerLayer::request_heads) when
@@ -135,6 +138,25 @@ impl HedgeLayer {
             name: "tower",
             classifier: HttpClassifier::default(),
             copies: CloneRequests,
+        }
+    }
+}
+
+impl<M> HedgeLayer<HttpClassifier, M> {
+    /// Keeps the default classifier's rules (which requests are hedged, and
+    /// which outcomes retried) for a service that fails with tower's
+    /// `BoxError`: one with `tower::timeout` inside this layer, its
+    /// per-attempt timeout. A copy cut off by the timeout is a transient
+    /// failure; see [`HttpClassifier::boxed_errors`].
+    #[must_use]
+    pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier, M> {
+        HedgeLayer {
+            policy: self.policy,
+            hedge: self.hedge,
+            budget: self.budget,
+            name: self.name,
+            classifier: self.classifier.boxed_errors(),
+            copies: self.copies,
         }
     }
 }
@@ -402,6 +424,13 @@ pub trait Repeatable<Req> {
 /// An idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), or a
 /// request with an `Idempotency-Key` header.
 impl<B> Repeatable<::http::Request<B>> for HttpClassifier {
+    fn is_repeatable(&self, request: &::http::Request<B>) -> bool {
+        crate::idempotency::is_repeatable(request.method(), request.headers())
+    }
+}
+
+/// As [`HttpClassifier`]'s.
+impl<B> Repeatable<::http::Request<B>> for BoxedHttpClassifier {
     fn is_repeatable(&self, request: &::http::Request<B>) -> bool {
         crate::idempotency::is_repeatable(request.method(), request.headers())
     }
