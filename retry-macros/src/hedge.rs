@@ -183,7 +183,7 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };
-    let run = crate::expand::call_spanned(
+    let run = crate::expand::spans::call_spanned(
         quote!(#private::hedge::run),
         quote_spanned! {span=>
             #policy,

@@ -41,7 +41,7 @@ mod arguments;
 mod attempt;
 mod hedged;
 mod rules;
-mod spans;
+pub(crate) mod spans;
 
 use core::time::Duration;
 
@@ -54,8 +54,7 @@ use crate::parse::{Config, Function};
 use crate::signatures::{replace_at, Shape};
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
-pub(crate) use spans::call_spanned;
-use spans::{call_keeping_output, split_on_output};
+use spans::{call_keeping_output, call_spanned, split_on_output};
 
 pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let Some(output) = shape.output(&function).cloned() else {
