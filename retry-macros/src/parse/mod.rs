@@ -50,7 +50,29 @@ impl Parse for Arg {
             );
         }
         let key = Ident::parse_any(input)?;
-        if !input.peek(Token![=]) {
+        // `max: 3`, `max => 3`, `max == 3`: on the separator written instead
+        // of `=`, the token at fault.
+        if !input.peek(Token![=]) || input.peek(Token![==]) || input.peek(Token![=>]) {
+            let fork = input.fork();
+            let separator = if let Ok(token) = fork.parse::<Token![==]>() {
+                Some(("==", quote::quote!(#token)))
+            } else if let Ok(token) = fork.parse::<Token![=>]>() {
+                Some(("=>", quote::quote!(#token)))
+            } else if let Ok(token) = fork.parse::<Token![::]>() {
+                Some(("::", quote::quote!(#token)))
+            } else if let Ok(token) = fork.parse::<Token![:]>() {
+                Some((":", quote::quote!(#token)))
+            } else {
+                None
+            };
+            if let Some((written, token)) = separator {
+                return Err(syn::Error::new_spanned(
+                    token,
+                    format!(
+                        "`{key}` takes its value after `=`, not `{written}`: write `{key} = ...`"
+                    ),
+                ));
+            }
             return Err(syn::Error::new(
                 key.span(),
                 format!("`{key}` needs a value: write `{key} = ...`, such as `max = 4`"),

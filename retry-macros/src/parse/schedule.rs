@@ -191,12 +191,19 @@ pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
             ))
         }
     };
-    parse_duration(&text.value()).map_err(|error| {
-        let hint = match error {
+    let duration = parse_duration(&text.value()).map_err(|error| {
+        let hint = match &error {
             DurationError::MissingUnit => format!(
                 "; a number needs a unit: write `{key} = \"{}ms\"`",
                 text.value()
             ),
+            // `"5sec"`: the fix the bare literal `5sec` gets.
+            DurationError::UnknownUnit(unit) => match respelt(&text.value(), unit) {
+                Some(fix) => {
+                    format!(" (the units are ns, us, ms, s, m and h): write `{key} = \"{fix}\"`")
+                }
+                None => format!("; {DURATION_HELP}"),
+            },
             _ => format!("; {DURATION_HELP}"),
         };
         syn::Error::new(
@@ -206,7 +213,31 @@ pub(super) fn duration(key: &str, value: &Expr) -> syn::Result<Duration> {
                 text.value()
             ),
         )
-    })
+    })?;
+    // `"0.1ns"`: a number that is not zero, below the smallest duration.
+    if duration.is_zero() && text.value().chars().any(|c| matches!(c, '1'..='9')) {
+        return Err(syn::Error::new(
+            text.span(),
+            format!(
+                "{:?} is below 1ns, the smallest duration `{key}` can hold, and would be zero; \
+                 write `{key} = \"1ns\"` or more",
+                text.value()
+            ),
+        ));
+    }
+    Ok(duration)
+}
+
+/// A string whose last number has `unit`, a unit of another spelling
+/// (`"5sec"`, `"1m30sec"`), in the grammar's units (`"5s"`, `"1m30s"`).
+fn respelt(text: &str, unit: &str) -> Option<String> {
+    let rest = text.strip_suffix(unit)?;
+    let start = rest
+        .rfind(|c: char| !(c.is_ascii_digit() || c == '.'))
+        .map_or(0, |at| at + 1);
+    let (before, digits) = rest.split_at(start);
+    let fix = format!("{before}{}", written_unit(unit, digits)?);
+    parse_duration(&fix).is_ok().then_some(fix)
 }
 
 /// The suffix of a number literal when it is a unit of the duration
