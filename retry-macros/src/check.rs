@@ -210,3 +210,148 @@ pub fn timeout_span(config: &Config) -> Option<proc_macro2::Span> {
         (None, None) => None,
     }
 }
+
+/// The conversions kept as function pointers for the whole call, which can
+/// capture nothing: `timed_out`, and `circuit_open` under `hedge`. A closure
+/// that names an argument of the function is one error, on that name, saying
+/// what to write instead (the compiler would say "expected fn pointer, found
+/// closure"). Only closures whose body binds nothing are judged, so that a
+/// name is an argument's exactly when it is not a field, a method or a path.
+pub fn captures(config: &Config, function: &parse::Function) -> syn::Result<()> {
+    let arguments = argument_names(&function.sig);
+    let mut errors = Errors::default();
+    let conversions = [
+        (
+            "timed_out",
+            config.timed_out.as_ref(),
+            "an attempt cut off by `timeout`",
+            "TimedOut",
+            "timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")",
+        ),
+        (
+            "circuit_open",
+            config
+                .circuit_open
+                .as_ref()
+                .filter(|_| config.hedge.is_some()),
+            "a call the breaker refuses, under `hedge`,",
+            "CircuitOpen",
+            "circuit_open = |_| Status::unavailable(\"circuit open\")",
+        ),
+    ];
+    for (key, value, what, input, example) in conversions {
+        let Some(syn::Expr::Closure(closure)) = value else {
+            continue;
+        };
+        let Some(captured) = captured_argument(closure, &arguments) else {
+            continue;
+        };
+        errors.add(
+            &captured,
+            format!(
+                "`{key}` cannot use the argument `{captured}`: the error {what} fails with is \
+                 built by a function that captures nothing, from the `{input}` value alone; \
+                 build it without `{captured}`, such as `{example}` (a `const` or a `static` \
+                 may be named)"
+            ),
+        );
+    }
+    errors.finish(())
+}
+
+/// The names the function's arguments bind, `self` included.
+fn argument_names(sig: &syn::Signature) -> Vec<String> {
+    let mut names = Vec::new();
+    for input in &sig.inputs {
+        match input {
+            syn::FnArg::Receiver(_) => names.push("self".to_owned()),
+            syn::FnArg::Typed(typed) => idents(typed.pat.to_token_stream(), &mut names),
+        }
+    }
+    names
+}
+
+/// Every identifier in `tokens`, a pattern: a superset of the names it binds.
+fn idents(tokens: proc_macro2::TokenStream, names: &mut Vec<String>) {
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Ident(ident) => names.push(ident.unraw().to_string()),
+            proc_macro2::TokenTree::Group(group) => idents(group.stream(), names),
+            _ => {}
+        }
+    }
+}
+
+/// The first name in the closure's body that is one of `arguments`, and not
+/// a field, a method, a macro or a path segment; `None` when the closure
+/// binds a name of its own in its body, or in its parameters the name.
+pub fn captured_argument(closure: &syn::ExprClosure, arguments: &[String]) -> Option<syn::Ident> {
+    let mut bound = Vec::new();
+    for input in &closure.inputs {
+        idents(input.to_token_stream(), &mut bound);
+    }
+    let body = closure.body.to_token_stream();
+    if binds(body.clone()) {
+        return None;
+    }
+    let tokens = flatten(body);
+    tokens.iter().enumerate().find_map(|(at, token)| {
+        let proc_macro2::TokenTree::Ident(ident) = token else {
+            return None;
+        };
+        let name = ident.unraw().to_string();
+        if !arguments.contains(&name) || bound.contains(&name) {
+            return None;
+        }
+        let punct = |at: Option<usize>| match at.and_then(|at| tokens.get(at)) {
+            Some(proc_macro2::TokenTree::Punct(punct)) => Some(punct.as_char()),
+            _ => None,
+        };
+        // `x.reason`, `a::reason`: a field, a method, a path's tail.
+        let before = punct(at.checked_sub(1));
+        // `reason!`, `reason::`, `Error { reason: .. }`.
+        let after = punct(Some(at + 1));
+        let is_use = !matches!(before, Some('.' | ':')) && !matches!(after, Some('!' | ':'));
+        is_use.then(|| ident.clone())
+    })
+}
+
+/// Whether `tokens` may bind a name: `let`, `match`, `for`, `if let`, a
+/// closure's or an or-pattern's `|`.
+fn binds(tokens: proc_macro2::TokenStream) -> bool {
+    tokens.into_iter().any(|token| match token {
+        proc_macro2::TokenTree::Ident(ident) => {
+            matches!(
+                ident.to_string().as_str(),
+                "let" | "match" | "for" | "while"
+            )
+        }
+        proc_macro2::TokenTree::Punct(punct) => punct.as_char() == '|',
+        proc_macro2::TokenTree::Group(group) => binds(group.stream()),
+        proc_macro2::TokenTree::Literal(_) => false,
+    })
+}
+
+/// The tokens of `tokens`, the groups' contents in place of the groups,
+/// between two `#` that stand for the delimiters (so that in `(reason)`,
+/// `reason` follows no `.`).
+fn flatten(tokens: proc_macro2::TokenStream) -> Vec<proc_macro2::TokenTree> {
+    let mut flat = Vec::new();
+    for token in tokens {
+        match token {
+            proc_macro2::TokenTree::Group(group) => {
+                flat.push(proc_macro2::TokenTree::Punct(proc_macro2::Punct::new(
+                    '#',
+                    proc_macro2::Spacing::Alone,
+                )));
+                flat.extend(flatten(group.stream()));
+                flat.push(proc_macro2::TokenTree::Punct(proc_macro2::Punct::new(
+                    '#',
+                    proc_macro2::Spacing::Alone,
+                )));
+            }
+            other => flat.push(other),
+        }
+    }
+    flat
+}

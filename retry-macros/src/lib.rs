@@ -86,7 +86,9 @@ fn retry_impl(
         let is_async =
             function.sig.asyncness.is_some() || matches!(shape, signatures::Shape::AsyncTrait(_));
         match &config {
-            Ok(config) => hedge::check(config, &function, is_async).map(|()| shape),
+            Ok(config) => hedge::check(config, &function, is_async)
+                .and_then(|()| check::captures(config, &function))
+                .map(|()| shape),
             Err(_) => Ok(shape),
         }
     });
