@@ -6,9 +6,11 @@
 use core::fmt::Write;
 use core::time::Duration;
 
-use quote::ToTokens;
+use proc_macro2::TokenStream;
+use quote::{quote, ToTokens};
 use syn::Expr;
 
+use crate::expand::KeptArgument;
 use crate::parse::{Config, Jitter, Nested};
 use retry_core::backoff;
 
@@ -18,7 +20,7 @@ const ROWS: u32 = 8;
 /// One line of documentation per element.
 /// `kept` names the by-value `mut` arguments, which each attempt gets as the
 /// caller passed them.
-pub fn retries(config: &Config, is_async: bool, kept: &[String]) -> Vec<String> {
+pub fn retries(config: &Config, is_async: bool, kept: &[KeptArgument]) -> Vec<Line> {
     let mut lines = vec![String::new(), "# Retries".to_owned(), String::new()];
     let errors = match &config.on {
         None => "every error".to_owned(),
@@ -55,16 +57,9 @@ pub fn retries(config: &Config, is_async: bool, kept: &[String]) -> Vec<String> 
             "Each attempt asks the circuit breaker `{breaker}` first; a call it refuses fails at once and is not retried."
         ));
     }
-    if !kept.is_empty() {
-        let names = kept
-            .iter()
-            .map(|name| format!("`{name}`"))
-            .collect::<Vec<_>>()
-            .join(", ");
-        notes.push(format!(
-            "Each attempt starts from the arguments as the caller passed them: before each retry, each by-value `mut` argument ({names}) is restored from a copy of the caller's value if its type is `Clone`, and is otherwise carried over from the attempt before. No other argument is cloned."
-        ));
-    }
+    // Each under the configuration it holds in.
+    let kept_at = notes.len();
+    let kept = kept_notes(kept);
     notes.extend(crate::hedge::doc(config));
     // Retry at the layer closest to the failure: a failure an inner retried
     // function gave up on is not retried again around it.
@@ -80,8 +75,72 @@ pub fn retries(config: &Config, is_async: bool, kept: &[String]) -> Vec<String> 
     }
     notes.push("The caller gets the last attempt's result, unchanged.".to_owned());
     lines.push(String::new());
-    lines.extend(notes.into_iter().map(|note| format!("- {note}")));
+    let mut lines: Vec<Line> = lines.into_iter().map(|text| (text, None)).collect();
+    let notes: Vec<Line> = notes.into_iter().map(|note| (note, None)).collect();
+    let (before, after) = notes.split_at(kept_at);
+    lines.extend(
+        before
+            .iter()
+            .cloned()
+            .chain(kept)
+            .chain(after.iter().cloned())
+            .map(|(note, cfg)| (format!("- {note}"), cfg)),
+    );
     lines
+}
+
+/// A line of the section, and the configuration it is written in (`None`:
+/// always).
+pub type Line = (String, Option<TokenStream>);
+
+/// The note on the by-value `mut` arguments, naming those compiled in: one
+/// note for each configuration of the arguments a `#[cfg]` leaves out.
+fn kept_notes(kept: &[KeptArgument]) -> Vec<Line> {
+    let note = |names: &[&KeptArgument]| {
+        let names = names
+            .iter()
+            .map(|kept| format!("`{}`", kept.name))
+            .collect::<Vec<_>>()
+            .join(", ");
+        format!(
+            "Each attempt starts from the arguments as the caller passed them: before each retry, each by-value `mut` argument ({names}) is restored from a copy of the caller's value if its type is `Clone`, and is otherwise carried over from the attempt before. No other argument is cloned."
+        )
+    };
+    let conditional: Vec<&KeptArgument> = kept.iter().filter(|kept| kept.cfg.is_some()).collect();
+    // Past a few, the configurations are too many to write each: the note
+    // names them all.
+    if conditional.is_empty() || conditional.len() > 4 {
+        let all: Vec<&KeptArgument> = kept.iter().collect();
+        return if all.is_empty() {
+            Vec::new()
+        } else {
+            vec![(note(&all), None)]
+        };
+    }
+    (0..1_u32 << conditional.len())
+        .filter_map(|set| {
+            let included = |at: usize| set & (1 << at) != 0;
+            let names: Vec<&KeptArgument> = kept
+                .iter()
+                .filter(|kept| {
+                    conditional
+                        .iter()
+                        .position(|c| core::ptr::eq(*c, *kept))
+                        .is_none_or(included)
+                })
+                .collect();
+            let predicates = conditional.iter().enumerate().map(|(at, kept)| {
+                let cfg = &kept.cfg;
+                if included(at) {
+                    quote!(#cfg)
+                } else {
+                    quote!(not(#cfg))
+                }
+            });
+            let cfg = quote!(all(#(#predicates),*));
+            (!names.is_empty()).then(|| (note(&names), Some(cfg)))
+        })
+        .collect()
 }
 
 fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
@@ -160,4 +219,53 @@ fn schedule(config: &Config, errors: &str, lines: &mut Vec<String>) {
 /// A duration as `Duration`'s `Debug` writes it: `200ms`, `1.6s`.
 fn show(nanos: u64) -> String {
     format!("{:?}", Duration::from_nanos(nanos))
+}
+
+#[cfg(test)]
+mod tests {
+    /// A by-value `mut` argument that a `#[cfg]` leaves out is named only
+    /// in the configuration that keeps it.
+    #[test]
+    fn a_configured_out_argument_is_listed_only_where_compiled() {
+        let output = crate::retry_impl(
+            quote::quote!(crate = "::retry_runtime"),
+            quote::quote! {
+                /// Sends.
+                async fn send(#[cfg(any())] mut gone: String, mut here: u32) -> Result<(), ()> {
+                    Ok(())
+                }
+            },
+        )
+        .to_string();
+        let notes: Vec<&str> = output
+            .split("#")
+            .filter(|attr| attr.contains("by-value `mut` argument"))
+            .collect();
+        assert_eq!(notes.len(), 2, "{output}");
+        for note in notes {
+            let compact = note.replace(' ', "");
+            if compact.contains("(`gone`,`here`)") {
+                assert!(compact.starts_with("[cfg_attr(all(all(any()))"), "{note}");
+            } else {
+                assert!(compact.contains("(`here`)"), "{note}");
+                assert!(
+                    compact.starts_with("[cfg_attr(all(not(all(any())))"),
+                    "{note}"
+                );
+            }
+        }
+        // Without a `#[cfg]`, the note is written as before, unconditionally.
+        let output = crate::retry_impl(
+            quote::quote!(crate = "::retry_runtime"),
+            quote::quote! {
+                /// Sends.
+                async fn send(mut here: u32) -> Result<(), ()> {
+                    Ok(())
+                }
+            },
+        )
+        .to_string();
+        assert!(!output.contains("cfg_attr"), "{output}");
+        assert!(output.contains("argument (`here`)"), "{output}");
+    }
 }

@@ -215,15 +215,26 @@ pub fn arguments(sig: &mut Signature, private: &TokenStream, is_async: bool) -> 
     arguments
 }
 
+/// A by-value `mut` argument, as the `# Retries` section lists it: its name,
+/// and the configuration it is compiled in, if its `#[cfg]` attributes
+/// restrict it (`None`: always).
+pub struct KeptArgument {
+    pub name: String,
+    pub cfg: Option<TokenStream>,
+}
+
 /// The by-value `mut` arguments of `sig`, by name, as its `# Retries`
 /// section lists them.
-pub fn kept(sig: &Signature) -> Vec<String> {
+pub fn kept(sig: &Signature) -> Vec<KeptArgument> {
     let mut sig = sig.clone();
     let mut kept = Vec::new();
     for input in &mut sig.inputs {
         let typed = match input {
             FnArg::Receiver(receiver) if is_mut_self(receiver) => {
-                kept.push("self".to_owned());
+                kept.push(KeptArgument {
+                    name: "self".to_owned(),
+                    cfg: None,
+                });
                 continue;
             }
             FnArg::Receiver(_) => continue,
@@ -232,15 +243,47 @@ pub fn kept(sig: &Signature) -> Vec<String> {
         if matches!(&*typed.ty, Type::Reference(_)) && matches!(&*typed.pat, Pat::Ident(_)) {
             continue;
         }
+        let predicates: Vec<TokenStream> = cfg(&typed.attrs)
+            .iter()
+            .filter_map(|attr| predicate(&attr.meta))
+            .collect();
+        let cfg = (!predicates.is_empty()).then(|| quote!(all(#(#predicates),*)));
         let named = bindings(&mut typed.pat);
         kept.extend(
             named
                 .into_iter()
                 .filter(|(_, mutable)| *mutable)
-                .map(|(ident, _)| ident.unraw().to_string()),
+                .map(|(ident, _)| KeptArgument {
+                    name: ident.unraw().to_string(),
+                    cfg: cfg.clone(),
+                }),
         );
     }
     kept
+}
+
+/// The configuration predicate under which an attribute that [`configuring`]
+/// kept leaves the argument in: `cfg(p)` is `p`, and
+/// `cfg_attr(p, cfg(q), ..)` is `any(not(p), all(q, ..))`.
+fn predicate(meta: &syn::Meta) -> Option<TokenStream> {
+    use syn::punctuated::Punctuated;
+    use syn::{Meta, Token};
+    let Meta::List(list) = meta else {
+        return None;
+    };
+    if meta.path().is_ident("cfg") {
+        return Some(list.tokens.clone());
+    }
+    let (condition, written) = list
+        .parse_args_with(|input: syn::parse::ParseStream<'_>| {
+            let condition: Meta = input.parse()?;
+            input.parse::<Token![,]>()?;
+            let written = Punctuated::<Meta, Token![,]>::parse_terminated(input)?;
+            Ok((condition, written))
+        })
+        .ok()?;
+    let inner: Vec<TokenStream> = written.iter().filter_map(predicate).collect();
+    Some(quote!(any(not(#condition), all(#(#inner),*))))
 }
 
 /// The by-value bindings of a destructuring pattern, with whether each was
@@ -330,6 +373,7 @@ mod tests {
         let sig: Signature = syn::parse_quote! {
             fn f(mut batch: Vec<u8>, id: u64, (mut left, right): (A, B), mut r: &mut R, mut r#type: T)
         };
-        assert_eq!(kept(&sig), ["batch", "left", "type"]);
+        let names: Vec<String> = kept(&sig).into_iter().map(|kept| kept.name).collect();
+        assert_eq!(names, ["batch", "left", "type"]);
     }
 }

@@ -52,6 +52,7 @@ use syn::{Ident, Type};
 
 use crate::parse::{Config, Function};
 use crate::signatures::{replace_at, Shape};
+pub(crate) use arguments::KeptArgument;
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
 use spans::{call_keeping_output, call_spanned, split_on_output};
@@ -75,6 +76,10 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
         // from `missing_docs`.
         Vec::new()
     };
+    let docs = docs.into_iter().map(|(line, cfg)| match cfg {
+        None => quote!(#[doc = #line]),
+        Some(cfg) => quote!(#[cfg_attr(#cfg, doc = #line)]),
+    });
     let Function {
         attrs,
         vis,
@@ -151,7 +156,7 @@ pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     };
     quote! {
         #(#attrs)*
-        #(#[doc = #docs])*
+        #(#docs)*
         #vis #sig {
             #(#inner_attrs)*
             #import
