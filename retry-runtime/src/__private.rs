@@ -306,3 +306,27 @@ where
 {
     R::from_error(circuit_open(CircuitOpen))
 }
+
+/// A by-value argument of type `T` that a `move` closure among the rules
+/// names, which `move` takes out of the function on the first attempt
+/// unless it is `Copy`. Its own trait, so that the error says what to do
+/// instead; implemented by `()` alone, so that the compiler does not suggest
+/// borrowing the argument, which a `move` closure would still move.
+#[diagnostic::on_unimplemented(
+    message = "a `move` closure among the keys takes this argument, of type `{T}`, on the first attempt, and no retry could use it again",
+    label = "moved into the closure at the first attempt",
+    note = "the closure is built again for each attempt: remove `move`, and it borrows the argument instead, which every attempt can"
+)]
+pub trait MovedByRule<T> {}
+
+#[diagnostic::do_not_recommend]
+impl<T: Copy> MovedByRule<T> for () {}
+
+/// A check, never run, that a by-value argument a `move` closure among the
+/// rules names is `Copy`: see [`MovedByRule`].
+#[inline]
+pub fn moved_by_rule<T>(_: impl FnOnce() -> T)
+where
+    (): MovedByRule<T>,
+{
+}

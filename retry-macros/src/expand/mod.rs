@@ -285,7 +285,8 @@ impl Expansion<'_> {
                     return #outcome;
                 };
             }
-            return quote!(#copy_policy #parts);
+            let moved = self.moved_by_rules();
+            return quote!(#moved #copy_policy #parts);
         }
         let attempt = self.attempt(statements, body_span, &names);
         // Spanned on the return type, as `rules::<Ret>()` is: should it not
@@ -343,8 +344,10 @@ impl Expansion<'_> {
             before, restore, ..
         } = self.arguments;
 
+        let moved = self.moved_by_rules();
         quote! {
             #before
+            #moved
             #copy_policy
             #started
             let mut #attempts = #private::Attempts::#start(#policy, #budget, #name)#with_breaker;

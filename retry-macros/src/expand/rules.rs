@@ -119,6 +119,61 @@ impl Expansion<'_> {
         }
     }
 
+    /// For each `move` closure among the rules (and the hooks and
+    /// conversions the loop builds again at each attempt) that names a
+    /// by-value argument: a check, never run, that the argument is `Copy`,
+    /// located at its name in the closure. A closure that moves the argument
+    /// out on the first attempt is then one error there, saying to remove
+    /// `move`, rather than the borrow checker's "moved in previous iteration
+    /// of loop" on the whole attribute; and a `Copy` argument, which `move`
+    /// copies, is still accepted.
+    pub(super) fn moved_by_rules(&self) -> TokenStream {
+        let Expansion {
+            config, private, ..
+        } = self;
+        let arguments: Vec<String> = self
+            .arguments
+            .by_value
+            .iter()
+            .map(|ident| ident.to_string())
+            .collect();
+        let checks = [
+            &config.on,
+            &config.on_ok,
+            &config.retry_after,
+            &config.retry_after_ok,
+            &config.on_retry,
+            &config.on_retry_ok,
+            &config.on_give_up,
+            &config.circuit_open,
+        ]
+        .into_iter()
+        .flatten()
+        .filter_map(|rule| match rule {
+            Expr::Closure(closure) if closure.capture.is_some() => {
+                crate::check::captured_argument(closure, &arguments)
+            }
+            _ => None,
+        })
+        .map(|ident| {
+            let read = respan(quote!(||), ident.span());
+            call_spanned(
+                quote!(#private::moved_by_rule),
+                quote!(#read #ident),
+                ident.span(),
+            )
+        })
+        .collect::<Vec<_>>();
+        if checks.is_empty() {
+            return TokenStream::new();
+        }
+        quote! {
+            if false {
+                #(#checks;)*
+            }
+        }
+    }
+
     /// A rule as the expansion passes it: a by-value argument borrowed, so
     /// that every attempt can still use it; anything else as written.
     pub(super) fn rule_value(&self, rule: &Expr) -> TokenStream {
