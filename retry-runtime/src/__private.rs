@@ -227,15 +227,18 @@ pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
 /// one error, on the policy.
 #[inline]
 #[must_use]
-pub fn runtime_policy<R, P>(policy: &P) -> (Policy, Limit<R::Error>)
+/// The error type is a parameter of its own, as in [`timeout_key`]: `R:
+/// Outcome` is reported on the return type, where a return type that is not
+/// a `Result` already is.
+pub fn runtime_policy<R, P, E>(policy: &P) -> (Policy, Limit<E>)
 where
-    R: Outcome,
+    R: Outcome<Error = E>,
     P: ?Sized,
-    R::Error: Expresses<P>,
+    E: Expresses<P>,
 {
     (
-        <R::Error as Expresses<P>>::policy(policy),
-        <R::Error as Expresses<P>>::limit(),
+        <E as Expresses<P>>::policy(policy),
+        <E as Expresses<P>>::limit(),
     )
 }
 
@@ -254,13 +257,17 @@ impl<E: From<TimedOut>> TimeoutKey for E {}
 /// The time limit of `timeout = ...`: a cut-off attempt fails with
 /// `E::from(TimedOut)`. Bounded by [`TimeoutKey`], so that an error type
 /// without the conversion is one error, on the key, saying what to do.
+/// The error type is a parameter of its own, inferred from `R`, so that the
+/// expansion can locate each bound apart: `R: Outcome` on the return type,
+/// where a return type that is not a `Result` is already reported, and
+/// `E: TimeoutKey` on the key.
 #[must_use]
-pub fn timeout_key<R>() -> Limit<R::Error>
+pub fn timeout_key<R, E>() -> Limit<E>
 where
-    R: Outcome,
-    R::Error: TimeoutKey,
+    R: Outcome<Error = E>,
+    E: TimeoutKey,
 {
-    Limit::new(R::Error::from)
+    Limit::new(E::from)
 }
 
 /// `timeout = ...` (or `policy = ...`) with `timed_out = ...`: a cut-off
@@ -268,8 +275,12 @@ where
 /// key's conversion inside a closure that captures nothing, bound here on
 /// the return type, so that a conversion of the wrong type is one error, on
 /// the key, and a closure needs no annotation.
+/// The error type is a parameter of its own, as in [`timeout_key`].
 #[must_use]
-pub fn timed_out_with<R: Outcome>(timed_out: fn(TimedOut) -> R::Error) -> Limit<R::Error> {
+pub fn timed_out_with<R, E>(timed_out: fn(TimedOut) -> E) -> Limit<E>
+where
+    R: Outcome<Error = E>,
+{
     Limit::new(timed_out)
 }
 
@@ -289,10 +300,11 @@ impl<E: From<CircuitOpen>> BreakerKey for E {}
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
 /// Bounded by [`BreakerKey`], so that an error type without the conversion
 /// is one error, on the `breaker` key, saying what to do.
-pub fn circuit_open<R>() -> R
+/// The error type is a parameter of its own, as in [`timeout_key`].
+pub fn circuit_open<R, E>() -> R
 where
-    R: Outcome,
-    R::Error: BreakerKey,
+    R: Outcome<Error = E>,
+    E: BreakerKey,
 {
     R::from_error(CircuitOpen.into())
 }

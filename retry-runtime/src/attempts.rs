@@ -16,7 +16,7 @@ use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe;
-use crate::rules::{Outcome, RulesFor};
+use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
 use crate::{AttemptContext, CircuitBreaker, Policy};
@@ -271,11 +271,14 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// a blocking call cannot be interrupted, so an attempt that returns
     /// after the policy's timeout fails as one cut off would, its late
     /// outcome dropped.
-    pub fn call_limited<R: Outcome>(
-        &mut self,
-        limit: Limit<R::Error>,
-        attempt: impl FnOnce() -> R,
-    ) -> R {
+    /// The outcome and its error are parameters of their own, which the
+    /// expansion names, so that a return type that is not a `Result` is
+    /// reported on it, where it already is, and not again on the call.
+    pub fn call_limited<R, E, F>(&mut self, limit: Limit<E>, attempt: F) -> R
+    where
+        R: Outcome<Error = E>,
+        F: FnOnce() -> R,
+    {
         let timeout = self.attempt_timeout();
         limit.call_blocking(timeout, || self.call(attempt))
     }
@@ -307,6 +310,20 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             return ControlFlow::Break(());
         }
         self.failed(rules, outcome, verdict)
+    }
+
+    /// [`next`](Self::next) as the expansion calls it, with the rules of a
+    /// [`RuleSet`](crate::rules::RuleSet): the outcome's bound apart from
+    /// the rules' (see [`RulesOf`]), so that the expansion, which names
+    /// `R`, has a return type that is not a `Result` reported on it, where
+    /// it already is, and a rule of the wrong type on the rule.
+    #[inline]
+    pub fn step<R, T, E, S>(&mut self, rules: &S, outcome: &R) -> ControlFlow<(), Duration>
+    where
+        R: Outcome<Ok = T, Error = E>,
+        S: RulesOf<T, E>,
+    {
+        self.next(&Judged(rules), outcome)
     }
 
     /// [`next`](Self::next) for an outcome the rules did not take for done.

@@ -83,11 +83,14 @@ impl<E> Limit<E> {
     /// report it.
     // Inlined: around every attempt of the closure API, whose limit is known
     // only at run time (benches/instructions.sh).
+    // The outcome is a parameter of its own, which the expansion names, so
+    // that a return type that is not a `Result` is reported on it, where it
+    // already is, and not again on the attempt.
     #[inline]
-    pub fn attempt<F>(self, timeout: Option<Duration>, attempt: F) -> Limited<F, E>
+    pub fn attempt<R, F>(self, timeout: Option<Duration>, attempt: F) -> Limited<F, E>
     where
-        F: Future,
-        F::Output: Outcome<Error = E>,
+        F: Future<Output = R>,
+        R: Outcome<Error = E>,
     {
         Limited {
             attempt,

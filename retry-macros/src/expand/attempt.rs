@@ -4,8 +4,8 @@
 //! ```text
 //! // Output, async, with `timeout` and `breaker`:
 //! if attempts.acquire() {
-//!     let limit = timeout_key::<Ret>();        // or timed_out_with::<Ret>(|t| ..)
-//!     attempts.scoped(limit.attempt(attempts.attempt_timeout(), async { /* body */ })).await
+//!     let limit = timeout_key::<Ret, _>();     // or timed_out_with::<Ret, _>(|t| ..)
+//!     (attempts.scoped(limit.attempt::<Ret, _>(attempts.attempt_timeout(), async { /* body */ }))).await
 //! } else {
 //!     match last.take() {                      // a refused retry: the last error
 //!         Some(outcome) => outcome,
@@ -18,12 +18,12 @@
 //! type that cannot express a cut-off attempt or a refused call is one error,
 //! on that key.
 
-use proc_macro2::{Group, Span, TokenStream};
+use proc_macro2::{Delimiter, Group, Span, TokenStream};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident};
 
-use super::spans::{call_keeping_output, call_on_output, call_spanned, output_lints};
+use super::spans::{call_keeping_output, output_lints, respan};
 use super::Expansion;
 use crate::check::timeout_span;
 
@@ -80,10 +80,23 @@ impl Expansion<'_> {
                         #error
                     }
                 };
-                call_on_output(quote!(#private::timed_out_with::<#output>), convert, span)
+                call_keeping_output(
+                    quote!(#private::timed_out_with),
+                    output,
+                    quote!(_),
+                    convert,
+                    span,
+                )
             }
-            None => call_on_output(
-                quote!(#private::timeout_key::<#output>),
+            // `timeout_key::<Ret, _>()`: `Ret: Outcome` is reported on the
+            // copy of `Ret`, which keeps the user's spans (see
+            // `call_keeping_output`), where a return type that is not a
+            // `Result` already is, and the error type's bound on the `_`,
+            // located at the key.
+            None => call_keeping_output(
+                quote!(#private::timeout_key),
+                output,
+                quote!(_),
                 TokenStream::new(),
                 span,
             ),
@@ -128,12 +141,39 @@ impl Expansion<'_> {
                     #statements
                 }
             };
-            let body = match limit {
-                Some(limit) => quote!(#limit.attempt(#attempts.attempt_timeout(), #body)),
+            let body = match &limit {
+                // `attempt::<Ret, _>`, `Ret` as the user wrote it, and the
+                // call located at the return type from its first token to its
+                // last: a return type that is not a `Result` is then reported
+                // there, where it already is, and not again on the body or on
+                // the whole attribute.
+                Some(limit) => {
+                    let (first, last) = super::spans::ends(output);
+                    let mut limit = Group::new(Delimiter::Brace, limit.clone());
+                    limit.set_span(first);
+                    let head = respan(quote!(.attempt::<), first);
+                    let tail = respan(quote!(, _>), last);
+                    let mut args = Group::new(
+                        Delimiter::Parenthesis,
+                        quote!(#attempts.attempt_timeout(), #body),
+                    );
+                    args.set_span(last);
+                    quote!(#limit #head #output #tail #args)
+                }
                 None => body,
             };
-            quote! {
-                #attempts.scoped(#body).await
+            match limit {
+                // Awaited from the return type too: the future is a
+                // `Limited`, which needs `Ret: Outcome` as well.
+                Some(_) => {
+                    let (first, last) = super::spans::ends(output);
+                    let mut scoped =
+                        Group::new(Delimiter::Parenthesis, quote!(#attempts.scoped(#body)));
+                    scoped.set_span(first);
+                    let awaited = respan(quote!(.await), last);
+                    quote!(#scoped #awaited)
+                }
+                None => quote!(#attempts.scoped(#body).await),
             }
         } else {
             // A blocking attempt cannot be cut off: one that returns after
@@ -142,7 +182,16 @@ impl Expansion<'_> {
                 || -> #output #statements
             };
             match limit {
-                Some(limit) => quote!(#attempts.call_limited(#limit, #body)),
+                // `call_limited::<Ret, _, _>`, `Ret` as the user wrote it:
+                // see the async attempt above.
+                Some(limit) => {
+                    let (first, last) = super::spans::ends(output);
+                    let head = respan(quote!(.call_limited::<), first);
+                    let tail = respan(quote!(, _, _>), last);
+                    let mut args = Group::new(Delimiter::Parenthesis, quote!(#limit, #body));
+                    args.set_span(last);
+                    quote!(#attempts #head #output #tail #args)
+                }
                 None => quote!(#attempts.call(#body)),
             }
         };
@@ -202,8 +251,13 @@ impl Expansion<'_> {
                     Expr::Reference(reference) => reference.expr.span(),
                     other => other.span(),
                 };
-                call_spanned(
-                    quote!(#private::circuit_open::<#output>),
+                // `circuit_open::<Ret, _>()`: as `timeout_key` (see
+                // `keyed_limit`), `Ret: Outcome` on the return type, the
+                // error type's bound on the breaker.
+                call_keeping_output(
+                    quote!(#private::circuit_open),
+                    output,
+                    quote!(_),
                     TokenStream::new(),
                     span,
                 )

@@ -11,7 +11,7 @@
 //!     loop {
 //!         let wait = {
 //!             let outcome: Ret = { /* the attempt: see `attempt` */ };
-//!             match attempts.next(&rules::<Ret>().on(is_transient), &outcome) {
+//!             match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules::<..>().on(is_transient), &outcome) {
 //!                 Break(()) => return outcome,    // see `rules`
 //!                 Continue(wait) => wait,
 //!             }
@@ -55,7 +55,7 @@ use crate::signatures::{replace_at, Shape};
 pub(crate) use arguments::KeptArgument;
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
-use spans::{call_keeping_output, call_spanned, split_on_output};
+use spans::{call_keeping_output, call_spanned};
 
 pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let Some(output) = shape.output(&function).cloned() else {
@@ -220,16 +220,19 @@ impl Expansion<'_> {
             // Spanned on the policy, so that an error type that cannot
             // express the timeout a `Policy` may carry is reported there.
             (Some(policy), None) => {
-                // The path names the return type: see `split_on_output`.
-                let (bind, split) = split_on_output(
-                    quote!(#private::runtime_policy::<#output, _>),
+                // `runtime_policy::<Ret, _, _>`, `Ret` as the user wrote it
+                // (see `call_keeping_output`): a return type that is not a
+                // `Result` is reported there, once, and an error type that
+                // cannot express a timeout on the policy.
+                let split = call_keeping_output(
+                    quote!(#private::runtime_policy),
+                    output,
+                    quote!(_, _),
                     quote!(#policy),
                     policy.span(),
-                    "runtime_policy",
                 );
                 (
                     quote! {
-                        #bind
                         let (#policy_copy, #limit) = #split;
                     },
                     quote!(&#policy_copy),
@@ -289,9 +292,9 @@ impl Expansion<'_> {
             return quote!(#moved #copy_policy #parts);
         }
         let attempt = self.attempt(statements, body_span, &names);
-        // Spanned on the return type, as `rules::<Ret>()` is: should it not
-        // be a `Result`, the error here is the one already reported there,
-        // and is not repeated.
+        // `rules::<<Ret as Outcome>::Ok, ..>()` is located at the return
+        // type, as every other bound on it is: should it not be a `Result`,
+        // that is reported there, once.
         let rules = self.rules();
         // Its arguments, from which the compiler infers the type the call is
         // bound by, are located there too.
@@ -315,8 +318,12 @@ impl Expansion<'_> {
                 quote!(#private::ControlFlow::Continue(#wait) => #wait,),
             )
         };
-        let next = call_spanned(
-            quote!(#private::Attempts::next),
+        // `step::<Ret, _, _, _>`, `Ret` as the user wrote it: a return type
+        // that is not a `Result` is reported there, where it already is.
+        let next = call_keeping_output(
+            quote!(#private::Attempts::step),
+            output,
+            quote!(_, _, _),
             quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at),
             step_span,
         );

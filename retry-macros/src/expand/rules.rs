@@ -6,7 +6,7 @@
 //! #[retry(on = is_transient, retry_after = |e| e.retry_after())]
 //! // Output, after each attempt:
 //! {
-//!     let rules = __private::rules::<Ret>();
+//!     let rules = __private::rules::<<Ret as Outcome>::Ok, <Ret as Outcome>::Error>();
 //!     let rules = RuleSet::on(rules, is_transient);
 //!     let rules = RuleSet::retry_after(rules, |e| e.retry_after());
 //!     rules
@@ -28,7 +28,7 @@ use super::spans::{call_spanned, output_lints, respan};
 use super::Expansion;
 
 impl Expansion<'_> {
-    /// `rules::<Ret>()` with a call for each rule the attribute writes. The
+    /// `rules::<<Ret as Outcome>::Ok, <Ret as Outcome>::Error>()` with a call for each rule the attribute writes. The
     /// call that names the return type is spanned on it, so that a return
     /// type that is not a `Result` is reported there, once; each rule's call
     /// is spanned on the rule, so that a rule of the wrong type is reported
@@ -41,11 +41,24 @@ impl Expansion<'_> {
             ..
         } = self;
         let rules = Ident::new("rules", Span::mixed_site());
-        let start = call_spanned(
-            quote!(#private::rules::<#output>),
-            TokenStream::new(),
-            output.span(),
-        );
+        // `rules::<<Ret as Outcome>::Ok, <Ret as Outcome>::Error>()`, `Ret`
+        // as the user wrote it and the projections located at it: every
+        // bound on the return type elsewhere in the expansion is located
+        // there too (see `spans::ends`), so that one that is not a `Result`
+        // is reported once.
+        let (first, last) = super::spans::ends(output);
+        let projection = |item: &str| {
+            let item = Ident::new(item, last);
+            let open = respan(quote!(<), first);
+            let rest = respan(quote!(as #private::Outcome>::), last);
+            quote!(#open #output #rest #item)
+        };
+        let (ok, error) = (projection("Ok"), projection("Error"));
+        let head = respan(quote!(#private::rules::<), first);
+        let tail = respan(quote!(>), last);
+        let mut args = Group::new(Delimiter::Parenthesis, TokenStream::new());
+        args.set_span(last);
+        let start = quote!(#head #ok, #error #tail #args);
         let written = [
             ("on", &config.on),
             ("on_ok", &config.on_ok),

@@ -25,14 +25,6 @@ pub(crate) fn output_lints() -> TokenStream {
 }
 
 /// As [`call_spanned`], for a `function` whose path copies the function's
-/// return type: a block that binds the path (see [`split_on_output`]) and
-/// calls it with `args`.
-pub(crate) fn call_on_output(function: TokenStream, args: TokenStream, span: Span) -> TokenStream {
-    let (bind, call) = split_on_output(function, args, span, "function");
-    quote!({ #bind #call })
-}
-
-/// As [`call_spanned`], for a `function` whose path copies the function's
 /// return type, split in two: the path alone bound to a local, in a
 /// statement under `#[allow(..)]` of the [`output_lints`], and the call of
 /// that local with `args`, written where the value is used (so that the
@@ -118,4 +110,16 @@ pub(crate) fn respan(tokens: TokenStream, span: Span) -> TokenStream {
             token
         })
         .collect()
+}
+
+/// The spans of the first and the last token of `ty`: tokens located at
+/// them make an expression whose span is the type's, as the compiler
+/// computes it for the type written in a call (`rules::<Ret, _, _>()`), so
+/// that an error reported on either is the same, reported once.
+pub(crate) fn ends(ty: &Type) -> (Span, Span) {
+    let tokens: Vec<TokenTree> = quote!(#ty).into_iter().collect();
+    match (tokens.first(), tokens.last()) {
+        (Some(first), Some(last)) => (first.span(), last.span()),
+        _ => (Span::call_site(), Span::call_site()),
+    }
 }
