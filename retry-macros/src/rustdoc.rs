@@ -10,7 +10,7 @@ use proc_macro2::TokenStream;
 use quote::{quote, ToTokens};
 use syn::Expr;
 
-use crate::expand::KeptArgument;
+use crate::expand::arguments::KeptArgument;
 use crate::parse::{Config, Jitter, Nested};
 use retry_core::backoff;
 

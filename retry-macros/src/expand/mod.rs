@@ -37,7 +37,7 @@
 //! the loop goes inside the `async move` block they made, once the arguments
 //! are moved into it; see `signatures::Shape`.
 
-mod arguments;
+pub(crate) mod arguments;
 mod attempt;
 mod hedged;
 mod rules;
@@ -52,7 +52,6 @@ use syn::{Ident, Type};
 
 use crate::parse::{Config, Function};
 use crate::signatures::{replace_at, Shape};
-pub(crate) use arguments::KeptArgument;
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
 use spans::{call_keeping_output, call_spanned};
