@@ -138,28 +138,31 @@ impl<'p> Call<'p> {
 
 /// What an HTTP exchange means for a retry, for the tower layer's
 /// [`HttpClassifier`](crate::tower::HttpClassifier) and the reqwest
-/// middleware alike:
+/// middleware alike, from the request's method and headers (whether it is
+/// safe to repeat, and whether it is a gRPC call) and its outcome:
 ///
 /// - a response with `grpc-status` in its headers (a trailers-only gRPC
 ///   error) is transient when its code is in `grpc_codes` and its pushback
 ///   allows it, the pushback being the hint (gRFC A6);
-/// - a response to a gRPC call (`grpc`: see [`is_grpc`]) with an HTTP
+/// - a response to a gRPC call ([`is_grpc`]) with an HTTP
 ///   status other than 200 and no `grpc-status`, which something in front
 ///   of the server sent, is judged by the code gRPC maps the status to
 ///   ([`grpc_code_of`]): 429, 502, 503 and 504 are `UNAVAILABLE`;
 /// - any other response with status 408, 429 or 5xx except 501 is
 ///   transient, with its `Retry-After` as the hint; for a request that is
-///   not `repeatable` it is [`Classification::Unrepeatable`];
+///   not safe to repeat it is [`Classification::Unrepeatable`];
 /// - an error is transient when [`Chain`] finds it so: for a request that
 ///   is not repeatable, only one that shows the request was not sent (a
 ///   refused connection); a connection closed before the response is then
 ///   [`Classification::Unrepeatable`].
 pub(crate) fn classify_http(
-    repeatable: bool,
-    grpc: bool,
+    method: &::http::Method,
+    request_headers: &::http::HeaderMap,
     grpc_codes: RetryableCodes,
     outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
 ) -> Classification {
+    let repeatable = crate::idempotency::is_repeatable(method, request_headers);
+    let grpc = is_grpc(request_headers);
     match outcome {
         Ok((status, headers)) => {
             if let Some(code) = headers.get("grpc-status") {
@@ -225,7 +228,7 @@ fn grpc_status(value: &[u8]) -> Option<i32> {
 
 /// Whether a request is a gRPC call: its `content-type` is
 /// `application/grpc`, alone or followed by `+` (a codec) or `;`.
-pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
+fn is_grpc(headers: &::http::HeaderMap) -> bool {
     const GRPC: &[u8] = b"application/grpc";
     headers
         .get(::http::header::CONTENT_TYPE)
@@ -359,8 +362,8 @@ mod tests {
         let mut headers = ::http::HeaderMap::new();
         headers.insert("grpc-status", ::http::HeaderValue::from_static(value));
         classify_http(
-            true,
-            true,
+            &::http::Method::GET,
+            &::http::HeaderMap::new(),
             RetryableCodes::UNAVAILABLE,
             Ok((::http::StatusCode::OK, &headers)),
         )

@@ -70,7 +70,7 @@ use http::Extensions;
 use reqwest::{Request, Response};
 
 use crate::classify::grpc::RetryableCodes;
-use crate::integration::{classify_http, is_grpc, Call};
+use crate::integration::{classify_http, Call};
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
@@ -111,7 +111,6 @@ impl HttpClassifier {
 
 impl Classify for HttpClassifier {
     fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
-        let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
         let outcome = match outcome {
             Ok(response) => Ok((response.status(), response.headers())),
             Err(::reqwest_middleware::Error::Reqwest(error)) => {
@@ -122,8 +121,12 @@ impl Classify for HttpClassifier {
                     as &(dyn Error + 'static))
             }
         };
-        let grpc = is_grpc(request.headers());
-        classify_http(repeatable, grpc, self.grpc_codes, outcome)
+        classify_http(
+            request.method(),
+            request.headers(),
+            self.grpc_codes,
+            outcome,
+        )
     }
 }
 

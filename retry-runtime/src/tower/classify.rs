@@ -4,7 +4,7 @@
 use std::error::Error;
 
 use crate::classify::grpc::RetryableCodes;
-use crate::integration::{classify_http, is_grpc};
+use crate::integration::classify_http;
 use crate::Classification;
 
 /// Judges an attempt's outcome for the layer.
@@ -98,10 +98,13 @@ impl HttpClassifier {
         request: &::http::Request<B>,
         outcome: Result<&::http::Response<ResB>, &(dyn Error + 'static)>,
     ) -> Classification {
-        let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
         let outcome = outcome.map(|response| (response.status(), response.headers()));
-        let grpc = is_grpc(request.headers());
-        classify_http(repeatable, grpc, self.grpc_codes, outcome)
+        classify_http(
+            request.method(),
+            request.headers(),
+            self.grpc_codes,
+            outcome,
+        )
     }
 }
 
