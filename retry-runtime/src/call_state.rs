@@ -9,7 +9,8 @@ use core::time::Duration;
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, Scope};
 use crate::decision::{self, Failure, Stop};
-use crate::{observe, AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::observe::{self, Name};
+use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
@@ -19,8 +20,7 @@ pub(crate) struct CallState<'p> {
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
     scope: Scope,
-    #[cfg(any(feature = "tracing", feature = "metrics"))]
-    name: &'static str,
+    name: Name,
 }
 
 impl<'p> CallState<'p> {
@@ -28,8 +28,6 @@ impl<'p> CallState<'p> {
     // constant policy the deadline and base fold away (benches/instructions.sh).
     #[inline(always)]
     pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
-        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
-        let _ = name;
         let deadline = match policy.deadline() {
             Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
             None => Deadline::NONE,
@@ -37,8 +35,7 @@ impl<'p> CallState<'p> {
         CallState {
             policy,
             scope: Scope::first(policy.max_attempts(), deadline, clock),
-            #[cfg(any(feature = "tracing", feature = "metrics"))]
-            name,
+            name: Name::new(name),
         }
     }
 
@@ -61,10 +58,7 @@ impl<'p> CallState<'p> {
     }
 
     pub(crate) fn name(&self) -> &'static str {
-        #[cfg(any(feature = "tracing", feature = "metrics"))]
-        return self.name;
-        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
-        ""
+        self.name.get()
     }
 
     pub(crate) fn context(&self) -> AttemptContext {

@@ -35,9 +35,10 @@ use core::time::Duration;
 
 use crate::Stop;
 
-/// The name a closure loop is given (`Retry::named`) for its events and
-/// metrics: kept only when something reads it (feature `tracing` or
-/// `metrics`), so that without them it takes no room in the loop's future.
+/// A call's name in events and metrics (a retried function's path, or the
+/// name given to a layer, the middleware or a closure loop): kept only when
+/// something reads it (feature `tracing` or `metrics`), so that without them
+/// it takes no room in the call's future, and reads as `""`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Name {
     #[cfg(any(feature = "tracing", feature = "metrics"))]
@@ -60,7 +61,7 @@ impl Name {
         #[cfg(any(feature = "tracing", feature = "metrics"))]
         return self.name;
         #[cfg(not(any(feature = "tracing", feature = "metrics")))]
-        "closure"
+        ""
     }
 }
 
