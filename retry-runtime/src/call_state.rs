@@ -153,10 +153,7 @@ impl<'p> CallState<'p> {
     pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
         observe::stopped(self.name(), self.scope.frame.attempt(), stop);
         self.finished();
-        let retries = self.policy.max_attempts() > 1;
-        if (retries && stop.gave_up_retrying()) || inner_gave_up {
-            context::report_gave_up();
-        }
+        context::report_stop(self.policy.max_attempts(), stop, inner_gave_up);
         stop
     }
 }

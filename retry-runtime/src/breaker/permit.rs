@@ -134,11 +134,7 @@ impl<'p> AttemptPermit<'p> {
         let Some(kind) = self.kind.take() else {
             return false;
         };
-        let outcome = if self.nested_failed {
-            Some(false)
-        } else {
-            (success || !self.refused_inside).then_some(success)
-        };
+        let outcome = attempt_outcome(success, self.refused_inside, self.nested_failed);
         self.breaker.settle(kind, outcome, self.clock);
         true
     }
@@ -155,6 +151,27 @@ impl<'p> AttemptPermit<'p> {
         } else {
             None
         }
+    }
+}
+
+/// What an attempt that held a permit records, for the retry loop's
+/// permit and a hedged attempt's alike: a failure when the last call made
+/// under the permit failed (the dependency failed, whatever the body made
+/// of it); nothing (`None`: the permit is freed) for a failure after
+/// another breaker refused a call inside it, which is not this
+/// dependency's; `success` otherwise.
+#[inline]
+pub(crate) const fn attempt_outcome(
+    success: bool,
+    refused_inside: bool,
+    nested_failed: bool,
+) -> Option<bool> {
+    if nested_failed {
+        Some(false)
+    } else if success || !refused_inside {
+        Some(success)
+    } else {
+        None
     }
 }
 

@@ -25,6 +25,7 @@ use std::cell::Cell;
 use crate::clock::Instant;
 
 use crate::clock::{Clock, Deadline};
+use crate::decision::Stop;
 use crate::idempotency::IdempotencyKey;
 
 pub(crate) use enter::{scoped_call, Scoped};
@@ -437,9 +438,21 @@ pub(crate) fn enclosing_deadline() -> Deadline {
     THREAD.with(|thread| thread.deadline.get())
 }
 
+/// A call stopped for `stop` under a policy of `max_attempts`: marks the
+/// attempt the calling code runs inside, if any, when the call gave up
+/// after retrying, or passes on the mark of a layer below it
+/// (`inner_gave_up`), so that the layer around does not retry the same
+/// failure again. A call that never retries (`max = 1`, a breaker-only
+/// guard) is no retry layer: its own stop marks nothing.
+pub(crate) fn report_stop(max_attempts: u32, stop: Stop, inner_gave_up: bool) {
+    if (max_attempts > 1 && stop.gave_up_retrying()) || inner_gave_up {
+        report_gave_up();
+    }
+}
+
 /// Marks the attempt the calling code runs inside, if any: a retried
 /// function it called gave up after retrying.
-pub(crate) fn report_gave_up() {
+fn report_gave_up() {
     THREAD.with(|thread| {
         if thread.frame.get().attempt() != 0 {
             mark(thread, |marks| marks.with(GAVE_UP));

@@ -183,9 +183,7 @@ where
         observe::stopped(this.setup.name, 1, Stop::Open);
         // As the retry loop's refused call: a call that would retry gave up
         // on an open breaker, and the layer around does not retry it.
-        if this.setup.policy.max_attempts() > 1 {
-            crate::context::report_gave_up();
-        }
+        crate::context::report_stop(this.setup.policy.max_attempts(), Stop::Open, false);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None

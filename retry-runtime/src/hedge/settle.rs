@@ -6,6 +6,7 @@ use core::time::Duration;
 
 use super::hedged::{no_more, This};
 use super::parts::{Ended, Judge};
+use crate::breaker::attempt_outcome;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
@@ -123,17 +124,15 @@ fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
     // The event names the attempt that failed; the call made every attempt
     // it started.
     observe::stopped_after(this.setup.name, number, *this.started, Stop::NotRetryable);
-    if inner_gave_up {
-        crate::context::report_gave_up();
-    }
+    crate::context::report_stop(
+        this.setup.policy.max_attempts(),
+        Stop::NotRetryable,
+        inner_gave_up,
+    );
 }
 
-/// Tells the attempt's breaker how it ended, as the retry loop's permit
-/// does (`AttemptPermit::record`): `success` for a success or a failure the
-/// rules do not retry, a failure after the last call made under the permit
-/// failed (the dependency failed, whatever the body made of it), and
-/// nothing (the permit freed) for a failure after another breaker refused a
-/// call inside it, which is not this dependency's.
+/// Tells the attempt's breaker how it ended, by the retry loop's rule
+/// ([`attempt_outcome`]): a permit with no outcome to record is freed.
 fn record(
     permit: Option<CircuitPermit<'_>>,
     success: bool,
@@ -141,9 +140,7 @@ fn record(
     nested_failed: bool,
 ) {
     let Some(permit) = permit else { return };
-    if nested_failed {
-        permit.record(false);
-    } else if success || !refused_inside {
+    if let Some(success) = attempt_outcome(success, refused_inside, nested_failed) {
         permit.record(success);
     }
 }
@@ -220,11 +217,11 @@ pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
     };
     super::parts::failed_with(this.judge, this.last.as_ref());
     observe::stopped(this.setup.name, *this.started, stop);
-    // As the retry loop: a call that never retries (`max = 1`) is no retry
-    // layer, though it passes on the mark of a layer below.
-    let retries = this.setup.policy.max_attempts() > 1;
-    if (retries && stop.gave_up_retrying()) || *this.last_inner_gave_up {
-        crate::context::report_gave_up();
-    }
+    // As the retry loop.
+    crate::context::report_stop(
+        this.setup.policy.max_attempts(),
+        stop,
+        *this.last_inner_gave_up,
+    );
     this.last.take()
 }
