@@ -11,6 +11,7 @@
 //!     loop {
 //!         let wait = {
 //!             let outcome: Ret = { /* the attempt: see `attempt` */ };
+//!             // An `Ok` and an `Err` apart, when `Ret` is named `Result`: see `step`
 //!             match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules::<..>().on(is_transient), &outcome) {
 //!                 Break(()) => return outcome,    // see `rules`
 //!                 Continue(wait) => wait,
@@ -42,6 +43,7 @@ mod attempt;
 mod hedged;
 mod rules;
 pub(crate) mod spans;
+mod step;
 
 use core::time::Duration;
 
@@ -211,7 +213,6 @@ impl Expansion<'_> {
             wait,
             limit,
             policy: policy_copy,
-            last,
             ..
         } = &names;
 
@@ -291,41 +292,6 @@ impl Expansion<'_> {
             return quote!(#moved #copy_policy #parts);
         }
         let attempt = self.attempt(statements, body_span, &names);
-        // `rules::<<Ret as Outcome>::Ok, ..>()` is located at the return
-        // type, as every other bound on it is: should it not be a `Result`,
-        // that is reported there, once.
-        let rules = self.rules();
-        // Its arguments, from which the compiler infers the type the call is
-        // bound by, are located there too.
-        let step_span = self.step_span();
-        let at = Span::mixed_site().located_at(step_span);
-        let attempts_at = Ident::new("attempts", at);
-        let outcome_at = Ident::new("outcome", at);
-        // With `breaker`, a retried outcome is kept through the wait, to be
-        // returned should the breaker refuse the retry.
-        let (keep, continued) = if config.breaker.is_some() {
-            (
-                quote!(let mut #last: ::core::option::Option<#output> = #private::None;),
-                quote!(#private::ControlFlow::Continue(#wait) => {
-                    #last = #private::Some(#outcome);
-                    #wait
-                }),
-            )
-        } else {
-            (
-                TokenStream::new(),
-                quote!(#private::ControlFlow::Continue(#wait) => #wait,),
-            )
-        };
-        // `step::<Ret, _, _, _>`, `Ret` as the user wrote it: a return type
-        // that is not a `Result` is reported there, where it already is.
-        let next = call_keeping_output(
-            quote!(#private::Attempts::step),
-            output,
-            quote!(_, _, _),
-            quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at),
-            step_span,
-        );
         let sleep = if self.is_async {
             quote! {
                 #attempts.waiting();
@@ -335,17 +301,7 @@ impl Expansion<'_> {
             quote!(#private::sleep_blocking(#wait);)
         };
         let (started, gave_up) = self.on_give_up(outcome);
-        // Judged by reference and returned from where it stands.
-        let wait_block = quote! {{
-            let #outcome: #output = #attempt;
-            match #next {
-                #private::ControlFlow::Break(()) => {
-                    #gave_up
-                    return #outcome;
-                }
-                #continued
-            }
-        }};
+        let (keep, wait_block) = self.step(attempt, &names, &gave_up);
         let Arguments {
             before, restore, ..
         } = self.arguments;
