@@ -26,6 +26,11 @@ pub trait Outcome {
     type Ok;
     /// The error type.
     type Error;
+    /// `Self`, named through the trait: the type of the outcome the
+    /// expansion matches as an `Ok` or an `Err`. Should the return type not
+    /// be a `Result`, this is the one error about it, not a type mismatch
+    /// with each pattern as well.
+    type Split;
     /// A view of the outcome as a `Result`.
     fn as_result(&self) -> Result<&Self::Ok, &Self::Error>;
     /// The outcome of an attempt that failed with `error`.
@@ -35,6 +40,7 @@ pub trait Outcome {
 impl<T, E> Outcome for Result<T, E> {
     type Ok = T;
     type Error = E;
+    type Split = Result<T, E>;
 
     fn as_result(&self) -> Result<&T, &E> {
         self.as_ref()

@@ -47,13 +47,7 @@ impl Expansion<'_> {
         // there too (see `spans::ends`), so that one that is not a `Result`
         // is reported once.
         let (first, last) = super::spans::ends(output);
-        let projection = |item: &str| {
-            let item = Ident::new(item, last);
-            let open = respan(quote!(<), first);
-            let rest = respan(quote!(as #private::Outcome>::), last);
-            quote!(#open #output #rest #item)
-        };
-        let (ok, error) = (projection("Ok"), projection("Error"));
+        let (ok, error) = (self.projection("Ok"), self.projection("Error"));
         let head = respan(quote!(#private::rules::<), first);
         let tail = respan(quote!(>), last);
         let mut args = Group::new(Delimiter::Parenthesis, TokenStream::new());
@@ -107,6 +101,21 @@ impl Expansion<'_> {
         // compiler reports it once.
         block.set_span(self.step_span());
         quote!(#block)
+    }
+
+    /// `<Ret as Outcome>::item`, `Ret` as the user wrote it and the rest
+    /// located at its first and last tokens (see `spans::ends`): a return
+    /// type that is not a `Result` is reported there, as every other bound
+    /// on it is, so once.
+    pub(super) fn projection(&self, item: &str) -> TokenStream {
+        let Expansion {
+            private, output, ..
+        } = self;
+        let (first, last) = super::spans::ends(output);
+        let item = Ident::new(item, last);
+        let open = respan(quote!(<), first);
+        let rest = respan(quote!(as #private::Outcome>::), last);
+        quote!(#open #output #rest #item)
     }
 
     /// Where the rules and the step that uses them are located: at the rule

@@ -4,10 +4,10 @@
 //! ```text
 //! // Output, for a return type named `Result`:
 //! let wait = {
-//!     let outcome: Ret = /* the attempt */;
+//!     let outcome: <Ret as Outcome>::Split = /* the attempt */;
 //!     match outcome {
 //!         Ok(ok) => {
-//!             let outcome: Ret = Ok(ok);
+//!             let outcome: <Ret as Outcome>::Split = Ok(ok);
 //!             match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules, &outcome) {
 //!                 Break(()) => return outcome,
 //!                 Continue(wait) => wait,
@@ -108,15 +108,47 @@ impl Expansion<'_> {
                 Ident::new("ok", Span::mixed_site()),
                 Ident::new("err", Span::mixed_site()),
             );
+            // Each `outcome` is declared as `<Ret as Outcome>::Split`,
+            // which is `Ret` when it is a `Result`. Should it not be one
+            // (`type Result<T> = Option<T>`), the projection is an unknown
+            // type and its error is the one the step reports, located at
+            // the return type, so reported once; the dead branch, which
+            // breaks with a value of that unknown type and then calls a
+            // method on it, makes the compiler take it as an error type
+            // before the value meets it, so that neither the value nor the
+            // patterns are reported as a mismatch. No code is generated for
+            // it (benches/instructions.sh: the same counts as a plain `let`;
+            // a `let` then an assignment costs 6 more with a breaker).
+            let split = self.projection("Split");
+            let probe = syn::Lifetime::new("'probe", Span::mixed_site());
+            let declare = |value: TokenStream| {
+                quote! {
+                    // The projection, at the user's return type, must not
+                    // make it "very complex" where they did not write it.
+                    #[allow(clippy::type_complexity)]
+                    let #outcome: #split = #probe: {
+                        #[allow(unreachable_code)]
+                        if false {
+                            let #outcome = loop {};
+                            break #probe #outcome;
+                            let _ = #outcome.is_ok();
+                        }
+                        #value
+                    };
+                }
+            };
+            let attempted = declare(attempt);
+            let succeeded = declare(quote!(::core::result::Result::Ok(#ok)));
+            let failed = declare(quote!(::core::result::Result::Err(#err)));
             quote! {{
-                let #outcome: #output = #attempt;
+                #attempted
                 match #outcome {
                     ::core::result::Result::Ok(#ok) => {
-                        let #outcome: #output = ::core::result::Result::Ok(#ok);
+                        #succeeded
                         #judge
                     }
                     ::core::result::Result::Err(#err) => {
-                        let #outcome: #output = ::core::result::Result::Err(#err);
+                        #failed
                         #judge
                     }
                 }
