@@ -20,11 +20,11 @@
 //!
 //! An `Ok` and an `Err` are judged apart, each where it is known to be one,
 //! so that a success is returned as it came rather than stored and read
-//! back (benches/instructions.sh: 7 instructions a successful call). Split by the patterns themselves: through
-//! functions of the runtime, even ones always inlined, the outcome goes
-//! through memory again. A return type of any other name may be an alias of
-//! something that is not a `Result`, which the step reports, once; its
-//! outcome is judged as it is.
+//! back (benches/instructions.sh: 7 instructions a successful call). Split
+//! by the patterns themselves: through functions of the runtime, even ones
+//! always inlined, the outcome goes through memory again. A return type of
+//! any other name may be an alias of something that is not a `Result`,
+//! which the step reports, once; its outcome is judged as it is.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
