@@ -324,7 +324,7 @@ where
                         {
                             let future = attempts.make(&mut attempt);
                             let timeout = attempts.attempt_timeout();
-                            attempts.scoped(limit.attempt(timeout, future))
+                            attempts.scoped(limit.attempt_result(timeout, future))
                         }
                         .await
                     } else {

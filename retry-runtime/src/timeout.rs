@@ -81,13 +81,15 @@ impl<E> Limit<E> {
 
     /// `attempt`, cut off after `timeout` if there is one and this limit can
     /// report it.
-    // Inlined: around every attempt of the closure API, whose limit is known
-    // only at run time (benches/instructions.sh).
+    // Inlined: around every attempt of a retried function with a time limit
+    // (benches/instructions.sh).
     // The outcome is a parameter of its own, which the expansion names, so
     // that a return type that is not a `Result` is reported on it, where it
-    // already is, and not again on the attempt.
+    // already is, and not again on the attempt. Its bound is here alone,
+    // not on the `Limited` it makes: the `.await` of that (located at the
+    // return type's last token) then has nothing more to report.
     #[inline]
-    pub fn attempt<R, F>(self, timeout: Option<Duration>, attempt: F) -> Limited<F, E>
+    pub fn attempt<R, F>(self, timeout: Option<Duration>, attempt: F) -> Limited<F, E, fn(E) -> R>
     where
         F: Future<Output = R>,
         R: Outcome<Error = E>,
@@ -98,6 +100,35 @@ impl<E> Limit<E> {
                 (Some(timeout), Some(timed_out)) => Some(Cutoff {
                     sleep: crate::sleep::sleep(timeout),
                     timed_out,
+                    outcome: R::from_error,
+                }),
+                _ => None,
+            },
+        }
+    }
+
+    /// As [`attempt`](Self::attempt), for an attempt whose outcome is a
+    /// `Result` to begin with (the closure API's): the error becomes its
+    /// outcome as `Err`, with no function pointer kept beside the timer.
+    // Inlined: around every attempt of the closure API. Built here rather
+    // than through a helper shared with `attempt`: through one, the closure
+    // API's success path cost 6 instructions more (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn attempt_result<T, F>(
+        self,
+        timeout: Option<Duration>,
+        attempt: F,
+    ) -> Limited<F, E, AsErr>
+    where
+        F: Future<Output = Result<T, E>>,
+    {
+        Limited {
+            attempt,
+            cutoff: match (timeout, self.timed_out) {
+                (Some(timeout), Some(timed_out)) => Some(Cutoff {
+                    sleep: crate::sleep::sleep(timeout),
+                    timed_out,
+                    outcome: AsErr,
                 }),
                 _ => None,
             },
@@ -129,28 +160,63 @@ pin_project_lite::pin_project! {
     /// An attempt under its time limit, if it has one.
     #[doc(hidden)]
     #[must_use = "futures do nothing unless polled"]
-    pub struct Limited<F, E> {
+    pub struct Limited<F, E, W> {
         #[pin]
         attempt: F,
         #[pin]
-        cutoff: Option<Cutoff<E>>,
+        cutoff: Option<Cutoff<E, W>>,
     }
 }
 
 pin_project_lite::pin_project! {
-    /// The end of an attempt's time, and the error it then fails with.
+    /// The end of an attempt's time, the error it then fails with, and
+    /// how that error becomes the attempt's outcome (`W`: see
+    /// [`IntoOutcome`]).
     #[doc(hidden)]
-    pub struct Cutoff<E> {
+    pub struct Cutoff<E, W> {
         #[pin]
         sleep: crate::sleep::Sleep,
         timed_out: fn(TimedOut) -> E,
+        outcome: W,
     }
 }
 
-impl<F, E> Future for Limited<F, E>
+/// How the error of an attempt cut off becomes its outcome: through
+/// `R::from_error`, taken where `R: Outcome` is required once (a function
+/// pointer), or, for an outcome known to be a `Result`, as `Err`
+/// ([`AsErr`], which takes no room). Not `R: Outcome` on the `Limited`
+/// future itself, so that the expansion's `.await` of it, located at the
+/// return type's last token, has nothing to report for a return type that
+/// is not a `Result`: that is one error, where the limit is made.
+#[doc(hidden)]
+pub trait IntoOutcome<E, R>: Copy {
+    /// The outcome of an attempt that failed with `error`.
+    fn outcome(self, error: E) -> R;
+}
+
+impl<E, R> IntoOutcome<E, R> for fn(E) -> R {
+    #[inline]
+    fn outcome(self, error: E) -> R {
+        self(error)
+    }
+}
+
+/// A `Result` outcome's error, as `Err`.
+#[doc(hidden)]
+#[derive(Clone, Copy, Debug)]
+pub struct AsErr;
+
+impl<T, E> IntoOutcome<E, Result<T, E>> for AsErr {
+    #[inline]
+    fn outcome(self, error: E) -> Result<T, E> {
+        Err(error)
+    }
+}
+
+impl<F, E, W> Future for Limited<F, E, W>
 where
     F: Future,
-    F::Output: Outcome<Error = E>,
+    W: IntoOutcome<E, F::Output>,
 {
     type Output = F::Output;
 
@@ -162,11 +228,11 @@ where
         match this.cutoff.as_pin_mut() {
             Some(cutoff) => {
                 let cutoff = cutoff.project();
-                let timed_out = *cutoff.timed_out;
+                let (timed_out, outcome) = (*cutoff.timed_out, *cutoff.outcome);
                 cutoff
                     .sleep
                     .poll(cx)
-                    .map(|()| F::Output::from_error(timed_out(TimedOut)))
+                    .map(|()| outcome.outcome(timed_out(TimedOut)))
             }
             None => Poll::Pending,
         }

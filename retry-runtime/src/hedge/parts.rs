@@ -90,10 +90,10 @@ where
     F: Future,
     F::Output: Outcome<Error = E>,
 {
-    type Attempt = Limited<F, E>;
+    type Attempt = Limited<F, E, fn(E) -> F::Output>;
 
     #[inline]
-    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Limited<F, E> {
+    fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt {
         self.attempt(timeout, attempt)
     }
 }
