@@ -1,11 +1,11 @@
-//! The loop judges an outcome two ways: for a return type named `Result`
-//! (`Result<T, E>`, `io::Result<T>`), the expansion matches an `Ok` and an
-//! `Err` apart; for an alias of another name, it judges the outcome as one
-//! value. The two must behave alike with every key that judges or keeps an
-//! outcome: `on` and `on_ok`, the hooks, a breaker (which keeps a retried
-//! outcome through the wait) and a plain `fn`. Each case runs the same
-//! script of answers through a function of each shape and compares what the
-//! caller sees.
+//! The expansion matches an attempt's outcome as an `Ok` or an `Err`
+//! through `<Ret as Outcome>::Split`, whatever the return type is called: a
+//! function returning `Result<T, E>` and one returning an alias of it must
+//! behave alike with every key that judges or keeps an outcome: `on` and
+//! `on_ok`, the hooks, a breaker (which keeps a retried outcome through the
+//! wait) and a plain `fn`. Each case runs the same script of answers
+//! through a function of each shape, compares what the callers see, and
+//! checks it against what the keys say.
 
 use std::cell::RefCell;
 use std::sync::atomic::{AtomicU32, Ordering};

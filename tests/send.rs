@@ -131,3 +131,42 @@ async fn a_method_taking_self_by_value_can_be_spawned() {
     assert_eq!(tokio::spawn(worker.run(&CALLS)).await.unwrap(), Ok(5));
     assert_eq!(CALLS.load(Ordering::Relaxed), 2);
 }
+
+/// An error type that is not `Send` (`Rc`): the outcome is dropped before
+/// each wait, so the future stays `Send`, with every key that sees the
+/// outcome (the rules, the hooks, a time limit, a deadline).
+#[retry(
+    max = 2,
+    base = "1ms",
+    timeout = "1s",
+    deadline = "10s",
+    on = |e: &std::rc::Rc<u32>| **e > 0,
+    on_ok = |v: &u32| *v == 0,
+    on_retry = |_, _, _| (),
+    on_give_up = |_, _| (),
+    timed_out = |_| std::rc::Rc::new(0),
+)]
+async fn rc_error(fail: bool) -> Result<u32, std::rc::Rc<u32>> {
+    if fail {
+        Err(std::rc::Rc::new(1))
+    } else {
+        Ok(1)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn an_error_that_is_not_send_keeps_the_future_send() {
+    fn spawnable<T: Send>(call: T) -> T {
+        call
+    }
+    let answer = tokio::spawn(async {
+        let outcome = spawnable(rc_error(true)).await;
+        (
+            outcome.is_err(),
+            retry_runtime::last_call().map(|last| last.attempts()),
+        )
+    })
+    .await
+    .unwrap();
+    assert_eq!(answer, (true, Some(2)));
+}

@@ -26,10 +26,13 @@ pub trait Outcome {
     type Ok;
     /// The error type.
     type Error;
-    /// `Self`, named through the trait: the type of the outcome the
-    /// expansion matches as an `Ok` or an `Err`. Should the return type not
-    /// be a `Result`, this is the one error about it, not a type mismatch
-    /// with each pattern as well.
+    /// `Self`, named through the trait: the type the expansion declares the
+    /// outcome with, to match it as an `Ok` or an `Err` and return it as the
+    /// function's return type (so it must be `Self`). Should the return type
+    /// not be a `Result`, this projection fails with the one error about it,
+    /// and the expansion's dead "probe" branch (`retry-macros`,
+    /// `expand/step.rs`) keeps the patterns and the return from adding
+    /// mismatches of their own.
     type Split;
     /// A view of the outcome as a `Result`.
     fn as_result(&self) -> Result<&Self::Ok, &Self::Error>;

@@ -111,8 +111,10 @@ impl<E> Limit<E> {
     /// `Result` to begin with (the closure API's): the error becomes its
     /// outcome as `Err`, with no function pointer kept beside the timer.
     // Inlined: around every attempt of the closure API. Built here rather
-    // than through a helper shared with `attempt`: through one, the closure
-    // API's success path cost 6 instructions more (benches/instructions.sh).
+    // than through a helper shared with `attempt` (an `#[inline(always)]`
+    // one taking the conversion as a parameter was tried): through it, the
+    // closure API's success path cost 6 instructions more
+    // (benches/instructions.sh).
     #[inline]
     pub(crate) fn attempt_result<T, F>(
         self,

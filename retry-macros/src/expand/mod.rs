@@ -279,12 +279,13 @@ impl Expansion<'_> {
             if config.on_give_up.is_some() {
                 // The hedged call returns from its own block, so that the
                 // hook sees the outcome.
-                let (started, gave_up) = self.on_give_up(outcome);
+                let (started, (bind_hook, call_hook)) = self.on_give_up(outcome);
                 return quote! {
                     #copy_policy
                     #started
                     let #outcome: #output = async { #parts }.await;
-                    #gave_up
+                    #bind_hook
+                    #call_hook
                     return #outcome;
                 };
             }
@@ -300,8 +301,8 @@ impl Expansion<'_> {
         } else {
             quote!(#private::sleep_blocking(#wait);)
         };
-        let (started, gave_up) = self.on_give_up(outcome);
-        let (keep, wait_block) = self.step(attempt, &names, &gave_up);
+        let (started, hook) = self.on_give_up(outcome);
+        let (keep, wait_block) = self.step(attempt, &names, hook);
         let Arguments {
             before, restore, ..
         } = self.arguments;
@@ -323,12 +324,12 @@ impl Expansion<'_> {
     }
 
     /// With `on_give_up`: the start of the call, read before the first
-    /// attempt, and the call of the hook on the outcome the loop returns,
-    /// which the runtime makes only if the call gave up. The hook is bound
-    /// on the return type there, as the rules are, so that a closure's
-    /// arguments are inferred, and spanned on the key's value, so that a
-    /// hook of the wrong type is reported on it.
-    fn on_give_up(&self, outcome: &Ident) -> (TokenStream, TokenStream) {
+    /// attempt, and the hook, bound to a local and then called on the
+    /// outcome the loop returns (the runtime calls it only if the call gave
+    /// up). The hook is bound on the return type, as the rules are, so that
+    /// a closure's arguments are inferred, and spanned on the key's value,
+    /// so that a hook of the wrong type is reported on it.
+    fn on_give_up(&self, outcome: &Ident) -> (TokenStream, (TokenStream, TokenStream)) {
         let Expansion {
             config,
             private,
@@ -336,7 +337,7 @@ impl Expansion<'_> {
             ..
         } = self;
         let Some(hook) = &config.on_give_up else {
-            return (TokenStream::new(), TokenStream::new());
+            return (TokenStream::new(), (TokenStream::new(), TokenStream::new()));
         };
         let started = Ident::new("started", Span::mixed_site());
         let clock = if self.is_async {
@@ -367,10 +368,7 @@ impl Expansion<'_> {
                 quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
                 hook_at,
             );
-            quote! {
-                let #on_give_up = #bound;
-                #call;
-            }
+            (quote!(let #on_give_up = #bound;), quote!(#call;))
         })
     }
 

@@ -2,9 +2,10 @@
 //! returns it or goes on to the wait.
 //!
 //! ```text
-//! // Output, for a return type named `Result`:
+//! // Output:
 //! let wait = {
 //!     let outcome: <Ret as Outcome>::Split = /* the attempt */;
+//!     let rules = /* see `rules` */;
 //!     match outcome {
 //!         Ok(ok) => {
 //!             let outcome: <Ret as Outcome>::Split = Ok(ok);
@@ -22,13 +23,12 @@
 //! so that a success is returned as it came rather than stored and read
 //! back (benches/instructions.sh: 7 instructions a successful call). Split
 //! by the patterns themselves: through functions of the runtime, even ones
-//! always inlined, the outcome goes through memory again. A return type of
-//! any other name may be an alias of something that is not a `Result`,
-//! which the step reports, once; its outcome is judged as it is.
+//! always inlined, the outcome goes through memory again. A return type
+//! that is not a `Result` is one error, on it: see `Split` below.
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
-use syn::{Ident, Type};
+use syn::Ident;
 
 use super::attempt::Names;
 use super::spans::call_keeping_output;
@@ -36,14 +36,15 @@ use super::Expansion;
 
 impl Expansion<'_> {
     /// The block that judges the outcome of `attempt` and returns it or
-    /// gives the wait, with `gave_up` run before a return; and, with
-    /// `breaker`, the statement before the loop that declares where a
-    /// retried outcome is kept through the wait.
+    /// gives the wait, with `hook` (the `on_give_up` hook's binding, and
+    /// its call before a return); and, with `breaker`, the statement before
+    /// the loop that declares where a retried outcome is kept through the
+    /// wait.
     pub(super) fn step(
         &self,
         attempt: TokenStream,
         names: &Names,
-        gave_up: &TokenStream,
+        (bind_hook, call_hook): (TokenStream, TokenStream),
     ) -> (TokenStream, TokenStream) {
         let Expansion {
             config,
@@ -61,12 +62,13 @@ impl Expansion<'_> {
         // type, as every other bound on it is: should it not be a `Result`,
         // that is reported there, once.
         let rules = self.rules();
-        // Its arguments, from which the compiler infers the type the call is
-        // bound by, are located there too.
+        // The step's arguments, from which the compiler infers the type the
+        // call is bound by, are located there too.
         let step_span = self.step_span();
         let at = Span::mixed_site().located_at(step_span);
         let attempts_at = Ident::new("attempts", at);
         let outcome_at = Ident::new("outcome", at);
+        let rules_at = Ident::new("rules", at);
         // With `breaker`, a retried outcome is kept through the wait, to be
         // returned should the breaker refuse the retry.
         let (keep, continued) = if config.breaker.is_some() {
@@ -89,90 +91,76 @@ impl Expansion<'_> {
             quote!(#private::Attempts::step),
             output,
             quote!(_, _, _),
-            quote_spanned!(step_span=> &mut #attempts_at, &#rules, &#outcome_at),
+            quote_spanned!(step_span=> &mut #attempts_at, &#rules_at, &#outcome_at),
             step_span,
         );
-        // Judged by reference and returned from where it stands.
+        // Judged by reference and returned from where it stands. In each
+        // arm of the match below: only the step and the hook's call, so
+        // that the rules and the hook the user wrote are built once.
         let judge = quote! {
             match #next {
                 #private::ControlFlow::Break(()) => {
-                    #gave_up
+                    #call_hook
                     return #outcome;
                 }
                 #continued
             }
         };
-        // Split by its name: see the module's docs.
-        let wait_block = if names_result(output) {
-            let (ok, err) = (
-                Ident::new("ok", Span::mixed_site()),
-                Ident::new("err", Span::mixed_site()),
-            );
-            // Each `outcome` is declared as `<Ret as Outcome>::Split`,
-            // which is `Ret` when it is a `Result`. Should it not be one
-            // (`type Result<T> = Option<T>`), the projection is an unknown
-            // type and its error is the one the step reports, located at
-            // the return type, so reported once; the dead branch, which
-            // breaks with a value of that unknown type and then calls a
-            // method on it, makes the compiler take it as an error type
-            // before the value meets it, so that neither the value nor the
-            // patterns are reported as a mismatch. No code is generated for
-            // it (benches/instructions.sh: the same counts as a plain `let`;
-            // a `let` then an assignment costs 6 more with a breaker).
-            let split = self.projection("Split");
-            let probe = syn::Lifetime::new("'probe", Span::mixed_site());
-            let declare = |value: TokenStream| {
-                quote! {
-                    // The projection, at the user's return type, must not
-                    // make it "very complex" where they did not write it.
-                    #[allow(clippy::type_complexity)]
-                    let #outcome: #split = #probe: {
-                        #[allow(unreachable_code)]
-                        if false {
-                            let #outcome = loop {};
-                            break #probe #outcome;
-                            let _ = #outcome.is_ok();
-                        }
-                        #value
-                    };
-                }
-            };
-            let attempted = declare(attempt);
-            let succeeded = declare(quote!(::core::result::Result::Ok(#ok)));
-            let failed = declare(quote!(::core::result::Result::Err(#err)));
-            quote! {{
-                #attempted
-                match #outcome {
-                    ::core::result::Result::Ok(#ok) => {
-                        #succeeded
-                        #judge
+        let (ok, err) = (
+            Ident::new("ok", Span::mixed_site()),
+            Ident::new("err", Span::mixed_site()),
+        );
+        // Each `outcome` is declared as `<Ret as Outcome>::Split`, which is
+        // `Ret` for a `Result` (the arms return it as `Ret`). Should `Ret`
+        // not be one (`type Answer = Option<u32>`), the projection cannot
+        // be resolved: its error, located at the return type as the step's
+        // is, is the one reported, and the type it stands for is left to
+        // inference. The dead branch in each declaration makes that type
+        // the compiler's error type before anything meets it: it breaks out
+        // of the block with a value of the unknown type, then calls a method
+        // on it, which the compiler must resolve the type for, and, unable
+        // to, takes as an error it has already reported. Neither the value
+        // nor the patterns nor the `return` of it as `Ret` is then reported
+        // as a mismatch. No code is generated for the branch
+        // (benches/instructions.sh: the same counts as a plain `let`;
+        // declaring the outcome first and assigning it after cost 6 more
+        // with a breaker).
+        let split = self.projection("Split");
+        let probe = syn::Lifetime::new("'probe", Span::mixed_site());
+        let declare = |value: TokenStream| {
+            quote! {
+                // The projection, at the user's return type, must not
+                // make it "very complex" where they did not write it.
+                #[allow(clippy::type_complexity)]
+                let #outcome: #split = #probe: {
+                    #[allow(unreachable_code)]
+                    if false {
+                        let #outcome = loop {};
+                        break #probe #outcome;
+                        let _ = #outcome.is_ok();
                     }
-                    ::core::result::Result::Err(#err) => {
-                        #failed
-                        #judge
-                    }
-                }
-            }}
-        } else {
-            quote! {{
-                let #outcome: #output = #attempt;
-                #judge
-            }}
+                    #value
+                };
+            }
         };
+        let attempted = declare(attempt);
+        let succeeded = declare(quote!(::core::result::Result::Ok(#ok)));
+        let failed = declare(quote!(::core::result::Result::Err(#err)));
+        let wait_block = quote! {{
+            #attempted
+            let #rules_at = #rules;
+            #bind_hook
+            match #outcome {
+                ::core::result::Result::Ok(#ok) => {
+                    #succeeded
+                    #judge
+                }
+                ::core::result::Result::Err(#err) => {
+                    #failed
+                    #judge
+                }
+            }
+        }};
         (keep, wait_block)
-    }
-}
-
-/// Whether the return type is a path whose last segment is `Result`.
-fn names_result(output: &Type) -> bool {
-    match output {
-        Type::Path(path) if path.qself.is_none() => path
-            .path
-            .segments
-            .last()
-            .is_some_and(|segment| segment.ident == "Result"),
-        Type::Group(group) => names_result(&group.elem),
-        Type::Paren(paren) => names_result(&paren.elem),
-        _ => false,
     }
 }
