@@ -70,35 +70,35 @@ fn hooks_heard() -> Vec<String> {
     HOOKS.with(|hooks| core::mem::take(&mut *hooks.borrow_mut()))
 }
 
-#[retry(
-    max = 4,
-    base = "10ms",
-    jitter = "none",
-    on = is_transient,
-    on_ok = not_ready,
-    on_retry = |e: &Failure, n, wait| heard(format!("retry {n} {e:?} {wait:?}")),
-    on_retry_ok = |v: &u32, n, wait| heard(format!("retry {n} Ok({v}) {wait:?}")),
-    on_give_up = |outcome: &Result<u32, Failure>, stopped| heard(format!("gave up {outcome:?} {:?}", stopped.reason())),
-)]
-async fn named_result(script: &Script) -> Result<u32, Failure> {
-    tokio::task::yield_now().await;
-    script.next()
+/// The same retried function for each return type: written through a
+/// `macro_rules!`, as a service's own macros would, whose `$ret:ty` reaches
+/// the attribute as an invisible group.
+// Not formatted: rustfmt indents an attribute's arguments inside a macro's
+// body by twice their depth.
+#[rustfmt::skip]
+macro_rules! judged_by_every_key {
+    ($name:ident -> $ret:ty) => {
+        #[retry(
+            max = 4,
+            base = "10ms",
+            jitter = "none",
+            on = is_transient,
+            on_ok = not_ready,
+            on_retry = |e: &Failure, n, wait| heard(format!("retry {n} {e:?} {wait:?}")),
+            on_retry_ok = |v: &u32, n, wait| heard(format!("retry {n} Ok({v}) {wait:?}")),
+            on_give_up = |outcome: &Result<u32, Failure>, stopped| {
+                heard(format!("gave up {outcome:?} {:?}", stopped.reason()))
+            },
+        )]
+        async fn $name(script: &Script) -> $ret {
+            tokio::task::yield_now().await;
+            script.next()
+        }
+    };
 }
 
-#[retry(
-    max = 4,
-    base = "10ms",
-    jitter = "none",
-    on = is_transient,
-    on_ok = not_ready,
-    on_retry = |e: &Failure, n, wait| heard(format!("retry {n} {e:?} {wait:?}")),
-    on_retry_ok = |v: &u32, n, wait| heard(format!("retry {n} Ok({v}) {wait:?}")),
-    on_give_up = |outcome: &Result<u32, Failure>, stopped| heard(format!("gave up {outcome:?} {:?}", stopped.reason())),
-)]
-async fn aliased(script: &Script) -> Answer {
-    tokio::task::yield_now().await;
-    script.next()
-}
+judged_by_every_key!(named_result -> Result<u32, Failure>);
+judged_by_every_key!(aliased -> Answer);
 
 /// What a caller sees of one call: the outcome, how it stopped, the
 /// attempts, the time it took and what the hooks heard.
