@@ -327,49 +327,42 @@ async fn closure_api() {
     assert_eq!(result.unwrap(), 2);
 }
 
-macro_rules! on {
-    ($executor:ident, $run:expr) => {
-        mod $executor {
-            #[test]
-            fn every_key_at_once() {
-                $run(super::every_key_at_once());
+/// Each async test named, run under both executors that are not tokio, in
+/// a module of its own for the round: `round_one::smol_block_on::nesting`.
+macro_rules! off_tokio {
+    ($round:ident: $($test:ident),+ $(,)?) => {
+        mod $round {
+            mod smol_block_on {
+                $(
+                    #[test]
+                    fn $test() {
+                        smol::block_on(super::super::$test());
+                    }
+                )+
             }
 
-            #[test]
-            fn breaker_opens_mid_call_then_closes() {
-                $run(super::breaker_opens_mid_call_then_closes());
-            }
-
-            #[test]
-            fn dropped_probe_then_reuse() {
-                $run(super::dropped_probe_then_reuse());
-            }
-
-            #[test]
-            fn dropped_mid_wait_then_reuse() {
-                $run(super::dropped_mid_wait_then_reuse());
-            }
-
-            #[test]
-            fn nesting() {
-                $run(super::nesting());
-            }
-
-            #[test]
-            fn hedging() {
-                $run(super::hedging());
-            }
-
-            #[test]
-            fn closure_api() {
-                $run(super::closure_api());
+            mod futures_executor_block_on {
+                $(
+                    #[test]
+                    fn $test() {
+                        futures::executor::block_on(super::super::$test());
+                    }
+                )+
             }
         }
     };
 }
 
-on!(smol_block_on, smol::block_on);
-on!(futures_executor_block_on, futures::executor::block_on);
+off_tokio!(
+    round_one:
+    every_key_at_once,
+    breaker_opens_mid_call_then_closes,
+    dropped_probe_then_reuse,
+    dropped_mid_wait_then_reuse,
+    nesting,
+    hedging,
+    closure_api,
+);
 
 // Plain functions.
 
@@ -660,49 +653,16 @@ async fn many_calls_then_recovery() {
     assert!(results.iter().all(|r| r.is_ok()), "{results:?}");
 }
 
-macro_rules! on2 {
-    ($executor:ident, $run:expr) => {
-        mod $executor {
-            #[test]
-            fn outer_timeout_cuts_the_inner_off() {
-                $run(super::outer_timeout_cuts_the_inner_off());
-            }
-
-            #[test]
-            fn inner_bounded_by_outer_deadline() {
-                $run(super::inner_bounded_by_outer_deadline());
-            }
-
-            #[test]
-            fn plain_inside_async() {
-                $run(super::plain_inside_async());
-            }
-
-            #[test]
-            fn hedge_with_a_hint_too_long() {
-                $run(super::hedge_with_a_hint_too_long());
-            }
-
-            #[test]
-            fn hedge_on_a_half_open_breaker() {
-                $run(super::hedge_on_a_half_open_breaker());
-            }
-
-            #[test]
-            fn hedged_dropped_then_reuse() {
-                $run(super::hedged_dropped_then_reuse());
-            }
-
-            #[test]
-            fn many_calls_then_recovery() {
-                $run(super::many_calls_then_recovery());
-            }
-        }
-    };
-}
-
-on2!(smol_block_on_2, smol::block_on);
-on2!(futures_executor_block_on_2, futures::executor::block_on);
+off_tokio!(
+    round_two:
+    outer_timeout_cuts_the_inner_off,
+    inner_bounded_by_outer_deadline,
+    plain_inside_async,
+    hedge_with_a_hint_too_long,
+    hedge_on_a_half_open_breaker,
+    hedged_dropped_then_reuse,
+    many_calls_then_recovery,
+);
 
 #[test]
 fn closure_api_blocking_every_key() {
@@ -870,29 +830,12 @@ async fn retried_ok_values() {
     assert_eq!(statuses.lock().unwrap().len(), 1);
 }
 
-macro_rules! on3 {
-    ($executor:ident, $run:expr) => {
-        mod $executor {
-            #[test]
-            fn user_shapes() {
-                $run(super::user_shapes());
-            }
-
-            #[test]
-            fn hedge_at_a_percentile() {
-                $run(super::hedge_at_a_percentile());
-            }
-
-            #[test]
-            fn retried_ok_values() {
-                $run(super::retried_ok_values());
-            }
-        }
-    };
-}
-
-on3!(smol_block_on_3, smol::block_on);
-on3!(futures_executor_block_on_3, futures::executor::block_on);
+off_tokio!(
+    round_three:
+    user_shapes,
+    hedge_at_a_percentile,
+    retried_ok_values,
+);
 
 // Round four: one breaker on two layers, off tokio and on plain threads.
 
