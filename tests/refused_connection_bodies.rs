@@ -53,23 +53,17 @@ impl Once {
             start();
         }
     }
-}
 
-/// `below`, which runs `start` the first time a call through it fails (its
-/// connection refused: the server is not up yet).
-fn starting_on_refusal<S: Service<R>, R>(
-    below: S,
-    start: Once,
-) -> tower::util::MapResult<
-    S,
-    impl FnOnce(Result<S::Response, S::Error>) -> Result<S::Response, S::Error> + Clone + Send + Sync,
-> {
-    below.map_result(move |result| {
-        if result.is_err() {
-            start.run();
+    /// For `map_result` on a client: runs this the first time a call
+    /// through it fails (its connection refused: the server is not up yet).
+    fn on_refusal<T, E>(self) -> impl FnOnce(Result<T, E>) -> Result<T, E> + Clone {
+        move |result| {
+            if result.is_err() {
+                self.run();
+            }
+            result
         }
-        result
-    })
+    }
 }
 
 /// Starts an echo server on `addr`, counting the requests it gets.
@@ -108,7 +102,7 @@ async fn the_retry_layer_retries_a_refused_put_with_its_body() {
     let hits = Arc::new(AtomicU32::new(0));
     let server_hits = Arc::clone(&hits);
     let start = Once::new(move || start_http_server(addr, server_hits));
-    let below = starting_on_refusal(hyper_client(), start);
+    let below = hyper_client().map_result(start.on_refusal());
     let mut service = ServiceBuilder::new()
         .layer(RetryLayer::new(&POLICY))
         .service(below);
@@ -133,7 +127,7 @@ async fn the_hedge_layer_retries_a_refused_put_with_its_body() {
     let hits = Arc::new(AtomicU32::new(0));
     let server_hits = Arc::clone(&hits);
     let start = Once::new(move || start_http_server(addr, server_hits));
-    let below = starting_on_refusal(hyper_client(), start);
+    let below = hyper_client().map_result(start.on_refusal());
     let mut service = ServiceBuilder::new()
         .layer(HedgeLayer::new(&POLICY, Hedge::after(Duration::from_secs(60))).replay_bodies())
         .service(below);
@@ -171,7 +165,7 @@ async fn a_tonic_call_refused_a_connection_is_retried_with_its_message() {
     let channel = tonic::transport::Channel::from_shared(format!("http://{addr}"))
         .unwrap()
         .connect_lazy();
-    let below = starting_on_refusal(channel, start);
+    let below = channel.map_result(start.on_refusal());
     let channel = ServiceBuilder::new()
         .layer(RetryLayer::new(&POLICY).with_classifier(HttpClassifier::default()))
         .service(below);
