@@ -528,7 +528,7 @@ async fn through_middleware(shape: Shape, env: &Env) -> Answer {
         .pool_max_idle_per_host(0)
         .build()
         .unwrap();
-    let middleware = RetryMiddleware::new(shape.policy().clone())
+    let middleware = RetryMiddleware::new(*shape.policy())
         .with_budget(Arc::clone(&env.budget))
         .with_breaker(Arc::clone(&env.breaker))
         .with_classifier(
