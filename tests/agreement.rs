@@ -203,7 +203,7 @@ struct Env {
 impl Env {
     fn new(row: &Row) -> Env {
         let (max_tokens, ratio) = row.budget;
-        Env {
+        let env = Env {
             dep: Arc::new(Dep {
                 origin: Instant::now(),
                 latency: Duration::from_millis(row.latency_ms),
@@ -220,7 +220,11 @@ impl Env {
                     .with_jitter(0.0),
             ),
             opens_after: row.opens_after,
+        };
+        if row.open_before {
+            env.breaker.force_open();
         }
+        env
     }
 
     /// One attempt of the outer call.
@@ -612,6 +616,8 @@ struct Row {
     budget: (u32, f32),
     /// The breaker opens after this many failures in a row.
     opens_after: u32,
+    /// The breaker is forced open before the call.
+    open_before: bool,
     /// What the reference shows.
     expect: Expect,
     /// What a hedged call shows.
@@ -664,6 +670,7 @@ const BUDGET_EXHAUSTED_MID_CALL: Row = Row {
     latency_ms: 0,
     budget: (4, 0.5),
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Budget, 2),
@@ -682,6 +689,7 @@ const BREAKER_OPENS_MID_CALL: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: 2,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Open, 2),
@@ -700,6 +708,7 @@ const HINT_LONGER_THAN_CAP: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Hinted(2, Duration::from_secs(5))),
         stop: (Stop::HintTooLong, 2),
@@ -718,6 +727,7 @@ const INNER_GIVES_UP_MID_CALL: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(3)),
         stop: (Stop::Nested, 2),
@@ -737,6 +747,7 @@ const INNER_GIVES_UP_ON_THE_LAST_ATTEMPT: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(4)),
         stop: (Stop::Exhausted, 3),
@@ -756,6 +767,7 @@ const ON_REJECTS: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Permanent(2)),
         stop: (Stop::NotRetryable, 2),
@@ -775,6 +787,7 @@ const ON_OK_RETRIES: Row = Row {
     latency_ms: 0,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Ok(Value::Fine(3)),
         stop: (Stop::Done, 3),
@@ -795,6 +808,7 @@ const DEADLINE_EXACTLY_REACHED: Row = Row {
     latency_ms: 50,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(3)),
         stop: (Stop::Deadline, 3),
@@ -823,6 +837,7 @@ const DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT: Row = Row {
     latency_ms: 30,
     budget: BUDGET,
     opens_after: OPENS_AFTER,
+    open_before: false,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Deadline, 2),
@@ -839,6 +854,26 @@ const DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT: Row = Row {
         tokens: 91.0,
         breaker: (CircuitState::Closed, 9),
     }),
+};
+
+/// The breaker is open before the call: refused, the dependency never
+/// reached, nothing taken from the budget.
+const BREAKER_OPEN_BEFORE_THE_CALL: Row = Row {
+    shape: Shape::Plain,
+    steps: &[],
+    latency_ms: 0,
+    budget: BUDGET,
+    opens_after: OPENS_AFTER,
+    open_before: true,
+    expect: Expect {
+        result: Err(E::Open),
+        stop: (Stop::Open, 1),
+        calls: 0,
+        starts: &[],
+        tokens: 100.0,
+        breaker: (CircuitState::Open, OPENS_AFTER),
+    },
+    hedged: Hedged::Starts(&[]),
 };
 
 // ---------------------------------------------------------------------------
@@ -985,6 +1020,9 @@ table! {
     }
     // No `hedge_layer`: it names no breaker.
     breaker_opens_mid_call = BREAKER_OPENS_MID_CALL {
+        closure, layers, blocking, hedged,
+    }
+    breaker_open_before_the_call = BREAKER_OPEN_BEFORE_THE_CALL {
         closure, layers, blocking, hedged,
     }
     // Hedged attempts that do not overlap: no later failure of another
