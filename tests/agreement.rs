@@ -880,6 +880,9 @@ const BREAKER_OPEN_BEFORE_THE_CALL: Row = Row {
 // The groups of entry points a row is run through, and the tests.
 // ---------------------------------------------------------------------------
 
+/// Runs `future` on a runtime whose clock is paused, as
+/// `#[tokio::test(start_paused = true)]` does: a test of the blocking group
+/// makes its reference call on one, and its blocking calls outside it.
 fn paused<F: std::future::Future>(future: F) -> F::Output {
     tokio::runtime::Builder::new_current_thread()
         .enable_all()
