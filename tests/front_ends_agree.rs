@@ -3,6 +3,10 @@
 //! returned, the hooks called and with what, why the call stopped
 //! (`on_give_up`, `last_call()`), on tokio's paused clock. Also the two
 //! nested inside each other, where the nesting rule must hold across them.
+//! The decision's edge cases through every entry point (layers, middleware,
+//! hedged and blocking calls included) are the table in `agreement.rs`;
+//! this file holds what only these two front ends have: hooks, jitter
+//! draws, timeouts, keys and nesting between them.
 
 use std::cell::{Cell, RefCell};
 use std::future::Future;
