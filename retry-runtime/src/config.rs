@@ -68,7 +68,8 @@ use core::time::Duration;
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, UnknownJitter};
+use crate::policy::UnknownJitter;
+use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).

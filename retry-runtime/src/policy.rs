@@ -16,7 +16,8 @@ mod nested;
 mod wait;
 
 pub use error::PolicyError;
-pub use jitter::{Jitter, UnknownJitter};
+pub use jitter::Jitter;
+pub(crate) use jitter::UnknownJitter;
 pub use nested::Nested;
 
 /// A retry policy: attempts, capped exponential backoff, jitter, deadline,

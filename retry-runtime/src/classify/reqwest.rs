@@ -74,10 +74,10 @@ pub fn is_transient_repeatable(error: &::reqwest::Error) -> bool {
     is_transient(error) || is_connection_closed(error)
 }
 
-/// [`is_transient_repeatable`] when the request's method is idempotent or it
-/// carries an idempotency key (see
-/// [`is_repeatable`](crate::idempotency::is_repeatable)), [`is_transient`]
-/// otherwise.
+/// [`is_transient_repeatable`] when the request's method is idempotent (GET,
+/// HEAD, OPTIONS, TRACE, PUT, DELETE, RFC 9110 section 9.2.2) or it carries
+/// an idempotency key (the [`IdempotencyKey::HEADER`](crate::IdempotencyKey::HEADER)
+/// header), [`is_transient`] otherwise.
 #[must_use]
 pub fn is_transient_for(
     method: &::http::Method,
