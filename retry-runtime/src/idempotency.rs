@@ -209,7 +209,7 @@ impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
 /// Whether a request may be repeated: its method is idempotent (GET, HEAD,
 /// OPTIONS, TRACE, PUT, DELETE, RFC 9110 section 9.2.2) or it carries an
 /// `Idempotency-Key` header.
-#[cfg(feature = "http")]
+#[cfg(any(feature = "reqwest", feature = "tower"))]
 #[must_use]
 pub(crate) fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
     method.is_idempotent() || headers.contains_key(HEADER)

@@ -17,6 +17,8 @@ mod wait;
 
 pub use error::PolicyError;
 pub use jitter::Jitter;
+// `Jitter`'s `FromStr` error, which configuration (feature `serde`) reports.
+#[cfg_attr(not(feature = "serde"), allow(unused_imports))]
 pub(crate) use jitter::UnknownJitter;
 pub use nested::Nested;
 

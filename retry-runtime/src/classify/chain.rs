@@ -44,7 +44,9 @@ use core::ops::Deref;
 use core::time::Duration;
 use std::error::Error;
 
-pub(crate) use super::source::{find, sources, DynError};
+#[cfg_attr(not(feature = "grpc"), allow(unused_imports))]
+use super::source::find;
+use super::source::{sources, DynError};
 
 /// A classifier per known error type, applied to the first known error of a
 /// chain.

@@ -100,6 +100,7 @@ use core::time::Duration;
 pub(crate) use closure::HedgedRetry;
 pub(crate) use hedged::Hedged;
 pub use latencies::Latencies;
+#[cfg_attr(not(feature = "tower"), allow(unused_imports))]
 pub(crate) use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
 pub(crate) use slots::Slots;
 #[cfg(feature = "tower")]
