@@ -147,10 +147,12 @@ mod read {
     }
 }
 
-/// What is wrong with a policy read from configuration.
+/// What is wrong with a policy read from configuration: the message of the
+/// deserializer's error (a `serde_json::Error`, a `toml::de::Error`), which
+/// is all a caller gets of it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// A duration string that does not parse.
     Duration {
         /// The key.
@@ -168,6 +170,7 @@ pub enum ConfigError {
     Policy(PolicyError),
     /// A field of a gRPC service config that breaks a rule of gRFC A6, or
     /// that this library cannot honour.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     Grpc {
         /// The field, as the service config names it (`retryPolicy.maxAttempts`).
         field: &'static str,

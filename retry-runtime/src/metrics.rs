@@ -141,7 +141,19 @@ fn count(index: usize) {
     }
 }
 
-/// Totals since the process started, over every retried function.
+/// Totals since the process started, over every retried function: what
+/// [`snapshot`] reads.
+///
+/// ```
+/// use retry_runtime::metrics::{snapshot, Counters};
+///
+/// fn gave_up(counters: &Counters) -> u64 {
+///     counters.exhausted + counters.deadline + counters.budget + counters.open
+/// }
+/// let before = snapshot();
+/// // ... calls ...
+/// assert_eq!(gave_up(&snapshot()), gave_up(&before));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Counters {

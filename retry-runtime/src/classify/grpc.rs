@@ -36,7 +36,16 @@
 
 use core::time::Duration;
 
-/// The metadata key of the server's pushback.
+/// The metadata key of the server's pushback, for a server that sends one:
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::classify::grpc;
+///
+/// let mut busy = tonic::Status::unavailable("busy");
+/// busy.metadata_mut().insert(grpc::PUSHBACK, "250".parse().unwrap());
+/// assert_eq!(grpc::pushback(&busy), Some(Duration::from_millis(250)));
+/// ```
 pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// What the server's pushback says.
