@@ -244,6 +244,9 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     }
 
     /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
+    /// What it returns is run with `.run(..)` (async only: the attempts run
+    /// at the same time), after an optional `.on_give_up(..)`, as a
+    /// [`Retry`] is.
     #[allow(clippy::type_complexity)]
     pub fn hedge(
         self,
