@@ -59,9 +59,9 @@ fn integers_and_floats_written_as_strings_load_as_numbers() {
 
     let throttled = load(r#"{ "retryThrottling": { "maxTokens": "10", "tokenRatio": "0.1" } }"#)
         .unwrap()
-        .throttling()
+        .budget()
         .unwrap();
-    assert_eq!(throttled.max_tokens(), 10);
+    assert_eq!(throttled.max_tokens(), 10.0);
     assert!((throttled.token_ratio() - 0.1).abs() < 1e-6);
 }
 

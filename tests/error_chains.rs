@@ -118,7 +118,9 @@ async fn hyper_errors_in_a_reqwest_chain_are_found() {
     let error = anyhow::Error::new(reqwest::get(format!("http://{addr}/")).await.unwrap_err())
         .context("fetching");
 
-    assert!(chain::find::<hyper::Error>(error.as_ref())
+    assert!(error
+        .chain()
+        .find_map(|error| error.downcast_ref::<hyper::Error>())
         .is_some_and(hyper::Error::is_incomplete_message));
     assert!(
         !chain::is_transient(&error),

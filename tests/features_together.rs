@@ -361,7 +361,6 @@ async fn the_closure_api_builds_the_request_inside_the_attempt() {
 
 #[tokio::test(start_paused = true)]
 async fn hedged_copies_of_a_closure_share_the_calls_key() {
-    use retry_runtime::idempotency::key_for_this_call;
     let policy = Policy::new().with_max_attempts(2);
     let seen = std::sync::Mutex::new(Vec::new());
     let _: std::io::Result<()> = policy
@@ -369,7 +368,7 @@ async fn hedged_copies_of_a_closure_share_the_calls_key() {
         .hedge(Hedge::after(Duration::from_millis(10)))
         .run(|| {
             // As `client.post(url).idempotency_key()` reads it.
-            let key = key_for_this_call();
+            let key = retry_runtime::IdempotencyKey::for_this_call();
             let attempt = current_attempt().map(|attempt| attempt.attempt());
             seen.lock().unwrap().push((attempt, key));
             async { Err(std::io::ErrorKind::Interrupted.into()) }

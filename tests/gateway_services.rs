@@ -25,7 +25,7 @@ use http_body_util::{BodyExt, Full};
 use hyper_util::client::legacy::Client as HyperClient;
 use hyper_util::rt::TokioExecutor;
 use reqwest_middleware::ClientWithMiddleware;
-use retry_runtime::idempotency::{key_for_this_call, WithIdempotencyKey};
+use retry_runtime::idempotency::WithIdempotencyKey;
 use retry_runtime::registry::{Registry, Upstream};
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::RetryLayer;
@@ -450,7 +450,10 @@ fn hyper_client() -> Hyper {
 async fn order_over_hyper(client: &Hyper, url: &str, item: &str) -> anyhow::Result<Value> {
     let request = http::Request::post(url)
         .header("content-type", "application/json")
-        .header("idempotency-key", key_for_this_call().header_value())
+        .header(
+            "idempotency-key",
+            retry_runtime::IdempotencyKey::for_this_call().header_value(),
+        )
         .body(Full::new(Bytes::from(serde_json::to_vec(
             &json!({ "item": item }),
         )?)))?;

@@ -67,10 +67,10 @@ fn the_file_loads_as_grpc_reads_it() {
     );
     assert_eq!(default.retryable(), RetryableCodes::NONE);
 
-    let throttling = CONFIG.throttling().unwrap();
+    let throttling = CONFIG.budget().unwrap();
     assert_eq!(
         (throttling.max_tokens(), throttling.token_ratio()),
-        (10, 0.1)
+        (10.0, 0.1)
     );
     assert_eq!(CONFIG.budget().unwrap().max_tokens(), 10.0);
 }
@@ -338,12 +338,7 @@ fn an_initial_backoff_above_the_max_loads_as_the_max() {
             "backoffMultiplier": 2, "retryableStatusCodes": ["UNAVAILABLE"] } }] }"#,
     )
     .unwrap();
-    let policy = config
-        .method("s", "m")
-        .unwrap()
-        .retry_policy()
-        .unwrap()
-        .policy();
+    let policy = config.method("s", "m").unwrap().retry_policy().unwrap();
     assert_eq!(policy.validate(), Ok(()));
     assert_eq!(
         (policy.base(), policy.cap()),

@@ -522,20 +522,20 @@ fn any_json() -> impl Strategy<Value = serde_json::Value> {
 fn check_loaded(config: &ServiceConfig) -> Result<(), TestCaseError> {
     let mut seen = std::collections::HashSet::new();
     for method in config.methods() {
-        for name in method.names() {
+        for (service, name) in method.names() {
             prop_assert!(
-                !name.service().is_empty() || name.method().is_empty(),
+                !service.is_empty() || name.is_empty(),
                 "a method without its service was accepted"
             );
             prop_assert!(
-                seen.insert((name.service().to_owned(), name.method().to_owned())),
+                seen.insert((service.to_owned(), name.to_owned())),
                 "a name given twice was accepted"
             );
         }
         let policy = *method.policy().policy();
         prop_assert!((1..=5).contains(&policy.max_attempts()));
         if let Some(retry) = method.retry_policy() {
-            prop_assert!(retry.policy().base() > Duration::ZERO);
+            prop_assert!(retry.base() > Duration::ZERO);
         }
         let _ = method.retryable();
         let _ = method.hedging_policy().map(|hedging| hedging.hedge());

@@ -11,7 +11,7 @@ use axum::extract::State;
 use axum::http::{HeaderMap, StatusCode};
 use axum::routing::post;
 use axum::Router;
-use retry_runtime::idempotency::{key_for_this_call, WithIdempotencyKey};
+use retry_runtime::idempotency::WithIdempotencyKey;
 use retry_runtime::{current_attempt, retry, IdempotencyKey, Policy};
 
 type Keys = Arc<Mutex<Vec<String>>>;
@@ -109,7 +109,7 @@ fn outside_a_retried_call_the_helper_makes_a_fresh_key() {
         .unwrap()
         .to_owned();
     assert_eq!(first.len(), 36);
-    assert_ne!(first, key_for_this_call().to_string());
+    assert_ne!(first, IdempotencyKey::for_this_call().to_string());
 }
 
 #[retry(max = 2, nested = "retry")]

@@ -177,7 +177,12 @@ async fn a_connection_dropped_mid_response_is_returned_for_a_post() {
         .unwrap_err();
 
     // The server may have charged: the caller decides, with the error as it came.
-    let hyper_error = retry_runtime::classify::chain::find::<hyper::Error>(&error).unwrap();
+    let hyper_error = std::iter::successors(
+        Some(&error as &(dyn std::error::Error + 'static)),
+        |error| error.source(),
+    )
+    .find_map(|error| error.downcast_ref::<hyper::Error>())
+    .unwrap();
     assert!(hyper_error.is_incomplete_message(), "{error:?}");
     assert_eq!(server.dropped.load(Ordering::SeqCst), 1);
     assert_eq!(hits.load(Ordering::SeqCst), 0);

@@ -95,6 +95,19 @@ impl RetryBudget {
         milli_to_tokens(self.max)
     }
 
+    /// The tokens each success gives back, as kept: to three decimals.
+    ///
+    /// ```
+    /// use retry_runtime::RetryBudget;
+    ///
+    /// let budget = RetryBudget::new(10, 0.1);
+    /// assert_eq!((budget.max_tokens(), budget.token_ratio()), (10.0, 0.1));
+    /// ```
+    #[must_use]
+    pub fn token_ratio(&self) -> f64 {
+        milli_to_tokens(self.ratio)
+    }
+
     /// Whether a retry would be allowed after one more failure now.
     #[must_use]
     pub fn allows_retry(&self) -> bool {

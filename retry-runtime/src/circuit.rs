@@ -75,13 +75,13 @@ impl Transition {
 /// The facade counter of circuit breaker transitions, labelled `breaker`,
 /// `from` and `to` (`closed`, `half_open`, `open`).
 #[cfg(feature = "metrics")]
-pub const CIRCUIT_TRANSITIONS_TOTAL: &str = "retry_runtime_circuit_transitions_total";
+pub(crate) const CIRCUIT_TRANSITIONS_TOTAL: &str = "retry_runtime_circuit_transitions_total";
 
 /// The facade gauge of each circuit breaker's state, labelled `breaker`
 /// (one series per breaker name): 0 closed, 1 half-open, 2 open. Set at
 /// every transition, and when a registry makes a breaker for a new key.
 #[cfg(feature = "metrics")]
-pub const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";
+pub(crate) const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";
 
 /// A breaker's name: a `&'static str` given in a `const` (so that a breaker
 /// can be a `static`), or a name made at run time (a host), shared.

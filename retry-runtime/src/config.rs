@@ -68,7 +68,8 @@ use core::time::Duration;
 use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
-use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, UnknownJitter};
+use crate::policy::UnknownJitter;
+use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).
@@ -146,10 +147,12 @@ mod read {
     }
 }
 
-/// What is wrong with a policy read from configuration.
+/// What is wrong with a policy read from configuration: the message of the
+/// deserializer's error (a `serde_json::Error`, a `toml::de::Error`), which
+/// is all a caller gets of it.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
-pub enum ConfigError {
+pub(crate) enum ConfigError {
     /// A duration string that does not parse.
     Duration {
         /// The key.
@@ -167,6 +170,7 @@ pub enum ConfigError {
     Policy(PolicyError),
     /// A field of a gRPC service config that breaks a rule of gRFC A6, or
     /// that this library cannot honour.
+    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
     Grpc {
         /// The field, as the service config names it (`retryPolicy.maxAttempts`).
         field: &'static str,

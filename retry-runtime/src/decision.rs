@@ -70,6 +70,25 @@ impl fmt::Display for Stop {
 
 /// What the rules (or the classifier of a layer or middleware) made of an
 /// attempt's outcome.
+///
+/// A classifier of your own for the tower layer
+/// (`RetryLayer::with_classifier`, `tower::RetryPolicy`) or the reqwest
+/// middleware returns one:
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::Classification;
+///
+/// fn classify(status: u16, retry_after: Option<Duration>) -> Classification {
+///     match status {
+///         200..=299 | 400..=428 => Classification::Done,
+///         429 | 503 => Classification::Transient(retry_after),
+///         _ => Classification::Permanent,
+///     }
+/// }
+/// assert!(classify(503, None).is_transient());
+/// assert_eq!(classify(404, None), Classification::Done);
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 #[non_exhaustive]
 pub enum Classification {

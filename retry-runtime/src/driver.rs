@@ -244,6 +244,9 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     }
 
     /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
+    /// What it returns is run with `.run(..)` (async only: the attempts run
+    /// at the same time), after an optional `.on_give_up(..)`, as a
+    /// [`Retry`] is.
     #[allow(clippy::type_complexity)]
     pub fn hedge(
         self,
@@ -275,7 +278,8 @@ where
     /// the policy runs out of attempts, budget or time. Each wait is made on
     /// the timer of wherever the loop runs: `tokio::time::sleep` inside a
     /// tokio runtime, a timer that needs no runtime under any other executor
-    /// (see [`Sleep`](crate::Sleep)); dropping the future stops the
+    /// (see [docs/runtimes.md](https://github.com/retry-suite/retry/blob/main/docs/runtimes.md));
+    /// dropping the future stops the
     /// loop.
     ///
     /// # Errors

@@ -120,7 +120,9 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     /// Calls `on_give_up` once when the call returns an error, or an `Ok`
     /// value `on_ok` retried, with what the caller gets and how the call
     /// stopped: the reason, the attempts made and the time taken. Not
-    /// called for a success. Set it last, after the other rules.
+    /// called for a success. Set it last, after the other rules: what it
+    /// returns has only [`run`](Retry::run) and
+    /// [`run_blocking`](Retry::run_blocking) (a hedged call's, only `run`).
     ///
     /// ```
     /// use std::time::Duration;

@@ -36,9 +36,8 @@
 
 use core::fmt;
 
-/// The name of the header that carries the key, as Stripe and the IETF
-/// draft spell it.
-pub const HEADER: &str = "idempotency-key";
+/// The name of the header that carries the key ([`IdempotencyKey::HEADER`]).
+pub(crate) const HEADER: &str = "idempotency-key";
 
 /// A random UUID (version 4: 122 random bits), made once per retried call.
 ///
@@ -53,6 +52,36 @@ pub const HEADER: &str = "idempotency-key";
 pub struct IdempotencyKey([u64; 2]);
 
 impl IdempotencyKey {
+    /// The name of the header that carries the key, as Stripe and the IETF
+    /// draft spell it: `idempotency-key`.
+    pub const HEADER: &'static str = HEADER;
+
+    /// The key of the retried call running (the one
+    /// [`current_attempt`](crate::current_attempt) gives), or a new random
+    /// one outside any: what `WithIdempotencyKey::idempotency_key` (feature `reqwest`) sends.
+    ///
+    /// ```
+    /// use retry_runtime::{retry, IdempotencyKey};
+    ///
+    /// #[retry(max = 2)]
+    /// async fn charge(keys: &mut Vec<IdempotencyKey>) -> Result<(), &'static str> {
+    ///     keys.push(IdempotencyKey::for_this_call());
+    ///     if keys.len() < 2 { Err("response lost") } else { Ok(()) }
+    /// }
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let mut keys = Vec::new();
+    /// charge(&mut keys).await.unwrap();
+    /// assert_eq!(keys[0], keys[1]); // the call's key, on both attempts
+    /// assert_ne!(IdempotencyKey::for_this_call(), keys[0]); // outside: a new one
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn for_this_call() -> Self {
+        crate::current_attempt()
+            .map_or_else(IdempotencyKey::random, |attempt| attempt.idempotency_key())
+    }
+
     /// The all-zero key, never made by [`IdempotencyKey::random`].
     pub(crate) const NIL: Self = IdempotencyKey([0, 0]);
 
@@ -155,19 +184,12 @@ pub trait WithIdempotencyKey: Sized {
     /// The builder with the header set to the current call's key.
     #[must_use]
     fn idempotency_key(self) -> Self {
-        self.with_idempotency_key(key_for_this_call())
+        self.with_idempotency_key(IdempotencyKey::for_this_call())
     }
 
     /// The builder with the header set to `key`.
     #[must_use]
     fn with_idempotency_key(self, key: IdempotencyKey) -> Self;
-}
-
-/// The key of the retried call running, or a new one outside any.
-#[must_use]
-pub fn key_for_this_call() -> IdempotencyKey {
-    crate::current_attempt()
-        .map_or_else(IdempotencyKey::random, |attempt| attempt.idempotency_key())
 }
 
 #[cfg(feature = "reqwest")]
@@ -187,10 +209,9 @@ impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
 /// Whether a request may be repeated: its method is idempotent (GET, HEAD,
 /// OPTIONS, TRACE, PUT, DELETE, RFC 9110 section 9.2.2) or it carries an
 /// `Idempotency-Key` header.
-#[cfg(feature = "http")]
-#[cfg_attr(docsrs, doc(cfg(feature = "http")))]
+#[cfg(any(feature = "reqwest", feature = "tower"))]
 #[must_use]
-pub fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
+pub(crate) fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
     method.is_idempotent() || headers.contains_key(HEADER)
 }
 

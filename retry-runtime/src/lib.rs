@@ -242,15 +242,12 @@ pub use budget::RetryBudget;
 pub use circuit::{CircuitState, Transition};
 pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
-pub use driver::{DefaultRetry, Retry};
-pub use give_up::WithGiveUp;
-pub use guard::{Guarded, Unguarded};
+pub use driver::Retry;
 pub use idempotency::IdempotencyKey;
-pub use policy::{Jitter, Nested, Policy, PolicyError, UnknownJitter, UntimedPolicy};
+pub use policy::{Jitter, Nested, Policy, PolicyError, UntimedPolicy};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
-pub use sleep::Sleep;
 pub use stopped::{last_call, Stopped};
 pub use timeout::TimedOut;
 

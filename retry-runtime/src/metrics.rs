@@ -31,7 +31,7 @@
 //!
 //! `retry_retries_total`, the counter's name on `main` before the metric
 //! names took the `retry_runtime_` prefix, is still emitted alongside
-//! `retry_runtime_retries_total` ([`RETRIES_TOTAL_BEFORE_0_2`]), until 0.2.
+//! `retry_runtime_retries_total`, until 0.2.
 //! `retry_calls_total{reason="done"}` is gone without an alias: its name is
 //! the one that collided, and emitting both would double the facade's work
 //! on the success path. Count `retry_runtime_calls_total` instead.
@@ -53,16 +53,8 @@
 // on docs.rs otherwise, so that no build shows an unresolved link.
 #![cfg_attr(feature = "metrics", doc = "[`describe`]: describe")]
 #![cfg_attr(
-    feature = "metrics",
-    doc = "[`RETRIES_TOTAL_BEFORE_0_2`]: RETRIES_TOTAL_BEFORE_0_2"
-)]
-#![cfg_attr(
     not(feature = "metrics"),
     doc = "[`describe`]: https://docs.rs/retry-runtime/latest/retry_runtime/metrics/fn.describe.html"
-)]
-#![cfg_attr(
-    not(feature = "metrics"),
-    doc = "[`RETRIES_TOTAL_BEFORE_0_2`]: https://docs.rs/retry-runtime/latest/retry_runtime/metrics/constant.RETRIES_TOTAL_BEFORE_0_2.html"
 )]
 
 use core::sync::atomic::{AtomicU64, Ordering};
@@ -149,7 +141,19 @@ fn count(index: usize) {
     }
 }
 
-/// Totals since the process started, over every retried function.
+/// Totals since the process started, over every retried function: what
+/// [`snapshot`] reads.
+///
+/// ```
+/// use retry_runtime::metrics::{snapshot, Counters};
+///
+/// fn gave_up(counters: &Counters) -> u64 {
+///     counters.exhausted + counters.deadline + counters.budget + counters.open
+/// }
+/// let before = snapshot();
+/// // ... calls ...
+/// assert_eq!(gave_up(&snapshot()), gave_up(&before));
+/// ```
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 #[non_exhaustive]
 pub struct Counters {
@@ -211,34 +215,29 @@ pub fn snapshot() -> Counters {
 /// The facade counter of calls that ended, labelled `function`, `outcome`
 /// (`success` or `failure`) and `reason` (see [the module](self)).
 #[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const CALLS_TOTAL: &str = "retry_runtime_calls_total";
+pub(crate) const CALLS_TOTAL: &str = "retry_runtime_calls_total";
 
 /// The facade counter of retries made (attempts after the first),
 /// labelled `function`.
 #[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const RETRIES_TOTAL: &str = "retry_runtime_retries_total";
+pub(crate) const RETRIES_TOTAL: &str = "retry_runtime_retries_total";
 
 /// The facade histogram of the waits before retries, in seconds, labelled
 /// `function`.
 #[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
+pub(crate) const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
 
 // The breaker's names live with the one place its transitions are
 // reported (below the breaker and this module, so neither imports the
 // other).
 #[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
+pub(crate) use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 
-/// The name [`RETRIES_TOTAL`] had before it took the `retry_runtime_`
+/// The name `RETRIES_TOTAL` had before it took the `retry_runtime_`
 /// prefix, still emitted alongside it (same label, same counts) until 0.2,
 /// so that dashboards can move over. Costs one more counter on the retry path only.
 #[cfg(feature = "metrics")]
-#[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
-pub const RETRIES_TOTAL_BEFORE_0_2: &str = "retry_retries_total";
+pub(crate) const RETRIES_TOTAL_BEFORE_0_2: &str = "retry_retries_total";
 
 /// Describes the facade's metrics to the installed recorder.
 #[cfg(feature = "metrics")]

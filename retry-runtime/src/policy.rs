@@ -16,7 +16,10 @@ mod nested;
 mod wait;
 
 pub use error::PolicyError;
-pub use jitter::{Jitter, UnknownJitter};
+pub use jitter::Jitter;
+// `Jitter`'s `FromStr` error, which configuration (feature `serde`) reports.
+#[cfg_attr(not(feature = "serde"), allow(unused_imports))]
+pub(crate) use jitter::UnknownJitter;
 pub use nested::Nested;
 
 /// A retry policy: attempts, capped exponential backoff, jitter, deadline,

@@ -196,7 +196,7 @@ impl core::fmt::Debug for Sleep {
 }
 
 /// Sleeps for at least `wait`, however long it is, on the timer of wherever
-/// it is first polled (see [`Sleep`]).
+/// it is first polled (see `Sleep`).
 ///
 /// On tokio's timer it may last up to about 1 ms longer than asked; on a
 /// paused clock a wait of 1 ns moves the clock by 1 ms. It never ends

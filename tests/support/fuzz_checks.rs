@@ -185,9 +185,9 @@ pub fn grpc_config(data: &[u8]) {
     };
     let mut seen = std::collections::HashSet::new();
     for (method, json) in config.methods().iter().zip(&written) {
-        for name in method.names() {
-            assert!(!name.service().is_empty() || name.method().is_empty());
-            assert!(seen.insert((name.service(), name.method())), "{text:?}");
+        for (service, name) in method.names() {
+            assert!(!service.is_empty() || name.is_empty());
+            assert!(seen.insert((service, name)), "{text:?}");
         }
         let policy = *method.policy().policy();
         assert_eq!(policy.validate(), Ok(()), "{text:?}");
@@ -199,7 +199,6 @@ pub fn grpc_config(data: &[u8]) {
             assert_eq!(method.timeout(), timeout);
         }
         if let Some(retry) = method.retry_policy() {
-            let retry = retry.policy();
             assert!(!retry.base().is_zero() && retry.base() <= retry.cap());
             assert!((2..=5).contains(&retry.max_attempts()));
             assert!(retry.multiplier().is_finite() && retry.multiplier() >= 1.0);
@@ -238,10 +237,11 @@ pub fn grpc_config(data: &[u8]) {
             }
         }
     }
-    if let Some(throttling) = config.throttling() {
-        assert!((1..=1000).contains(&throttling.max_tokens()));
-        assert!(throttling.token_ratio().is_finite() && throttling.token_ratio() >= 0.0005);
-        let _ = config.budget();
+    if let Some(budget) = config.budget() {
+        assert!((1.0..=1000.0).contains(&budget.max_tokens()));
+        // The ratio is kept to three decimals: one that rounded to zero
+        // would never refill the budget.
+        assert!(budget.token_ratio().is_finite() && budget.token_ratio() >= 0.001);
     }
     for path in ["/a/b", "", "/", "//", "/a/"] {
         let _ = config.for_path(path);

@@ -4,7 +4,7 @@
 //!
 //! | found in the chain | classifier | feature |
 //! |---|---|---|
-//! | `std::io::Error` | `classify::io::is_transient_kind` | always |
+//! | `std::io::Error` | `classify::io::is_transient` | always |
 //! | `reqwest::Error` | `classify::reqwest::is_transient` | `reqwest` |
 //! | `hyper::Error` | timeouts and a connection closed before the response | `hyper` (with `reqwest`) |
 //! | `tonic::Status` | `classify::grpc::is_retryable`, with its pushback | `grpc` |
@@ -44,7 +44,9 @@ use core::ops::Deref;
 use core::time::Duration;
 use std::error::Error;
 
-pub use super::source::{find, sources, DynError};
+#[cfg_attr(not(feature = "grpc"), allow(unused_imports))]
+use super::source::find;
+use super::source::{sources, DynError};
 
 /// A classifier per known error type, applied to the first known error of a
 /// chain.
@@ -223,9 +225,8 @@ where
 }
 
 /// [`retry_after`] for a bare `dyn Error`.
-#[must_use]
 #[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
-pub fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
+fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
     #[cfg(feature = "grpc")]
     if let Some(status) = find::<::tonic::Status>(error) {
         return crate::classify::grpc::pushback(status);

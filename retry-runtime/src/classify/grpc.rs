@@ -36,12 +36,21 @@
 
 use core::time::Duration;
 
-/// The metadata key of the server's pushback.
+/// The metadata key of the server's pushback, for a server that sends one:
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::classify::grpc;
+///
+/// let mut busy = tonic::Status::unavailable("busy");
+/// busy.metadata_mut().insert(grpc::PUSHBACK, "250".parse().unwrap());
+/// assert_eq!(grpc::pushback(&busy), Some(Duration::from_millis(250)));
+/// ```
 pub const PUSHBACK: &str = "grpc-retry-pushback-ms";
 
 /// What the server's pushback says.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum Pushback {
+pub(crate) enum Pushback {
     /// No pushback: back off as usual.
     Absent,
     /// Retry after this long.
@@ -107,7 +116,7 @@ impl RetryableCodes {
 
     /// Whether a status with this code and pushback may be retried.
     #[must_use]
-    pub const fn allows(self, code: i32, pushback: Pushback) -> bool {
+    pub(crate) const fn allows(self, code: i32, pushback: Pushback) -> bool {
         self.contains_number(code) && !matches!(pushback, Pushback::DoNotRetry)
     }
 }
@@ -157,7 +166,7 @@ mod tonic_status {
 
     /// The server's pushback on a status.
     #[must_use]
-    pub fn pushback_of(status: &Status) -> Pushback {
+    pub(crate) fn pushback_of(status: &Status) -> Pushback {
         Pushback::parse(
             status
                 .metadata()
@@ -182,7 +191,7 @@ mod tonic_status {
 
 #[cfg(feature = "grpc")]
 #[cfg_attr(docsrs, doc(cfg(feature = "grpc")))]
-pub use tonic_status::{is_retryable, pushback, pushback_of};
+pub use tonic_status::{is_retryable, pushback};
 
 #[cfg(test)]
 mod tests {

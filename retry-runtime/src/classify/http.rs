@@ -24,6 +24,16 @@ use ::http::{HeaderMap, Response, StatusCode};
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
 /// Many Requests, and every 5xx except 501 Not Implemented (which will not
 /// start working on a repeat).
+///
+/// ```
+/// use http::StatusCode;
+/// use retry_runtime::classify::http::is_transient_status;
+///
+/// assert!(is_transient_status(StatusCode::SERVICE_UNAVAILABLE));
+/// assert!(is_transient_status(StatusCode::TOO_MANY_REQUESTS));
+/// assert!(!is_transient_status(StatusCode::NOT_IMPLEMENTED));
+/// assert!(!is_transient_status(StatusCode::NOT_FOUND));
+/// ```
 #[must_use]
 pub fn is_transient_status(status: StatusCode) -> bool {
     matches!(status.as_u16(), 408 | 429)

@@ -22,9 +22,10 @@ pub fn is_transient(error: &Error) -> bool {
     is_transient_kind(error.kind())
 }
 
-/// [`is_transient`] for a bare `ErrorKind`.
-#[must_use]
-pub fn is_transient_kind(kind: ErrorKind) -> bool {
+/// [`is_transient`] for a bare `ErrorKind` (for one alone, write
+/// `is_transient(&kind.into())`: an `io::Error` made from a kind allocates
+/// nothing).
+fn is_transient_kind(kind: ErrorKind) -> bool {
     matches!(
         kind,
         ErrorKind::TimedOut

@@ -74,10 +74,26 @@ pub fn is_transient_repeatable(error: &::reqwest::Error) -> bool {
     is_transient(error) || is_connection_closed(error)
 }
 
-/// [`is_transient_repeatable`] when the request's method is idempotent or it
-/// carries an idempotency key (see
-/// [`is_repeatable`](crate::idempotency::is_repeatable)), [`is_transient`]
-/// otherwise.
+/// [`is_transient_repeatable`] when the request's method is idempotent (GET,
+/// HEAD, OPTIONS, TRACE, PUT, DELETE, RFC 9110 section 9.2.2) or it carries
+/// an idempotency key (the [`IdempotencyKey::HEADER`](crate::IdempotencyKey::HEADER)
+/// header), [`is_transient`] otherwise: for a function that sends requests
+/// of any method.
+///
+/// ```
+/// use reqwest::{header::HeaderMap, Client, Method, Response};
+/// use retry_runtime::{classify::reqwest as transient, retry};
+///
+/// #[retry(max = 3, on = |error| transient::is_transient_for(method, headers, error))]
+/// async fn send(
+///     client: &Client,
+///     method: &Method,
+///     headers: &HeaderMap,
+///     url: &str,
+/// ) -> reqwest::Result<Response> {
+///     client.request(method.clone(), url).headers(headers.clone()).send().await
+/// }
+/// ```
 #[must_use]
 pub fn is_transient_for(
     method: &::http::Method,

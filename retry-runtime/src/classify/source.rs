@@ -12,6 +12,7 @@ pub fn sources<'a>(
 
 /// The first error of type `T` in a chain.
 #[must_use]
+#[cfg_attr(not(any(feature = "grpc", feature = "reqwest")), allow(dead_code))]
 pub fn find<'a, T: Error + 'static>(error: &'a (dyn Error + 'static)) -> Option<&'a T> {
     sources(error).find_map(|error| error.downcast_ref::<T>())
 }

@@ -119,14 +119,15 @@ pub struct MethodConfig {
 /// every service; a method without its service, or a name given more than
 /// once, makes the service config an error, as gRPC clients have it.
 #[derive(Clone, Debug, PartialEq, Eq)]
-pub struct MethodName {
+pub(crate) struct MethodName {
     service: String,
     method: String,
 }
 
-/// A method config's `retryPolicy`.
+/// A method config's `retryPolicy`: [`MethodConfig::retry_policy`] and
+/// [`MethodConfig::retryable`] give its two halves.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryPolicy {
+pub(crate) struct RetryPolicy {
     policy: Policy,
     retryable: RetryableCodes,
 }
@@ -167,9 +168,9 @@ pub struct HedgingPolicy {
 }
 
 /// The service config's `retryThrottling`: gRPC's retry budget, the rule
-/// [`RetryBudget`] implements.
+/// [`RetryBudget`] implements, which [`ServiceConfig::budget`] makes.
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct RetryThrottling {
+pub(crate) struct RetryThrottling {
     max_tokens: u32,
     token_ratio: f32,
 }
@@ -205,14 +206,10 @@ impl ServiceConfig {
         &self.methods
     }
 
-    /// `retryThrottling`, if the config has it.
-    #[must_use]
-    pub const fn throttling(&self) -> Option<RetryThrottling> {
-        self.throttling
-    }
-
-    /// A new retry budget from `retryThrottling`, to be shared by every call
-    /// to the service (put it in a `static` or an `Arc`).
+    /// A new retry budget from `retryThrottling` (its `maxTokens` and
+    /// `tokenRatio`: [`RetryBudget::max_tokens`], [`RetryBudget::token_ratio`]),
+    /// to be shared by every call to the service (put it in a `static` or an
+    /// `Arc`); `None` without `retryThrottling`.
     #[must_use]
     pub fn budget(&self) -> Option<RetryBudget> {
         self.throttling.map(RetryThrottling::budget)
@@ -220,10 +217,24 @@ impl ServiceConfig {
 }
 
 impl MethodConfig {
-    /// The names this config applies to.
-    #[must_use]
-    pub fn names(&self) -> &[MethodName] {
-        &self.names
+    /// The names this config applies to, as `(service, method)`: the method
+    /// (`"SayHello"`) empty for every method of the service
+    /// (`"helloworld.Greeter"`), and both empty for every method of every
+    /// service.
+    ///
+    /// ```
+    /// use retry_runtime::config::grpc::ServiceConfig;
+    ///
+    /// let config: ServiceConfig = serde_json::from_str(r#"{ "methodConfig": [{
+    ///     "name": [{ "service": "a.S", "method": "M" }, { "service": "b.S" }]
+    /// }] }"#).unwrap();
+    /// let names: Vec<_> = config.methods()[0].names().collect();
+    /// assert_eq!(names, [("a.S", "M"), ("b.S", "")]);
+    /// ```
+    pub fn names(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
+        self.names
+            .iter()
+            .map(|name| (name.service.as_str(), name.method.as_str()))
     }
 
     /// `timeout`: the time for the whole call, retries included.
@@ -232,10 +243,17 @@ impl MethodConfig {
         self.timeout
     }
 
-    /// `retryPolicy`, if the config has one.
+    /// `retryPolicy`'s `maxAttempts`, `initialBackoff`, `maxBackoff` and
+    /// `backoffMultiplier`, as a policy with full jitter (gRPC's), if the
+    /// config has a `retryPolicy`; its `retryableStatusCodes` are
+    /// [`retryable`](Self::retryable). [`policy`](Self::policy) adds the
+    /// method's `timeout` as the deadline.
     #[must_use]
-    pub const fn retry_policy(&self) -> Option<RetryPolicy> {
-        self.retry
+    pub const fn retry_policy(&self) -> Option<Policy> {
+        match self.retry {
+            Some(retry) => Some(retry.policy),
+            None => None,
+        }
     }
 
     /// `hedgingPolicy`, if the config has one.
@@ -277,35 +295,6 @@ impl MethodConfig {
     }
 }
 
-impl MethodName {
-    /// The service (`"helloworld.Greeter"`), empty for every service.
-    #[must_use]
-    pub fn service(&self) -> &str {
-        &self.service
-    }
-
-    /// The method (`"SayHello"`), empty for every method of the service.
-    #[must_use]
-    pub fn method(&self) -> &str {
-        &self.method
-    }
-}
-
-impl RetryPolicy {
-    /// `maxAttempts`, `initialBackoff`, `maxBackoff` and
-    /// `backoffMultiplier`, as a policy with full jitter (gRPC's).
-    #[must_use]
-    pub const fn policy(&self) -> Policy {
-        self.policy
-    }
-
-    /// `retryableStatusCodes`.
-    #[must_use]
-    pub const fn retryable(&self) -> RetryableCodes {
-        self.retryable
-    }
-}
-
 impl HedgingPolicy {
     /// `maxAttempts`: copies of the call in all, the first included (5 at
     /// most).
@@ -335,21 +324,8 @@ impl HedgingPolicy {
 }
 
 impl RetryThrottling {
-    /// `maxTokens`.
-    #[must_use]
-    pub const fn max_tokens(&self) -> u32 {
-        self.max_tokens
-    }
-
-    /// `tokenRatio`.
-    #[must_use]
-    pub const fn token_ratio(&self) -> f32 {
-        self.token_ratio
-    }
-
     /// A new budget with these tokens and ratio.
-    #[must_use]
-    pub fn budget(self) -> RetryBudget {
+    fn budget(self) -> RetryBudget {
         RetryBudget::new(self.max_tokens, self.token_ratio)
     }
 }

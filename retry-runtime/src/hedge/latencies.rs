@@ -13,11 +13,11 @@ const SUB_BITS: u32 = SUB.trailing_zeros();
 /// to 2^35 µs (9.5 hours); longer latencies count in the last bucket.
 const BUCKETS: usize = 512;
 /// Successes seen before the histogram's percentile replaces `base`.
-pub const WARM_UP: u64 = 100;
+pub(crate) const WARM_UP: u64 = 100;
 /// Every this many successes, every count is halved: older latencies weigh
 /// half as much as newer ones each time, so the estimate follows the last
 /// few thousand successes.
-pub const HALF_LIFE: u64 = 1024;
+pub(crate) const HALF_LIFE: u64 = 1024;
 /// After the warm-up, the percentile is recomputed every this many
 /// successes (before it, at each one): a scan of the buckets every 64
 /// successes costs each about 16 atomic loads.
@@ -28,7 +28,7 @@ const NONE: u64 = 0;
 
 /// The latencies of a function's recent successful attempts: a lock-free,
 /// exponentially decaying histogram (each count halves every
-/// [`HALF_LIFE`] successes), built in a `static`.
+/// 1,024 successes), built in a `static`.
 ///
 /// ```
 /// use std::time::Duration;
@@ -44,7 +44,7 @@ const NONE: u64 = 0;
 /// ```
 ///
 /// Recording is two atomic additions; reading the percentile a hedged call
-/// waits for is one atomic load. Every [`HALF_LIFE`] successes one call
+/// waits for is one atomic load. Every 1,024 successes one call
 /// halves the counts, and every few successes one recomputes the
 /// percentile, by a scan of the 512 buckets: no lock, no allocation. A
 /// latency is known to within 1/16 of it, rounded up, so the hedge delay is
@@ -104,7 +104,7 @@ impl Latencies {
     }
 
     /// The `percentile` (clamped to 50 ..= 99.9) of the recent latencies,
-    /// rounded up to its bucket's bound, once [`WARM_UP`] successes were
+    /// rounded up to its bucket's bound, once 100 successes were
     /// recorded; `None` before.
     #[must_use]
     pub fn percentile(&self, percentile: f64) -> Option<Duration> {

@@ -58,8 +58,8 @@
 //! `hedge = "p95"` waits for the 95th percentile of the latencies of this
 //! function's recent successful attempts, kept in a [`Latencies`]
 //! histogram in a `static` of the function: lock-free, exponentially
-//! decaying (each count halves every [`HALF_LIFE`] successes), read with
-//! one atomic load per call. Until [`WARM_UP`] successes have been seen,
+//! decaying (each count halves every 1,024 successes), read with
+//! one atomic load per call. Until 100 successes have been seen,
 //! the delay is `base`.
 //!
 //! # Cost
@@ -97,11 +97,12 @@ mod tower;
 
 use core::time::Duration;
 
-pub use closure::HedgedRetry;
-pub use hedged::Hedged;
-pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
-pub use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
-pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
+pub(crate) use closure::HedgedRetry;
+pub(crate) use hedged::Hedged;
+pub use latencies::Latencies;
+#[cfg_attr(not(feature = "tower"), allow(unused_imports))]
+pub(crate) use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
+pub(crate) use slots::Slots;
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use tower::{AllRepeatable, CloneRequests, HedgeLayer, HedgeService, Repeatable, ReplayBodies};
@@ -144,7 +145,7 @@ impl Hedge {
 
     /// Another attempt each time the newest has run for the `percentile`
     /// (50 ..= 99.9, clamped) of the latencies recorded in `latencies`;
-    /// the policy's `base` until [`WARM_UP`] successes were recorded. Each
+    /// the policy's `base` until 100 successes were recorded. Each
     /// success of a call hedged this way records its latency there.
     ///
     /// ```
@@ -213,9 +214,11 @@ pub mod private {
     use core::future::Future;
     use core::time::Duration;
 
+    pub use super::hedged::Hedged;
+    pub use super::parts::{Setup, Unbounded};
     pub use super::slots::{Boxed, End, Slot};
     use super::{Bound, Judge, Running, Slots};
-    pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
+    pub use super::{Hedge, Latencies};
     use crate::decision::Classification;
     use crate::rules::{Outcome, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};

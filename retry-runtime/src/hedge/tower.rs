@@ -196,7 +196,7 @@ impl<C, M> HedgeLayer<C, M> {
     /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (any
     /// [`ReplayBody`]: a tonic channel's, or a boxed body): the body is
     /// recorded as the first
-    /// copy sends it, up to [`DEFAULT_MAX_BODY`] bytes, and played back to
+    /// copy sends it, up to 64 KiB, and played back to
     /// the copies that follow; see [`ReplayBodies`].
     #[must_use]
     pub fn replay_bodies(self) -> HedgeLayer<C, ReplayBodies> {

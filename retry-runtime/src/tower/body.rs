@@ -30,8 +30,9 @@ use http_body::{Body, Frame, SizeHint};
 /// Implemented for `http_body_util::{Full, Empty}`, `String`, the boxed
 /// bodies `http_body_util::combinators::{BoxBody, UnsyncBoxBody}` of
 /// `Bytes`, and `tonic::body::Body` (feature `grpc`). For a body type of
-/// your own, record it with [`Tape::record`] and play it back with
-/// [`Tape::replay`].
+/// your own, implement it by cloning (`type Source = Self`, as `Full` does)
+/// if the body is cheap to clone, or box the body
+/// (`http_body_util::BodyExt::boxed`) into a `BoxBody`, which is recorded.
 pub trait ReplayBody: Body + Sized + Send + 'static {
     /// What the later attempts' bodies are made from.
     type Source: Send + 'static;

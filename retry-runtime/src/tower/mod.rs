@@ -112,7 +112,8 @@
 //! - The call's `deadline` runs from the first attempt. A hint above `cap`,
 //!   the deadline, the budget, an open breaker and `max` stop the retries
 //!   and return the last response or error, unchanged.
-//! - Waits are [`Sleep`](crate::Sleep)s; the per-attempt `timeout` of the policy
+//! - Waits are on the timer of wherever the call runs (tokio's in a tokio
+//!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that,
 //!   with [`HttpClassifier::boxed_errors`] as the classifier (a timeout
 //!   fails with tower's `BoxError`; an attempt it cuts off is retried).
@@ -142,22 +143,23 @@ use std::sync::Arc;
 
 use ::tower::Layer;
 
-pub use self::body::{Playback, Recording, ReplayBody, Tape};
+pub use self::body::ReplayBody;
 pub use self::breaker::{
-    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, CloneRequest,
-    RequestHead,
+    BreakerError, CircuitBreakerLayer, CircuitBreakerService, CloneRequest, RequestHead,
 };
 pub use self::classify::{BoxedHttpClassifier, Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
+pub(crate) use self::service::ResponseFuture;
+pub use self::service::RetryService;
 use self::service::Settings;
-pub use self::service::{ResponseFuture, RetryService};
-pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, PerKey, Selected, Upstreams};
+pub(crate) use self::upstreams::PerKey;
+pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
-pub const DEFAULT_MAX_BODY: usize = 64 * 1024;
+pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
@@ -204,7 +206,7 @@ impl<C, U> RetryLayer<C, U> {
     }
 
     /// Records at most `bytes` of a streaming request body for the later
-    /// attempts (default [`DEFAULT_MAX_BODY`]); a larger body is sent once
+    /// attempts (default 64 KiB); a larger body is sent once
     /// and not retried.
     #[must_use]
     pub fn with_max_body(mut self, bytes: usize) -> Self {
