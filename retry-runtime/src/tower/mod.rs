@@ -152,7 +152,7 @@ pub use self::policy::RetryPolicy;
 use self::service::Settings;
 pub use self::service::{ResponseFuture, RetryService};
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, PerKey, Selected, Upstreams};
-use crate::registry::{Registry, Upstream};
+use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
 /// The request body a layer records for later attempts, unless told
@@ -288,7 +288,7 @@ impl<C, U> RetryLayer<C, U> {
     #[must_use]
     pub fn per_authority(
         self,
-        registry: impl Into<Shared<Registry<Upstream>>>,
+        registry: impl Into<Shared<Registry>>,
     ) -> RetryLayer<C, PerAuthority> {
         self.with_upstreams(PerAuthority(registry.into()))
     }
@@ -318,7 +318,7 @@ impl<C, U> RetryLayer<C, U> {
     #[must_use]
     pub fn per_key<F>(
         self,
-        registry: impl Into<Shared<Registry<Upstream>>>,
+        registry: impl Into<Shared<Registry>>,
         key: F,
     ) -> RetryLayer<C, PerKey<F>>
     where

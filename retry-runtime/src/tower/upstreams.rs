@@ -106,7 +106,7 @@ impl Upstreams for OneBreaker {
 /// request without one (a path-only URI, as a tonic channel's is above the
 /// channel) uses the layer's budget and no breaker.
 #[derive(Clone, Debug)]
-pub struct PerAuthority(pub(super) Shared<Registry<Upstream>>);
+pub struct PerAuthority(pub(super) Shared<Registry>);
 
 impl Upstreams for PerAuthority {
     type Error<E> = BreakerError<E>;
@@ -180,7 +180,7 @@ fn default_port(scheme: Option<&str>) -> Option<u16> {
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
 #[derive(Clone)]
-pub struct PerKey<F>(pub(super) Shared<Registry<Upstream>>, pub(super) F);
+pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) F);
 
 impl<F> core::fmt::Debug for PerKey<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
