@@ -294,6 +294,18 @@ impl Entries {
     }
 }
 
+/// The key of an upstream at `host` and `port`: `host:port` with the host
+/// in lower case, or the host alone without a port, as the tower layer's
+/// and the middleware's `per_authority` key their entries.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn host_key(host: &str, port: Option<impl fmt::Display>) -> String {
+    let host = host.to_ascii_lowercase();
+    match port {
+        Some(port) => format!("{host}:{port}"),
+        None => host,
+    }
+}
+
 impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
@@ -427,6 +439,22 @@ mod tests {
         }
         assert!(registry.len() <= 4);
         assert!(Arc::ptr_eq(&held, &registry.get("held")));
+    }
+
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    #[test]
+    fn host_keys_are_host_and_port_in_lower_case() {
+        assert_eq!(
+            host_key("Payments.Internal", Some(443)),
+            "payments.internal:443"
+        );
+        assert_eq!(host_key("h", Some(0)), "h:0");
+        assert_eq!(host_key("h", Some(65535)), "h:65535");
+        assert_eq!(host_key("h", Some("99999")), "h:99999");
+        assert_eq!(host_key("[::1]", Some(8080)), "[::1]:8080");
+        assert_eq!(host_key("H", None::<u16>), "h");
+        let long = "a".repeat(300);
+        assert_eq!(host_key(&long, Some(1)), format!("{long}:1"));
     }
 
     /// When every entry is in use, the least recently used goes all the

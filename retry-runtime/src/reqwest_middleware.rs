@@ -256,9 +256,8 @@ impl<C> RetryMiddleware<C> {
         }
         let url = request.url();
         let host = url.host_str()?;
-        // Built on the stack: a key per request, no allocation.
-        let key = crate::integration::HostPort::new(host, url.port_or_known_default());
-        Some(registry.get(key.as_str()))
+        let key = crate::registry::host_key(host, url.port_or_known_default());
+        Some(registry.get(&key))
     }
 }
 
