@@ -299,11 +299,14 @@ impl Entries {
 /// and the middleware's `per_authority` key their entries.
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub(crate) fn host_key(host: &str, port: Option<impl fmt::Display>) -> String {
-    let host = host.to_ascii_lowercase();
-    match port {
-        Some(port) => format!("{host}:{port}"),
-        None => host,
+    // One allocation: room for `:` and a port of five digits.
+    let mut key = String::with_capacity(host.len().saturating_add(6));
+    key.extend(host.chars().map(|c| c.to_ascii_lowercase()));
+    if let Some(port) = port {
+        use fmt::Write as _;
+        let _ = write!(key, ":{port}");
     }
+    key
 }
 
 impl fmt::Debug for Registry {
