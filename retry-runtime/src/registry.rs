@@ -61,7 +61,8 @@
 //!   using (or, if every one is in use, the least recently used) before
 //!   taking a new one, so that an upstream still being called keeps its
 //!   breaker's state while others come and go; calls holding a forgotten
-//!   entry keep using it.
+//!   entry keep using it. (Making room walks from the least recent entry
+//!   past those in use.)
 //! - A lookup takes one lock for a hash lookup, two or three links moved
 //!   (the entry becomes the most recent) and an `Arc` clone, and allocates
 //!   nothing once the entry is made. `make` runs under the lock, once per
