@@ -3,6 +3,9 @@
 //! API in the retry loop, and a real loopback server that goes down and
 //! comes back.
 
+#[path = "support/counts.rs"]
+mod counts;
+
 use std::cell::Cell;
 use std::time::Duration;
 
@@ -331,7 +334,8 @@ async fn always_down(calls: &Cell<u32>) -> Result<(), Failure> {
 #[tokio::test(start_paused = true)]
 async fn the_loop_stops_retrying_when_the_circuit_opens_and_then_refuses_at_once() {
     let calls = Cell::new(0);
-    let before = retry_runtime::metrics::snapshot();
+    let counting = counts::Counting::on_this_thread();
+    let before = counting.now();
     // Three attempts, all failing: three calls in the window.
     assert_eq!(always_down(&calls).await, Err(Failure::Unavailable(3)));
     // The next call's first attempt is the fourth failure: the circuit
@@ -343,7 +347,7 @@ async fn the_loop_stops_retrying_when_the_circuit_opens_and_then_refuses_at_once
     assert_eq!(always_down(&calls).await, Err(Failure::Open));
     assert_eq!(start.elapsed(), Duration::ZERO);
     assert_eq!(calls.get(), 4);
-    let after = retry_runtime::metrics::snapshot();
+    let after = counting.now();
     assert!(
         after.open - before.open >= 2,
         "two calls stopped by the breaker"

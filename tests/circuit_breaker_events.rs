@@ -1,10 +1,13 @@
 //! A circuit breaker's `tracing` events and counters, checked against the
-//! transitions it makes. Alone in its test binary: the counters are
-//! process-wide, and tracing caches per call site whether anyone listens.
+//! transitions it makes. Alone in its test binary: tracing caches per call
+//! site whether anyone listens.
+
+#[path = "support/counts.rs"]
+mod counts;
 
 use std::time::Duration;
 
-use retry_runtime::{metrics, retry, CircuitBreaker, CircuitOpen};
+use retry_runtime::{retry, CircuitBreaker, CircuitOpen};
 
 #[derive(Debug, PartialEq)]
 enum Failure {
@@ -45,7 +48,8 @@ async fn opening_half_opening_and_closing_are_traced_and_counted() {
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());
     let _guard = tracing::subscriber::set_default(subscriber);
-    let before = metrics::snapshot();
+    let counting = counts::Counting::on_this_thread();
+    let before = counting.now();
 
     assert_eq!(reserve(false).await, Err(Failure::Down));
     assert_eq!(reserve(false).await, Err(Failure::Down));
@@ -72,7 +76,7 @@ async fn opening_half_opening_and_closing_are_traced_and_counted() {
             "INFO message=circuit closed breaker=\"inventory\"".to_owned(),
         ]
     );
-    let after = metrics::snapshot();
+    let after = counting.now();
     assert_eq!(after.circuit_opened - before.circuit_opened, 2);
     assert_eq!(after.circuit_half_opened - before.circuit_half_opened, 2);
     assert_eq!(after.circuit_closed - before.circuit_closed, 1);

@@ -4,13 +4,16 @@
 //! `BreakerError` says its message once in a report that walks the chain.
 //! Alone in its test binary: the counters are process-wide.
 
+#[path = "support/counts.rs"]
+mod counts;
+
 use std::convert::Infallible;
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
 use retry_runtime::tower::{BreakerError, RetryLayer};
-use retry_runtime::{metrics, CircuitBreaker, CircuitState, Jitter, Policy};
+use retry_runtime::{CircuitBreaker, CircuitState, Jitter, Policy};
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 static BREAKER: CircuitBreaker = CircuitBreaker::new()
@@ -49,7 +52,8 @@ async fn the_opening_call_and_each_refused_call_stop_for_the_reason_open() {
             .body(String::new())
             .unwrap()
     };
-    let before = metrics::snapshot();
+    let counting = counts::Counting::on_this_thread();
+    let before = counting.now();
 
     // Two failed attempts open the circuit; the third is not sent, and the
     // call stops because the circuit is open.
@@ -63,7 +67,7 @@ async fn the_opening_call_and_each_refused_call_stop_for_the_reason_open() {
     assert_eq!(response.status(), 503);
     assert_eq!(hits.load(Ordering::SeqCst), 2);
     assert_eq!(BREAKER.state(), CircuitState::Open);
-    let after = metrics::snapshot();
+    let after = counting.now();
     assert_eq!(after.open - before.open, 1, "the opening call");
     assert_eq!(after.not_retryable, before.not_retryable);
 
@@ -71,7 +75,7 @@ async fn the_opening_call_and_each_refused_call_stop_for_the_reason_open() {
         let refused = service.ready().await.unwrap().call(request()).await;
         assert!(matches!(refused, Err(BreakerError::Open(_))), "{refused:?}");
     }
-    let after = metrics::snapshot();
+    let after = counting.now();
     assert_eq!(after.open - before.open, 6, "and five refused calls");
     assert_eq!(after.not_retryable, before.not_retryable);
     assert_eq!(hits.load(Ordering::SeqCst), 2);

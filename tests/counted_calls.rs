@@ -2,11 +2,14 @@
 //! call in the counters, the ones not retried included: a POST without an
 //! idempotency key that gets a 503 ends as `not_retryable`, one that gets a
 //! 200 as a success (issue 17: the middleware left them out); a call a
-//! breaker stops, or refuses, as `open`. One test in
-//! this file, so that no other test moves the process-wide counters.
+//! breaker stops, or refuses, as `open` (counted through the `metrics`
+//! facade on this thread).
 
 #[path = "support/servers.rs"]
 mod servers;
+
+#[path = "support/counts.rs"]
+mod counts;
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
@@ -21,7 +24,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::RetryLayer;
-use retry_runtime::{metrics, Policy};
+use retry_runtime::Policy;
 use tower::{Service, ServiceBuilder, ServiceExt};
 
 static POLICY: Policy = Policy::new()
@@ -35,13 +38,15 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
         .route("/up", any(|| async { StatusCode::OK }));
     let server = servers::serve(router, 0).await;
 
-    let before = metrics::snapshot();
+    let counting = counts::Counting::on_this_thread();
+
+    let before = counting.now();
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
         .with(RetryMiddleware::new(POLICY))
         .build();
     client.post(server.url("/down")).send().await.unwrap();
     client.post(server.url("/up")).send().await.unwrap();
-    let after = metrics::snapshot();
+    let after = counting.now();
     assert_eq!(after.not_retryable - before.not_retryable, 1);
     assert_eq!(after.retries, before.retries);
 
@@ -70,7 +75,7 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
         .call(post("/up"))
         .await
         .unwrap();
-    let last = metrics::snapshot();
+    let last = counting.now();
     assert_eq!(last.not_retryable - after.not_retryable, 1);
     assert_eq!(last.retries, after.retries);
 
@@ -96,7 +101,7 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
     assert_eq!(opened.unwrap().status(), 503);
     let refused = service.ready().await.unwrap().call(get("/down")).await;
     assert!(refused.is_err());
-    let open = metrics::snapshot();
+    let open = counting.now();
     assert_eq!(open.open - last.open, 2);
     assert_eq!(open.retries - last.retries, 1);
 
@@ -114,7 +119,7 @@ async fn posts_that_are_not_retried_are_counted_by_both_integrations() {
         });
     let closed = service.ready().await.unwrap().call(get("/down")).await;
     assert_eq!(closed.unwrap_err().to_string(), "the pool closed");
-    let unready = metrics::snapshot();
+    let unready = counting.now();
     assert_eq!(unready.not_retryable - open.not_retryable, 1);
     assert_eq!(unready.retries - open.retries, 1);
 }

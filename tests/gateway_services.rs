@@ -547,7 +547,7 @@ async fn spawned_and_fanned_out_calls_each_retry_their_own_failures() {
 // ---------------------------------------------------------------------
 // One breaker per host; one host down.
 
-fn per_host() -> Arc<Registry<Upstream>> {
+fn per_host() -> Arc<Registry> {
     Arc::new(Registry::new(64, |_host: &str| {
         Upstream::new().with_breaker(
             CircuitBreaker::new()

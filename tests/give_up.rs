@@ -125,6 +125,38 @@ async fn a_hedged_call_that_fails_everywhere_is_reported_once() {
     assert_eq!(seen[0].1.attempts(), 3);
 }
 
+/// A call with the hook dropped before it ends (here by a timeout, during
+/// its first wait) leaves `last_call()` as it was, as its docs say: it was
+/// set to `None` when the call started.
+#[tokio::test(start_paused = true)]
+async fn a_call_dropped_before_it_ends_leaves_last_call_as_it_was() {
+    let ok: std::io::Result<u32> = POLICY.retrying().run(|| async { Ok(1) }).await;
+    assert_eq!(ok.unwrap(), 1);
+    let before = retry_runtime::last_call().expect("the call before");
+    assert_eq!((before.reason(), before.attempts()), (Stop::Done, 1));
+    let hook = Seen::default();
+    let dropped = POLICY
+        .retrying()
+        .on_give_up(seen(&hook))
+        .run(|| async { Err::<u32, _>(reset()) });
+    tokio::time::timeout(Duration::from_millis(50), dropped)
+        .await
+        .unwrap_err();
+    assert_eq!(retry_runtime::last_call(), Some(before));
+    let hedged = POLICY
+        .retrying()
+        .hedge(retry_runtime::hedge::Hedge::after(Duration::from_millis(
+            10,
+        )))
+        .on_give_up(seen(&hook))
+        .run(std::future::pending::<std::io::Result<u32>>);
+    tokio::time::timeout(Duration::from_millis(50), hedged)
+        .await
+        .unwrap_err();
+    assert_eq!(retry_runtime::last_call(), Some(before));
+    assert!(hook.take().is_empty());
+}
+
 mod attribute {
     use std::cell::RefCell;
     use std::time::Duration;
@@ -171,6 +203,20 @@ mod attribute {
                 "Err(Failure { transient: false }): not_retryable after 1 attempt in 0ns",
             ]
         );
+    }
+
+    /// The attribute's hook, on a call dropped during its first wait:
+    /// `last_call()` still tells of the call before.
+    #[tokio::test(start_paused = true)]
+    async fn a_call_dropped_before_it_ends_leaves_last_call_as_it_was() {
+        succeeding().await.unwrap();
+        let before = retry_runtime::last_call().expect("the call before");
+        assert_eq!((before.reason(), before.attempts()), (Stop::Done, 1));
+        tokio::time::timeout(Duration::from_millis(50), failing(true))
+            .await
+            .unwrap_err();
+        assert_eq!(retry_runtime::last_call(), Some(before));
+        assert!(reported().is_empty());
     }
 
     #[tokio::test(start_paused = true)]

@@ -625,12 +625,9 @@ proptest! {
 // Registry under threads, with keys of any length
 // ---------------------------------------------------------------------
 
-/// The most entries a registry of `capacity` may hold: the capacity
-/// rounded up to a multiple of its shard count (one per 16 entries of
-/// capacity, from 1 to 16).
+/// The most entries a registry of `capacity` may hold: its capacity.
 fn bound(capacity: usize) -> usize {
-    let shards = (capacity / 16).clamp(1, 16);
-    capacity.div_ceil(shards) * shards
+    capacity
 }
 
 /// Keys of every length: empty, one byte, non-ASCII, a megabyte.
@@ -681,19 +678,19 @@ fn many_threads_and_keys_keep_the_size_bound_and_name_each_breaker() {
     }
 }
 
-/// In one shard (capacity below 32), an entry in use is never forgotten
-/// while the shard holds one no call is using: with T threads each
-/// holding one entry throughout and at most one more for a moment, a
-/// capacity above 2T always has an unused entry to forget.
+/// An entry in use is never forgotten while the registry holds one no
+/// call is using: with T threads each holding one entry throughout and at
+/// most one more for a moment, a capacity above 2T always has an unused
+/// entry to forget.
 #[test]
 fn entries_in_use_outlive_entries_nobody_holds() {
     let keys = Arc::new(hostile_keys());
     for (capacity, threads) in [(3, 1), (5, 2), (9, 4), (15, 7)] {
         let made = Arc::new(AtomicU32::new(0));
         let counter = Arc::clone(&made);
-        let registry = Arc::new(Registry::new(capacity, move |key: &str| {
+        let registry = Arc::new(Registry::new(capacity, move |_: &str| {
             counter.fetch_add(1, Ordering::Relaxed);
-            key.len()
+            Upstream::new()
         }));
         let handles: Vec<_> = (0..threads)
             .map(|thread: usize| {

@@ -1,7 +1,10 @@
-//! The process-wide counters, checked against the calls made. Alone in its
-//! test binary, so no other test moves the counters.
+//! The counts through the `metrics` facade, by stop reason, checked against
+//! the calls made.
 
-use retry_runtime::{metrics, retry};
+#[path = "support/counts.rs"]
+mod counts;
+
+use retry_runtime::retry;
 
 #[derive(Debug)]
 struct Failure(bool);
@@ -34,13 +37,14 @@ async fn outer() -> Result<(), Failure> {
 
 #[tokio::test(start_paused = true)]
 async fn counters_match_the_calls_made() {
-    let before = metrics::snapshot();
+    let counting = counts::Counting::on_this_thread();
+    let before = counting.now();
     failing(true).await.unwrap_err(); // 2 retries, exhausted
     failing(false).await.unwrap_err(); // not retryable
     deadline_bound().await.unwrap_err(); // 1 retry (1ms), then 10ms would pass 2ms
     succeeding().await.unwrap(); // nothing
     outer().await.unwrap_err(); // inner: 2 retries, exhausted; outer: returns at once, nested
-    let after = metrics::snapshot();
+    let after = counting.now();
     assert_eq!(after.retries - before.retries, 2 + 1 + 2);
     assert_eq!(after.exhausted - before.exhausted, 2);
     assert_eq!(after.not_retryable - before.not_retryable, 1);

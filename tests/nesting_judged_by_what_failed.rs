@@ -10,13 +10,16 @@
 
 #[path = "support/counting.rs"]
 mod counting;
+#[path = "support/counts.rs"]
+mod counts;
+
 use counting::{calls, count, own_call};
 
 use std::sync::atomic::AtomicU32;
 
 use futures_util::future::{join_all, try_join_all};
 use futures_util::stream::{FuturesUnordered, StreamExt};
-use retry_runtime::{metrics, retry, CircuitBreaker, CircuitOpen};
+use retry_runtime::{retry, CircuitBreaker, CircuitOpen};
 
 #[derive(Debug, Clone, PartialEq, Default)]
 enum Error {
@@ -175,10 +178,11 @@ async fn propagates(inner: &AtomicU32, own: &AtomicU32) -> Result<String, Error>
 #[tokio::test(start_paused = true)]
 async fn a_give_up_propagated_with_question_mark_stops_the_outer() {
     let (inner, own) = (AtomicU32::new(0), AtomicU32::new(0));
-    let nested = metrics::snapshot().nested;
+    let counting = counts::Counting::on_this_thread();
+    let nested = counting.now().nested;
     assert_eq!(propagates(&inner, &own).await, Err(Error::Down));
     assert_eq!((calls(&own), calls(&inner)), (1, 3));
-    assert!(metrics::snapshot().nested > nested);
+    assert!(counting.now().nested > nested);
 }
 
 /// One item of a batch: item 0 is down, the others answer after a wait.

@@ -34,7 +34,7 @@ static POLICY: Policy = Policy::new()
 
 /// A breaker that opens after two failures in a row and stays open for a
 /// minute, and a budget, per host.
-fn upstreams() -> Arc<Registry<Upstream>> {
+fn upstreams() -> Arc<Registry> {
     Arc::new(Registry::new(64, |_host: &str| {
         Upstream::new()
             .with_breaker(

@@ -28,7 +28,7 @@ static POLICY: Policy = Policy::new()
 
 #[tokio::test(start_paused = true)]
 async fn a_host_still_called_keeps_its_open_circuit_while_other_hosts_come_and_go() {
-    // Room for four hosts (one shard).
+    // Room for four hosts.
     let upstreams = Arc::new(Registry::new(4, |_host: &str| {
         Upstream::new().with_breaker(
             CircuitBreaker::new()

@@ -38,7 +38,7 @@ fn spent() -> RetryBudget {
 }
 
 /// Breakers per host, no budgets: the front end's budget applies.
-fn breakers_only() -> Arc<Registry<Upstream>> {
+fn breakers_only() -> Arc<Registry> {
     Arc::new(Registry::new(64, |_host: &str| {
         Upstream::new().with_breaker(CircuitBreaker::new())
     }))

@@ -1,8 +1,8 @@
-//! The tower layer's `per_authority` key costs no allocation: a URI
-//! without a port (`https://payments.internal/`, the usual absolute URI)
-//! is keyed by the scheme's default port on the stack, and costs no more
-//! allocations per call than the same request written with `:443`. One
-//! test in this file, so that no other test moves the thread's count.
+//! The tower layer's `per_authority` key of a URI without a port
+//! (`https://payments.internal/`, the usual absolute URI), made with the
+//! scheme's default port, costs no more allocations per call than the same
+//! request written with `:443`. One test in this file, so that no other
+//! test moves the thread's count.
 
 use std::sync::Arc;
 use std::time::Duration;

@@ -30,7 +30,7 @@ static ONE_ATTEMPT: Policy = Policy::new()
     .with_base(Duration::from_millis(10))
     .with_jitter(Jitter::None);
 
-fn registry() -> Arc<Registry<Upstream>> {
+fn registry() -> Arc<Registry> {
     Arc::new(Registry::new(64, |_host: &str| {
         Upstream::new().with_breaker(
             CircuitBreaker::new()

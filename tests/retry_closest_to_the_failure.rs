@@ -5,11 +5,14 @@
 //! `nested = "retry"`. A failure no inner layer retried is judged by the
 //! outer's own rules.
 
+#[path = "support/counts.rs"]
+mod counts;
+
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use retry_runtime::{current_attempt, metrics, retry};
+use retry_runtime::{current_attempt, retry};
 use tokio::time::Instant;
 
 #[derive(Debug, PartialEq)]
@@ -58,11 +61,12 @@ async fn top_that_multiplies(calls: &AtomicU32) -> Result<(), Error> {
 #[tokio::test(start_paused = true)]
 async fn three_layers_of_three_attempts_cost_three_calls_at_the_bottom() {
     let calls = AtomicU32::new(0);
-    let before = metrics::snapshot().nested;
+    let counting = counts::Counting::on_this_thread();
+    let before = counting.now().nested;
     assert_eq!(top(&calls).await, Err(Error::Down));
     assert_eq!(calls.load(Ordering::SeqCst), 3);
     // The middle and the top each return at once, for reason `nested`.
-    assert!(metrics::snapshot().nested - before >= 2);
+    assert!(counting.now().nested - before >= 2);
 }
 
 #[tokio::test(start_paused = true)]

@@ -1,13 +1,11 @@
 //! Where a circuit breaker stands ([`CircuitState`]), a change of it
 //! ([`Transition`]), and the one place such a change is reported: the
-//! process-wide counts [`metrics::snapshot`](crate::metrics::snapshot)
-//! reads, the `metrics` facade and `tracing`.
+//! `metrics` facade and `tracing`.
 //!
 //! Below both the breaker, which returns its transitions and hands them
-//! here, and the metrics module, which reads the counts: neither imports
-//! the other.
+//! here, and the metrics module, which names the facade's metrics: neither
+//! imports the other.
 
-use core::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 
 /// Where a [`CircuitBreaker`](crate::CircuitBreaker) stands.
@@ -143,20 +141,6 @@ impl Name {
     }
 }
 
-/// Transitions since the process started, by the state entered.
-static OPENED: AtomicU64 = AtomicU64::new(0);
-static HALF_OPENED: AtomicU64 = AtomicU64::new(0);
-static CLOSED: AtomicU64 = AtomicU64::new(0);
-
-/// The transitions so far: into open, into half-open, into closed.
-pub(crate) fn counts() -> (u64, u64, u64) {
-    (
-        OPENED.load(Ordering::Relaxed),
-        HALF_OPENED.load(Ordering::Relaxed),
-        CLOSED.load(Ordering::Relaxed),
-    )
-}
-
 /// What a breaker tells the outside world of a transition: `breaker` is its
 /// name, `probes` its probe limit, and `open_ms` the open period just
 /// started, in milliseconds, when it opened.
@@ -177,7 +161,7 @@ pub(crate) fn publish(breaker: &Name, state: CircuitState) {
     ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(state.gauge());
 }
 
-/// Counts a transition, and tells the facade and `tracing`.
+/// Tells the facade and `tracing` of a transition.
 #[cold]
 pub(crate) fn report(report: Report<'_>) {
     let Report {
@@ -186,12 +170,6 @@ pub(crate) fn report(report: Report<'_>) {
         probes,
         open_ms,
     } = report;
-    let counter = match transition.to {
-        CircuitState::Open => &OPENED,
-        CircuitState::HalfOpen => &HALF_OPENED,
-        CircuitState::Closed => &CLOSED,
-    };
-    counter.fetch_add(1, Ordering::Relaxed);
     #[cfg(feature = "metrics")]
     {
         ::metrics::counter!(
@@ -206,7 +184,7 @@ pub(crate) fn report(report: Report<'_>) {
     #[cfg(feature = "tracing")]
     let breaker = breaker.as_str();
     #[cfg(not(feature = "tracing"))]
-    let _ = (breaker, probes, open_ms);
+    let _ = (breaker, transition, probes, open_ms);
     #[cfg(feature = "tracing")]
     match transition.to {
         CircuitState::Open => tracing::warn!(

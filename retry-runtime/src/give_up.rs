@@ -5,7 +5,6 @@
 //! carries nothing for it and a call without the hook reads no clock.
 
 use core::future::Future;
-use core::time::Duration;
 
 use crate::guard::{Guard, Keep};
 use crate::hedge::{HedgedRetry, Judge};
@@ -26,38 +25,52 @@ pub trait OnGiveUp<R>: Fn(&R, &Stopped) {}
 impl<R, F: Fn(&R, &Stopped)> OnGiveUp<R> for F {}
 
 /// When a call started, on the clock its loop runs on, for the time a call
-/// that gives up took.
+/// that gives up took; and how the call before it ended, which it puts back
+/// if it is dropped before it ends (the loop reads no record of its own
+/// while it runs, so that a loop that ends without recording is not taken
+/// for the call before it).
 #[doc(hidden)]
-#[derive(Clone, Copy, Debug)]
-pub enum Started {
-    /// An `async` loop: tokio's clock, so a paused test clock measures the
-    /// waits it skipped.
-    Tokio(crate::clock::Instant),
-    /// A blocking loop: the real clock.
-    Blocking(crate::clock::Instant),
+#[derive(Debug)]
+pub struct Started {
+    clock: crate::clock::Clock,
+    at: crate::clock::Instant,
+    /// How the call before ended ([`crate::context::last_call`]'s word), to
+    /// put back on drop; `None` once the call has ended.
+    before: Option<u64>,
 }
 
 impl Started {
-    /// Now, for an `async` loop.
+    /// Now, for an `async` loop: tokio's clock, so that a paused test clock
+    /// measures the waits it skipped.
     #[inline]
     #[must_use]
     pub fn tokio() -> Self {
-        stopped::forget();
-        Started::Tokio(crate::clock::Clock::Async.now())
+        Started::on(crate::clock::Clock::Async)
     }
 
-    /// Now, for a blocking loop.
+    /// Now, for a blocking loop: the real clock.
     #[inline]
     #[must_use]
     pub fn blocking() -> Self {
-        stopped::forget();
-        Started::Blocking(crate::clock::Clock::Blocking.now())
+        Started::on(crate::clock::Clock::Blocking)
     }
 
-    fn elapsed(self) -> Duration {
-        match self {
-            Started::Tokio(started) => crate::clock::Clock::Async.since(started),
-            Started::Blocking(started) => crate::clock::Clock::Blocking.since(started),
+    fn on(clock: crate::clock::Clock) -> Self {
+        let before = crate::context::last_call();
+        stopped::forget();
+        Started {
+            clock,
+            at: clock.now(),
+            before: Some(before),
+        }
+    }
+}
+
+/// A call dropped before it ends leaves [`crate::last_call`] as it was.
+impl Drop for Started {
+    fn drop(&mut self) {
+        if let Some(before) = self.before {
+            crate::context::set_last_call(before);
         }
     }
 }
@@ -91,18 +104,20 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
 /// value. What the expansion calls for the key, right after the loop.
 #[doc(hidden)]
 #[inline]
-pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, started: Started, outcome: &R) {
+pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, mut started: Started, outcome: &R) {
+    started.before = None;
     if let Some(ended) = stopped::last_call() {
         if ended.reason() != Stop::Done {
-            report(hook, started, outcome, ended);
+            report(hook, &started, outcome, ended);
         }
     }
 }
 
 #[cold]
 #[inline(never)]
-fn report<R, H: GiveUpHook<R>>(hook: &H, started: Started, outcome: &R, ended: Stopped) {
-    let stopped = Stopped::new(ended.reason(), ended.attempts(), Some(started.elapsed()));
+fn report<R, H: GiveUpHook<R>>(hook: &H, started: &Started, outcome: &R, ended: Stopped) {
+    let elapsed = started.clock.since(started.at);
+    let stopped = Stopped::new(ended.reason(), ended.attempts(), Some(elapsed));
     hook.gave_up(outcome, &stopped);
 }
 

@@ -254,105 +254,9 @@ fn grpc_code_of(status: ::http::StatusCode) -> i32 {
     }
 }
 
-/// An upstream's registry key, `host:port` with the host in lower case, as
-/// the tower layer and the middleware both key their per-host breakers:
-/// made for every request, so built on the stack (or borrowed, when the
-/// request already spells it so); only a host longer than DNS allows is
-/// written to the heap.
-// Large on purpose: it lives on the stack for one lookup, where boxing the
-// bytes would be the allocation it is there to avoid.
-#[allow(clippy::large_enum_variant)]
-pub(crate) enum HostPort<'a> {
-    /// Only the tower layer's URIs can be borrowed from.
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    Written(&'a str),
-    Built {
-        bytes: [u8; HostPort::ROOM],
-        len: usize,
-    },
-    Long(String),
-}
-
-impl<'a> HostPort<'a> {
-    /// A host of 255 bytes (DNS allows 253), `:` and five digits.
-    const ROOM: usize = 255 + 1 + 5;
-
-    /// The key as the request already writes it: checked by the caller to
-    /// be a lower-case `host:port` (or a host alone, for a scheme without a
-    /// default port).
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn written(key: &'a str) -> Self {
-        HostPort::Written(key)
-    }
-
-    /// `host` in lower case, then `:port` when there is a port.
-    pub(crate) fn new(host: &str, port: Option<u16>) -> Self {
-        let mut bytes = [0; HostPort::ROOM];
-        let mut len = 0;
-        let mut push = |byte: u8| {
-            let slot = bytes.get_mut(len)?;
-            *slot = byte;
-            len += 1;
-            Some(())
-        };
-        let built = host
-            .bytes()
-            .try_for_each(|byte| push(byte.to_ascii_lowercase()))
-            .and_then(|()| match port {
-                Some(port) => {
-                    push(b':')?;
-                    let mut digits = [0; 5];
-                    let mut rest = port;
-                    let mut count = 0;
-                    loop {
-                        // `rest % 10` is below 10.
-                        let digit = u8::try_from(rest % 10).unwrap_or(0);
-                        *digits.get_mut(count)? = b'0' + digit;
-                        count += 1;
-                        rest /= 10;
-                        if rest == 0 {
-                            break;
-                        }
-                    }
-                    digits[..count]
-                        .iter()
-                        .rev()
-                        .try_for_each(|&digit| push(digit))
-                }
-                None => Some(()),
-            });
-        let key = HostPort::Built { bytes, len };
-        if built.is_some() && core::str::from_utf8(&bytes[..len]).is_ok() {
-            return key;
-        }
-        let host = host.to_ascii_lowercase();
-        HostPort::Long(match port {
-            Some(port) => format!("{host}:{port}"),
-            None => host,
-        })
-    }
-
-    /// A port written in the request that is none (above 65535): the key
-    /// keeps it as written, so that such requests share no breaker with the
-    /// host's real ports.
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn long(host: &str, port: &str) -> Self {
-        HostPort::Long(format!("{}:{port}", host.to_ascii_lowercase()))
-    }
-
-    pub(crate) fn as_str(&self) -> &str {
-        match self {
-            HostPort::Written(key) => key,
-            // Checked to be UTF-8 when built.
-            HostPort::Built { bytes, len } => core::str::from_utf8(&bytes[..*len]).unwrap_or(""),
-            HostPort::Long(key) => key,
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{classify_http, HostPort};
+    use super::classify_http;
     use crate::classify::grpc::RetryableCodes;
     use crate::Classification;
 
@@ -396,28 +300,5 @@ mod tests {
                 "{malformed:?}"
             );
         }
-    }
-
-    #[test]
-    fn keys_are_host_and_port_in_lower_case() {
-        assert_eq!(
-            HostPort::new("Payments.Internal", Some(443)).as_str(),
-            "payments.internal:443"
-        );
-        assert_eq!(HostPort::new("h", Some(0)).as_str(), "h:0");
-        assert_eq!(HostPort::new("h", Some(65535)).as_str(), "h:65535");
-        assert_eq!(HostPort::new("[::1]", Some(8080)).as_str(), "[::1]:8080");
-        assert_eq!(HostPort::new("h", None).as_str(), "h");
-        let long = "a".repeat(300);
-        assert_eq!(HostPort::new(&long, Some(1)).as_str(), format!("{long}:1"));
-        let exact = "b".repeat(255);
-        assert!(matches!(
-            HostPort::new(&exact, Some(65535)),
-            HostPort::Built { .. }
-        ));
-        assert_eq!(
-            HostPort::new(&exact, Some(65535)).as_str(),
-            format!("{exact}:65535")
-        );
     }
 }

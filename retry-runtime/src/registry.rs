@@ -55,41 +55,26 @@
 //!
 //! # Guarantees
 //!
-//! - A lookup of a key already present takes a read lock on one of the
-//!   shards (chosen by the key's hash: one shard per 16 entries of
-//!   capacity, up to 16), clones an `Arc` and releases it: readers of
-//!   different keys rarely meet, and never wait for each other.
-//! - At most `capacity` entries (rounded up to a multiple of the shard
-//!   count) are held; from a capacity of 16 on, a shard has room for at
-//!   least 16. A shard that is full forgets the least recently used of the
-//!   entries no call is using (or, if every one is in use, the least
-//!   recently used) before taking a new one, so an upstream still being
-//!   called keeps its breaker's state while others come and go; calls
-//!   holding a forgotten entry keep using it. Recency is told by the
-//!   shard's new entries: entries looked up since its latest new one are
-//!   more recent than it and equally recent among themselves, so that a
-//!   lookup writes nothing another key's reads (at most one store to its
-//!   own entry per new entry in the shard).
-//! - No lock is held while a caller uses its entry, and a poisoned lock is
-//!   recovered, so a panicking `make` cannot wedge the registry.
+//! - An entry is never forgotten while the registry holds fewer than
+//!   `capacity` entries, and at most `capacity` are held.
+//! - A full registry forgets the least recently used entry that no call is
+//!   using (or, if every one is in use, the least recently used) before
+//!   taking a new one, so that an upstream still being called keeps its
+//!   breaker's state while others come and go; calls holding a forgotten
+//!   entry keep using it. (Making room walks from the least recent entry
+//!   past those in use.)
+//! - A lookup takes one lock for a hash lookup, two or three links moved
+//!   (the entry becomes the most recent) and an `Arc` clone, and allocates
+//!   nothing once the entry is made. `make` runs under the lock, once per
+//!   key made. No lock is held while a caller uses its entry, and a
+//!   poisoned lock is recovered, so a panicking `make` cannot wedge the
+//!   registry.
 
-use core::any::Any;
 use core::fmt;
 use std::collections::HashMap;
-use std::hash::{BuildHasher, RandomState};
-use std::sync::atomic::{AtomicU64, Ordering};
-use std::sync::{Arc, PoisonError, RwLock};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use crate::{CircuitBreaker, RetryBudget};
-
-/// The most shards a registry has.
-const SHARDS: usize = 16;
-
-/// The fewest entries a shard holds room for (in a registry of at least
-/// this capacity): a registry has one shard per this many entries of its
-/// capacity, up to [`SHARDS`], so that two keys that hash to the same shard
-/// do not evict each other while most of the capacity stands free.
-const PER_SHARD: usize = 16;
 
 /// What a registry holds per upstream: a breaker, a budget, or both.
 #[derive(Debug, Default)]
@@ -137,139 +122,82 @@ impl Upstream {
     pub fn budget(&self) -> Option<&RetryBudget> {
         self.budget.as_ref()
     }
-
-    /// Names its breaker after `key`, unless the factory named it, and sets
-    /// its state gauge (closed), so that each key has its series from its
-    /// first call.
-    fn made_for(&mut self, key: &str) {
-        if let Some(breaker) = &mut self.breaker {
-            breaker.name_by_default(key);
-            breaker.publish_state();
-        }
-    }
 }
 
-/// An entry just made for `key`: an [`Upstream`]'s unnamed breaker takes the
-/// key as its name (see [`Upstream::made_for`]); any other type is left as
-/// it is. (A stand-in for specialization: the type test is resolved at
-/// compile time.)
-fn made<T: 'static>(mut entry: T, key: &str) -> T {
-    if let Some(upstream) = (&mut entry as &mut dyn Any).downcast_mut::<Upstream>() {
-        upstream.made_for(key);
-    }
-    entry
+/// A bounded map from a key (a host, an authority, a tenant) to an
+/// [`Upstream`] made on first use; see the [module docs](self).
+pub struct Registry {
+    entries: Mutex<Entries>,
+    capacity: usize,
+    make: Box<dyn Fn(&str) -> Upstream + Send + Sync>,
 }
 
-type Make<T> = Box<dyn Fn(&str) -> T + Send + Sync>;
+/// No slot: the end of the recency list.
+const NONE: usize = usize::MAX;
 
-/// A bounded map from a key (a host, an authority, a tenant) to an entry
-/// made on first use; see the [module docs](self).
-pub struct Registry<T = Upstream> {
-    shards: Box<[RwLock<Shard<T>>]>,
-    per_shard: usize,
-    hasher: RandomState,
-    make: Make<T>,
+/// The entries, in slots linked from the most recently used to the least:
+/// a slot is taken over by the next new key when its entry is forgotten,
+/// so there are never more slots than the capacity.
+struct Entries {
+    slots: Vec<Slot>,
+    by_key: HashMap<Arc<str>, usize>,
+    newest: usize,
+    oldest: usize,
 }
 
-struct Shard<T> {
-    entries: HashMap<Box<str>, Entry<T>>,
-    /// Entries made so far in this shard: the clock that tells the least
-    /// recently used entry, moved only by a new entry, so that a lookup
-    /// reads it and writes nothing shared with other keys.
-    ticks: AtomicU64,
+struct Slot {
+    key: Arc<str>,
+    value: Arc<Upstream>,
+    /// The slot used just after this one, or [`NONE`].
+    newer: usize,
+    /// The slot used just before this one, or [`NONE`].
+    older: usize,
 }
 
-struct Entry<T> {
-    value: Arc<T>,
-    /// When the entry was made or last looked up, in the shard's ticks:
-    /// `2t` for the entry made as the shard's `t`th, `2t + 1` for a lookup
-    /// while that is the newest, so that a lookup ranks above the entry
-    /// made before it. Written only when it moved (at most once per new
-    /// entry in the shard).
-    used: AtomicU64,
-}
-
-/// The `used` of an entry made as its shard's `tick`th.
-fn made_at(tick: u64) -> u64 {
-    tick.wrapping_mul(2)
-}
-
-/// The `used` of a lookup while the shard's newest entry is its `tick`th:
-/// after that entry was made.
-fn looked_up_at(tick: u64) -> u64 {
-    made_at(tick) | 1
-}
-
-impl<T> Registry<T> {
+impl Registry {
     /// A registry of at most `capacity` entries (at least 1), each made by
-    /// `make` from its key the first time the key is asked for. An
-    /// [`Upstream`]'s breaker that `make` left unnamed is named after the
-    /// key (see [Names](self#names)).
-    pub fn new(capacity: usize, make: impl Fn(&str) -> T + Send + Sync + 'static) -> Self
-    where
-        T: 'static,
-    {
-        let capacity = capacity.max(1);
-        let shards = (capacity / PER_SHARD).clamp(1, SHARDS);
+    /// `make` from its key the first time the key is asked for. A breaker
+    /// that `make` left unnamed is named after the key (see
+    /// [Names](self#names)).
+    pub fn new(capacity: usize, make: impl Fn(&str) -> Upstream + Send + Sync + 'static) -> Self {
         Registry {
-            shards: (0..shards)
-                .map(|_| {
-                    RwLock::new(Shard {
-                        entries: HashMap::new(),
-                        ticks: AtomicU64::new(0),
-                    })
-                })
-                .collect(),
-            per_shard: capacity.div_ceil(shards),
-            hasher: RandomState::new(),
-            make: Box::new(move |key| made(make(key), key)),
+            entries: Mutex::new(Entries {
+                slots: Vec::new(),
+                by_key: HashMap::new(),
+                newest: NONE,
+                oldest: NONE,
+            }),
+            capacity: capacity.max(1),
+            make: Box::new(make),
         }
     }
 
     /// The entry for `key`, made now if there is none.
-    pub fn get(&self, key: &str) -> Arc<T> {
-        let shard = self.shard(key);
-        {
-            let shard = shard.read().unwrap_or_else(PoisonError::into_inner);
-            if let Some(entry) = shard.entries.get(key) {
-                entry.touch(&shard);
-                return Arc::clone(&entry.value);
+    pub fn get(&self, key: &str) -> Arc<Upstream> {
+        let mut entries = self.lock();
+        if let Some(&slot) = entries.by_key.get(key) {
+            if let Some(value) = entries.use_slot(slot) {
+                return value;
             }
         }
-        let mut shard = shard.write().unwrap_or_else(PoisonError::into_inner);
-        if let Some(entry) = shard.entries.get(key) {
-            entry.touch(&shard);
-            return Arc::clone(&entry.value);
+        let key: Arc<str> = key.into();
+        let mut upstream = (self.make)(&key);
+        if let Some(breaker) = &mut upstream.breaker {
+            // Named after its key unless `make` named it, and its state
+            // gauge set (closed), so that each key has its series from its
+            // first call.
+            breaker.name_by_default(&key);
+            breaker.publish_state();
         }
-        if shard.entries.len() >= self.per_shard {
-            shard.forget_one();
-        }
-        let value = Arc::new((self.make)(key));
-        let tick = shard.ticks.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
-        let used = AtomicU64::new(made_at(tick));
-        shard.entries.insert(
-            key.into(),
-            Entry {
-                value: Arc::clone(&value),
-                used,
-            },
-        );
+        let value = Arc::new(upstream);
+        entries.insert(key, Arc::clone(&value), self.capacity);
         value
     }
 
     /// The entries held now.
     #[must_use]
     pub fn len(&self) -> usize {
-        self.shards
-            .iter()
-            .map(|shard| {
-                shard
-                    .read()
-                    .unwrap_or_else(PoisonError::into_inner)
-                    .entries
-                    .len()
-            })
-            .sum()
+        self.lock().by_key.len()
     }
 
     /// Whether no entry is held.
@@ -278,57 +206,115 @@ impl<T> Registry<T> {
         self.len() == 0
     }
 
-    fn shard(&self, key: &str) -> &RwLock<Shard<T>> {
-        let hash = self.hasher.hash_one(key);
-        // The shard count is at most 16, so the remainder fits in a usize.
-        #[allow(clippy::cast_possible_truncation)]
-        let index = (hash % self.shards.len() as u64) as usize;
-        &self.shards[index]
+    fn lock(&self) -> MutexGuard<'_, Entries> {
+        self.entries.lock().unwrap_or_else(PoisonError::into_inner)
     }
 }
 
-impl<T> Entry<T> {
-    /// Marks the entry used now: a load of the shard's clock, and a store
-    /// only when the entry was last used before the shard's latest new
-    /// entry was made (or is that entry).
-    fn touch(&self, shard: &Shard<T>) {
-        let now = looked_up_at(shard.ticks.load(Ordering::Relaxed));
-        if self.used.load(Ordering::Relaxed) != now {
-            self.used.store(now, Ordering::Relaxed);
+impl Entries {
+    /// Makes `slot` the most recently used, and its entry.
+    fn use_slot(&mut self, slot: usize) -> Option<Arc<Upstream>> {
+        if slot != self.newest {
+            self.unlink(slot);
+            self.push_newest(slot);
         }
+        self.slots.get(slot).map(|slot| Arc::clone(&slot.value))
     }
-}
 
-impl<T> Shard<T> {
-    /// Forgets an entry no call holds, the least recently used of those;
-    /// or, if every entry is in use, the least recently used.
-    fn forget_one(&mut self) {
-        let least_recent = |entries: &mut dyn Iterator<Item = (&Box<str>, &Entry<T>)>| {
-            entries
-                .min_by_key(|(_, entry)| entry.used.load(Ordering::Relaxed))
-                .map(|(key, _)| key.clone())
+    /// Holds `value` for `key` as the most recently used entry, forgetting
+    /// one first when `capacity` are held.
+    fn insert(&mut self, key: Arc<str>, value: Arc<Upstream>, capacity: usize) {
+        let slot = Slot {
+            key: Arc::clone(&key),
+            value,
+            newer: NONE,
+            older: NONE,
         };
-        let victim = least_recent(
-            &mut self
-                .entries
-                .iter()
-                .filter(|(_, entry)| Arc::strong_count(&entry.value) == 1),
-        )
-        .or_else(|| least_recent(&mut self.entries.iter()));
-        if let Some(key) = victim {
-            self.entries.remove(&key);
+        let index = if self.slots.len() < capacity {
+            self.slots.push(slot);
+            self.slots.len() - 1
+        } else {
+            let index = self.victim();
+            self.unlink(index);
+            let Some(taken) = self.slots.get_mut(index) else {
+                return;
+            };
+            let forgotten = core::mem::replace(taken, slot);
+            self.by_key.remove(&forgotten.key);
+            index
+        };
+        self.push_newest(index);
+        self.by_key.insert(key, index);
+    }
+
+    /// The least recently used slot whose entry no call holds, or the
+    /// least recently used if every one is held.
+    fn victim(&self) -> usize {
+        let mut index = self.oldest;
+        while let Some(slot) = self.slots.get(index) {
+            if Arc::strong_count(&slot.value) == 1 {
+                return index;
+            }
+            index = slot.newer;
         }
+        self.oldest
+    }
+
+    fn links(&mut self, index: usize) -> Option<(&mut usize, &mut usize)> {
+        self.slots
+            .get_mut(index)
+            .map(|slot| (&mut slot.newer, &mut slot.older))
+    }
+
+    /// Takes `index` out of the recency list.
+    fn unlink(&mut self, index: usize) {
+        let Some((newer, older)) = self.links(index).map(|(n, o)| (*n, *o)) else {
+            return;
+        };
+        match self.links(newer) {
+            Some((_, newers_older)) => *newers_older = older,
+            None => self.newest = older,
+        }
+        match self.links(older) {
+            Some((olders_newer, _)) => *olders_newer = newer,
+            None => self.oldest = newer,
+        }
+    }
+
+    /// Puts `index`, out of the list, at its most recent end.
+    fn push_newest(&mut self, index: usize) {
+        let newest = self.newest;
+        if let Some((newer, older)) = self.links(index) {
+            (*newer, *older) = (NONE, newest);
+        }
+        match self.links(newest) {
+            Some((newests_newer, _)) => *newests_newer = index,
+            None => self.oldest = index,
+        }
+        self.newest = index;
     }
 }
 
-impl<T> fmt::Debug for Registry<T> {
+/// The key of an upstream at `host` and `port`: `host:port` with the host
+/// in lower case, or the host alone without a port, as the tower layer's
+/// and the middleware's `per_authority` key their entries.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn host_key(host: &str, port: Option<impl fmt::Display>) -> String {
+    // One allocation: room for `:` and a port of five digits.
+    let mut key = String::with_capacity(host.len().saturating_add(6));
+    key.extend(host.chars().map(|c| c.to_ascii_lowercase()));
+    if let Some(port) = port {
+        use fmt::Write as _;
+        let _ = write!(key, ":{port}");
+    }
+    key
+}
+
+impl fmt::Debug for Registry {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Registry")
             .field("len", &self.len())
-            .field(
-                "capacity",
-                &self.per_shard.saturating_mul(self.shards.len()),
-            )
+            .field("capacity", &self.capacity)
             .finish_non_exhaustive()
     }
 }
@@ -336,13 +322,27 @@ impl<T> fmt::Debug for Registry<T> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use std::sync::atomic::{AtomicU32, Ordering};
+
+    /// A registry of `capacity` with entries of nothing, and the count of
+    /// entries it has made.
+    fn counted(capacity: usize) -> (Registry, Arc<AtomicU32>) {
+        let made = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&made);
+        let registry = Registry::new(capacity, move |_: &str| {
+            counter.fetch_add(1, Ordering::Relaxed);
+            Upstream::new()
+        });
+        (registry, made)
+    }
 
     #[test]
     fn one_entry_per_key_made_on_first_use() {
-        let registry = Registry::new(64, |key: &str| key.len());
+        let (registry, made) = counted(64);
         let a = registry.get("a.example:80");
         assert!(Arc::ptr_eq(&a, &registry.get("a.example:80")));
-        assert_eq!(*registry.get("bb"), 2);
+        drop(registry.get("bb"));
+        assert_eq!(made.load(Ordering::Relaxed), 2);
         assert_eq!(registry.len(), 2);
     }
 
@@ -365,22 +365,12 @@ mod tests {
         assert!(budget_only.get("a").breaker().is_none());
     }
 
-    /// Half the capacity in use: no key is forgotten, however the keys
-    /// hash, since a shard has room for at least 16 and these capacities
-    /// have one or two shards. (With a shard per one or two entries, as
-    /// when every registry of 16 or more had 16 shards, keys that hashed
-    /// to the same shard evicted each other in most runs.)
+    /// Every key is kept up to the capacity, however the keys hash.
     #[test]
-    fn keys_within_half_the_capacity_are_all_kept() {
-        use std::sync::atomic::AtomicU32;
-        for capacity in [16, 17, 31, 32] {
-            let made = Arc::new(AtomicU32::new(0));
-            let counter = Arc::clone(&made);
-            let registry = Registry::new(capacity, move |key: &str| {
-                counter.fetch_add(1, Ordering::Relaxed);
-                key.to_owned()
-            });
-            let keys: Vec<String> = (0..capacity / 2).map(|n| format!("host-{n}:443")).collect();
+    fn keys_up_to_the_capacity_are_all_kept() {
+        for capacity in [1, 2, 16, 17, 31, 32] {
+            let (registry, made) = counted(capacity);
+            let keys: Vec<String> = (0..capacity).map(|n| format!("host-{n}:443")).collect();
             for _ in 0..3 {
                 for key in &keys {
                     drop(registry.get(key));
@@ -396,13 +386,7 @@ mod tests {
 
     #[test]
     fn the_least_recently_used_entry_is_forgotten_first() {
-        use std::sync::atomic::AtomicU32;
-        let made = Arc::new(AtomicU32::new(0));
-        let counter = Arc::clone(&made);
-        let registry = Registry::new(3, move |key: &str| {
-            counter.fetch_add(1, Ordering::Relaxed);
-            key.to_owned()
-        });
+        let (registry, made) = counted(3);
         drop((registry.get("a"), registry.get("b"), registry.get("c")));
         drop(registry.get("a")); // used again: "b" is now the least recent
         drop(registry.get("d")); // forgets "b", not "a", made first
@@ -414,58 +398,79 @@ mod tests {
         assert_eq!(registry.len(), 3);
     }
 
-    /// An entry looked up after the shard's newest entry was made is more
-    /// recent than that entry, as the module docs say: with room for two, a
-    /// host called between each new host is never the one forgotten. (The
-    /// two were tied, and the hash order chose: the host still being called
-    /// was forgotten in about every other round.)
+    /// With room for two, a host called between each new host is never the
+    /// one forgotten.
     #[test]
     fn an_entry_looked_up_after_the_newest_is_kept_over_it() {
-        use std::sync::atomic::AtomicU32;
-        // Many registries, each with a hash order of its own: which of two
-        // tied entries comes first is fixed by the keys' places in one.
-        for _ in 0..32 {
-            let made = Arc::new(AtomicU32::new(0));
-            let counter = Arc::clone(&made);
-            let registry = Registry::new(2, move |key: &str| {
-                if key == "called" {
-                    counter.fetch_add(1, Ordering::Relaxed);
-                }
-                key.to_owned()
-            });
-            drop(registry.get("called"));
-            for n in 0..64 {
-                drop(registry.get(&format!("passing-{n}")));
-                drop(registry.get("called"));
+        let made = Arc::new(AtomicU32::new(0));
+        let counter = Arc::clone(&made);
+        let registry = Registry::new(2, move |key: &str| {
+            if key == "called" {
+                counter.fetch_add(1, Ordering::Relaxed);
             }
-            assert_eq!(
-                made.load(Ordering::Relaxed),
-                1,
-                "the host being called was forgotten"
-            );
+            Upstream::new()
+        });
+        drop(registry.get("called"));
+        for n in 0..64 {
+            drop(registry.get(&format!("passing-{n}")));
+            drop(registry.get("called"));
         }
+        assert_eq!(
+            made.load(Ordering::Relaxed),
+            1,
+            "the host being called was forgotten"
+        );
     }
 
     /// Any capacity, `usize::MAX` included, makes a registry that works and
-    /// prints: the capacity it reports, rounded up to a multiple of the
-    /// shard count, overflowed (a panic in a debug build).
+    /// prints.
     #[test]
     fn the_largest_capacities_work_and_print() {
         for capacity in [usize::MAX, usize::MAX - 1, usize::MAX / 2 + 1] {
-            let registry = Registry::new(capacity, |key: &str| key.len());
-            assert_eq!(*registry.get("a.example:80"), 12);
+            let (registry, made) = counted(capacity);
+            drop(registry.get("a.example:80"));
+            assert_eq!(made.load(Ordering::Relaxed), 1);
             assert!(format!("{registry:?}").contains("len: 1"));
         }
     }
 
     #[test]
     fn the_size_stays_bounded_and_entries_in_use_are_kept() {
-        let registry = Registry::new(4, |key: &str| key.to_owned());
+        let (registry, _) = counted(4);
         let held = registry.get("held");
         for n in 0..100 {
             registry.get(&format!("host-{n}"));
         }
         assert!(registry.len() <= 4);
         assert!(Arc::ptr_eq(&held, &registry.get("held")));
+    }
+
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    #[test]
+    fn host_keys_are_host_and_port_in_lower_case() {
+        assert_eq!(
+            host_key("Payments.Internal", Some(443)),
+            "payments.internal:443"
+        );
+        assert_eq!(host_key("h", Some(0)), "h:0");
+        assert_eq!(host_key("h", Some(65535)), "h:65535");
+        assert_eq!(host_key("h", Some("99999")), "h:99999");
+        assert_eq!(host_key("[::1]", Some(8080)), "[::1]:8080");
+        assert_eq!(host_key("H", None::<u16>), "h");
+        let long = "a".repeat(300);
+        assert_eq!(host_key(&long, Some(1)), format!("{long}:1"));
+    }
+
+    /// When every entry is in use, the least recently used goes all the
+    /// same: the bound holds.
+    #[test]
+    fn with_every_entry_in_use_the_least_recent_goes() {
+        let (registry, made) = counted(2);
+        let held = [registry.get("a"), registry.get("b"), registry.get("c")];
+        assert_eq!(registry.len(), 2);
+        assert!(Arc::ptr_eq(&held[2], &registry.get("c")));
+        assert!(Arc::ptr_eq(&held[1], &registry.get("b")));
+        assert!(!Arc::ptr_eq(&held[0], &registry.get("a")));
+        assert_eq!(made.load(Ordering::Relaxed), 4);
     }
 }

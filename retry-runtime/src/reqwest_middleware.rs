@@ -136,7 +136,7 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     policy: Policy,
     budget: Option<Shared<RetryBudget>>,
     breaker: Option<Shared<CircuitBreaker>>,
-    upstreams: Option<Shared<Registry<Upstream>>>,
+    upstreams: Option<Shared<Registry>>,
     /// What keys the registry: the URL's `host:port` when `None`.
     key: Option<KeyFn>,
     name: &'static str,
@@ -203,7 +203,7 @@ impl<C> RetryMiddleware<C> {
     /// `host:port`, so its `tracing` events and metrics say which host it
     /// guards (see [Names](crate::registry#names)).
     #[must_use]
-    pub fn per_authority(mut self, registry: impl Into<Shared<Registry<Upstream>>>) -> Self {
+    pub fn per_authority(mut self, registry: impl Into<Shared<Registry>>) -> Self {
         self.upstreams = Some(registry.into());
         self.key = None;
         self
@@ -217,7 +217,7 @@ impl<C> RetryMiddleware<C> {
     #[must_use]
     pub fn per_key(
         mut self,
-        registry: impl Into<Shared<Registry<Upstream>>>,
+        registry: impl Into<Shared<Registry>>,
         key: impl Fn(&Request) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.upstreams = Some(registry.into());
@@ -256,9 +256,8 @@ impl<C> RetryMiddleware<C> {
         }
         let url = request.url();
         let host = url.host_str()?;
-        // Built on the stack: a key per request, no allocation.
-        let key = crate::integration::HostPort::new(host, url.port_or_known_default());
-        Some(registry.get(key.as_str()))
+        let key = crate::registry::host_key(host, url.port_or_known_default());
+        Some(registry.get(&key))
     }
 }
 

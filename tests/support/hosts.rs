@@ -73,7 +73,7 @@ impl Host {
 
 /// One breaker per host, unnamed by the factory: two failures in a row open
 /// it for a minute; one successful probe closes it.
-pub fn upstreams() -> Arc<Registry<Upstream>> {
+pub fn upstreams() -> Arc<Registry> {
     Arc::new(Registry::new(64, |_host: &str| {
         Upstream::new().with_breaker(
             CircuitBreaker::new()
@@ -90,7 +90,7 @@ pub fn upstreams() -> Arc<Registry<Upstream>> {
 /// A hyper client behind the retry layer, with a breaker per authority.
 pub type Hosts = RetryService<Client<HttpConnector, Full<Bytes>>, HttpClassifier, PerAuthority>;
 
-pub fn client(registry: &Arc<Registry<Upstream>>) -> Hosts {
+pub fn client(registry: &Arc<Registry>) -> Hosts {
     // No idle connections, whose timers would move the paused clock.
     let client = Client::builder(TokioExecutor::new())
         .pool_max_idle_per_host(0)
@@ -120,7 +120,7 @@ pub async fn open(service: &mut Hosts, host: &Host) {
 
 /// A reqwest client behind the retry middleware, with a breaker per
 /// authority (`RetryMiddleware::per_authority`) and the same policy.
-pub fn middleware_client(registry: &Arc<Registry<Upstream>>) -> ClientWithMiddleware {
+pub fn middleware_client(registry: &Arc<Registry>) -> ClientWithMiddleware {
     // No idle connections, whose timers would move the paused clock.
     let client = reqwest::Client::builder()
         .pool_max_idle_per_host(0)

@@ -205,9 +205,9 @@ impl CircuitBreaker {
 
     /// Names the breaker `name` unless [`with_name`](Self::with_name) or
     /// [`with_owned_name`](Self::with_owned_name) named it.
-    pub(crate) fn name_by_default(&mut self, name: &str) {
+    pub(crate) fn name_by_default(&mut self, name: &Arc<str>) {
         if !self.name.is_set() {
-            self.name.set_owned(name.into());
+            self.name.set_owned(Arc::clone(name));
         }
     }
 

@@ -154,7 +154,7 @@ pub use self::service::RetryService;
 use self::service::Settings;
 pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
-use crate::registry::{Registry, Upstream};
+use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
 /// The request body a layer records for later attempts, unless told
@@ -290,7 +290,7 @@ impl<C, U> RetryLayer<C, U> {
     #[must_use]
     pub fn per_authority(
         self,
-        registry: impl Into<Shared<Registry<Upstream>>>,
+        registry: impl Into<Shared<Registry>>,
     ) -> RetryLayer<C, PerAuthority> {
         self.with_upstreams(PerAuthority(registry.into()))
     }
@@ -320,7 +320,7 @@ impl<C, U> RetryLayer<C, U> {
     #[must_use]
     pub fn per_key<F>(
         self,
-        registry: impl Into<Shared<Registry<Upstream>>>,
+        registry: impl Into<Shared<Registry>>,
         key: F,
     ) -> RetryLayer<C, PerKey<F>>
     where

@@ -6,8 +6,7 @@
 use std::sync::Arc;
 
 use super::breaker::BreakerError;
-use crate::integration::HostPort;
-use crate::registry::{Registry, Upstream};
+use crate::registry::{host_key, Registry, Upstream};
 use crate::{CircuitBreaker, CircuitOpen, RetryBudget, Shared};
 
 /// How a [`RetryLayer`](super::RetryLayer) finds a request's breaker and
@@ -106,7 +105,7 @@ impl Upstreams for OneBreaker {
 /// request without one (a path-only URI, as a tonic channel's is above the
 /// channel) uses the layer's budget and no breaker.
 #[derive(Clone, Debug)]
-pub struct PerAuthority(pub(super) Shared<Registry<Upstream>>);
+pub struct PerAuthority(pub(super) Shared<Registry>);
 
 impl Upstreams for PerAuthority {
     type Error<E> = BreakerError<E>;
@@ -130,15 +129,11 @@ impl Upstreams for PerAuthority {
 /// The registry key of a request's upstream: its host, in lower case, and
 /// port, the scheme's default when the URI gives none (`host:port`, as the
 /// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
-/// part of it, so they never reach a breaker's name. Borrowed from the URI
-/// when it already spells it so, and built on the stack otherwise: no
-/// allocation either way (`tests/per_host_key_allocations.rs`). A port the
-/// URI writes that is not one (`h:99999`) keys as written.
-fn authority_key(uri: &http::Uri) -> Option<HostPort<'_>> {
+/// part of it, so they never reach a breaker's name. A port the URI writes
+/// that is not one (`h:99999`) keys as written.
+fn authority_key(uri: &http::Uri) -> Option<String> {
     let authority = uri.authority()?;
     let host = authority.host();
-    let lower = !host.bytes().any(|byte| byte.is_ascii_uppercase());
-    let plain = lower && !authority.as_str().contains('@');
     let written = authority
         .as_str()
         .rsplit_once(':')
@@ -146,19 +141,11 @@ fn authority_key(uri: &http::Uri) -> Option<HostPort<'_>> {
             let digits = !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit());
             (digits && before.ends_with(host)).then_some(port)
         });
-    let key = match (authority.port_u16(), written) {
-        (Some(_), Some(as_written)) if plain && !as_written.starts_with('0') => {
-            HostPort::written(authority.as_str())
-        }
-        (Some(port), _) => HostPort::new(host, Some(port)),
-        (None, Some(as_written)) => HostPort::long(host, as_written),
-        (None, None) => match default_port(uri.scheme_str()) {
-            Some(port) => HostPort::new(host, Some(port)),
-            None if lower => HostPort::written(host),
-            None => HostPort::new(host, None),
-        },
-    };
-    Some(key)
+    Some(match (authority.port_u16(), written) {
+        (Some(port), _) => host_key(host, Some(port)),
+        (None, Some(as_written)) => host_key(host, Some(as_written)),
+        (None, None) => host_key(host, default_port(uri.scheme_str())),
+    })
 }
 
 /// The port a URI of this scheme means when it gives none.
@@ -180,7 +167,7 @@ fn default_port(scheme: Option<&str>) -> Option<u16> {
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
 #[derive(Clone)]
-pub struct PerKey<F>(pub(super) Shared<Registry<Upstream>>, pub(super) F);
+pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) F);
 
 impl<F> core::fmt::Debug for PerKey<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
