@@ -9,7 +9,7 @@ use std::error::Error;
 use ::tower::{Layer, Service};
 
 use super::body::ReplayBody;
-use super::classify::{Classify, HttpClassifier};
+use crate::classify::http::{Classify, HttpClassifier};
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that asks a shared [`CircuitBreaker`] before every call and
@@ -54,7 +54,7 @@ impl CircuitBreakerLayer {
     pub fn new(breaker: &'static CircuitBreaker) -> Self {
         CircuitBreakerLayer {
             breaker,
-            classifier: HttpClassifier::default(),
+            classifier: HttpClassifier::new(),
             keep: CloneRequest,
         }
     }

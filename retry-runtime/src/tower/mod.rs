@@ -132,7 +132,6 @@
 
 mod body;
 mod breaker;
-mod classify;
 pub(crate) mod deadline;
 mod policy;
 mod service;
@@ -147,11 +146,11 @@ pub use self::breaker::{
     BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, CloneRequest,
     RequestHead,
 };
-pub use self::classify::{BoxedHttpClassifier, Classify, HttpClassifier};
 pub use self::policy::RetryPolicy;
 use self::service::Settings;
 pub use self::service::{ResponseFuture, RetryService};
-pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, PerKey, Selected, Upstreams};
+pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority, PerKey, Upstreams};
+pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
@@ -180,7 +179,7 @@ impl RetryLayer {
             policy: policy.into(),
             budget: None,
             name: "tower",
-            classifier: HttpClassifier::default(),
+            classifier: HttpClassifier::new(),
             max_body: DEFAULT_MAX_BODY,
             upstreams: NoUpstreams,
         }

@@ -3,8 +3,8 @@
 //!
 //! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
-use super::classify::{Classify, HttpClassifier};
-use crate::integration::Call;
+use crate::attempts::Attempts;
+use crate::classify::http::{Classify, HttpClassifier};
 use crate::slots::Watching;
 use crate::{CircuitBreaker, Policy, RetryBudget};
 
@@ -23,7 +23,20 @@ pub struct RetryPolicy<C = HttpClassifier> {
     /// The breaker, if any, is asked by the breaker's own layer, which
     /// also records each attempt's outcome: here it only ends the retries
     /// while it is open.
-    call: Option<Call<'static, Watching<'static>>>,
+    call: Option<Call>,
+}
+
+/// One request's attempts, whose breaker, if any, is only watched.
+type Call = Attempts<'static, Watching<'static>, Option<&'static RetryBudget>>;
+
+/// Starts a request's call.
+fn watching(
+    policy: &'static Policy,
+    budget: Option<&'static RetryBudget>,
+    breaker: Option<&'static CircuitBreaker>,
+    name: &'static str,
+) -> Call {
+    Attempts::start(policy, budget, name).watching(breaker)
 }
 
 impl RetryPolicy {
@@ -34,7 +47,7 @@ impl RetryPolicy {
             policy,
             budget: None,
             name: "tower",
-            classifier: HttpClassifier::default(),
+            classifier: HttpClassifier::new(),
             breaker: None,
             call: None,
         }
@@ -91,12 +104,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(Call::watching(
-                self.policy,
-                self.budget,
-                self.breaker,
-                self.name,
-            )),
+            call: Some(watching(self.policy, self.budget, self.breaker, self.name)),
         }
     }
 }
@@ -127,13 +135,12 @@ where
         let (policy, budget, breaker, name) = (self.policy, self.budget, self.breaker, self.name);
         let call = self
             .call
-            .get_or_insert_with(|| Call::watching(policy, budget, breaker, name));
+            .get_or_insert_with(|| watching(policy, budget, breaker, name));
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
-        call.judge_answer(result, outcome)
-            .ok()
-            .map(crate::sleep::sleep)
+        crate::observe::failed_with(result, &outcome);
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.
