@@ -1,12 +1,12 @@
-//! The one HTTP driver: the tower layer ([`RetryService`]) and the reqwest
-//! middleware ([`RetryMiddleware`]) each say how to send an attempt, judge
-//! it and copy the request ([`Exchange`]); [`exchange`] runs the call
-//! through the same decision as `#[retry]` ([`Attempts`]: backoff, jitter,
-//! deadline, budget, breaker, server hints), and [`Selected`] is how both
-//! pick a request's breaker and budget, by host or by a key of the user's.
-//!
-//! [`RetryService`]: crate::tower::RetryService
-//! [`RetryMiddleware`]: crate::reqwest_middleware::RetryMiddleware
+//! The one HTTP driver: the tower layer (`tower::RetryService`) and the
+//! reqwest middleware (`reqwest_middleware::RetryMiddleware`) each say how
+//! to send an attempt, judge it (with `classify::http`'s `HttpClassifier`
+//! or a closure, through its one `Classify` trait) and copy the request
+//! ([`Exchange`]); [`exchange`] runs the call through the loop's own
+//! decision ([`Attempts`]: backoff, jitter, deadline, budget, breaker,
+//! server hints), and [`Selected`] is how both pick a request's breaker and
+//! budget, by host or by a key of the user's. (`tower::RetryPolicy`, which
+//! tower's own `Retry` drives, judges through the same [`Attempts`].)
 
 use core::future::Future;
 use std::sync::Arc;

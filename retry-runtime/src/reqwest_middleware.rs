@@ -216,7 +216,10 @@ impl<C> RetryMiddleware<C> {
     /// middleware keys by authority or by a key of the caller's, or else
     /// the middleware's own.
     fn select(&self, request: &Request) -> Selected {
-        let own = self.breaker.clone().map_or(Selected::Own, Selected::Breaker);
+        let own = self
+            .breaker
+            .clone()
+            .map_or(Selected::Own, Selected::Breaker);
         let Some(registry) = &self.upstreams else {
             return own;
         };
@@ -261,7 +264,15 @@ where
             next,
             extensions,
         };
-        exchange(reqwest, &self.policy, budget, selected.breaker(), self.name, first).await
+        exchange(
+            reqwest,
+            &self.policy,
+            budget,
+            selected.breaker(),
+            self.name,
+            first,
+        )
+        .await
     }
 }
 

@@ -143,8 +143,7 @@ use ::tower::Layer;
 
 pub use self::body::{Playback, Recording, ReplayBody, Tape};
 pub use self::breaker::{
-    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, CloneRequest,
-    RequestHead,
+    BreakerError, CircuitBreakerFuture, CircuitBreakerLayer, CircuitBreakerService, RequestHead,
 };
 pub use self::policy::RetryPolicy;
 use self::service::Settings;

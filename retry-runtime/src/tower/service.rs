@@ -14,7 +14,7 @@ use super::deadline;
 use super::upstreams::Upstreams;
 use crate::classify::http::Classify;
 use crate::clock::Instant;
-use crate::integration::{exchange, Exchange, Selected};
+use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
 /// What every request of a layer shares.
@@ -103,47 +103,33 @@ where
         let service = core::mem::replace(&mut self.inner, clone);
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
-        let request = Request::from_parts(head, body);
-        ResponseFuture {
-            inner: Box::pin(attempts::<S, C, U, B, ResB>(
+        let settings = Arc::clone(&self.settings);
+        ResponseFuture::new(async move {
+            // A gRPC call's own timeout bounds the whole call, retries
+            // included; the body is recorded up to the layer's bound.
+            let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
+            let (first, source) = body.record(settings.max_body);
+            let tower = Tower::<S, C, U, B> {
                 service,
-                Arc::clone(&self.settings),
-                selected,
-                request,
-            )),
-        }
+                classifier: &settings.classifier,
+                head,
+                source,
+                grpc_deadline,
+                sent: false,
+                upstreams: PhantomData,
+            };
+            let budget = selected.budget(settings.budget.as_deref());
+            exchange(
+                tower,
+                &policy,
+                budget,
+                selected.breaker(),
+                settings.name,
+                first,
+            )
+            .await
+        })
     }
-}
-
-/// One request's attempts, through the HTTP driver: the body recorded up to
-/// the layer's bound and played back; a gRPC call's own timeout bounding
-/// the whole call.
-async fn attempts<S, C, U, B, ResB>(
-    service: S,
-    settings: Arc<Settings<C>>,
-    selected: Selected,
-    request: Request<B>,
-) -> Result<Response<ResB>, U::Error<S::Error>>
-where
-    S: Service<Request<B>, Response = Response<ResB>>,
-    C: Classify<Request<B>, Response<ResB>, S::Error>,
-    U: Upstreams,
-    B: ReplayBody,
-{
-    let (head, body) = request.into_parts();
-    let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
-    let (first, source) = body.record(settings.max_body);
-    let tower = Tower::<S, C, U, B> {
-        service,
-        classifier: &settings.classifier,
-        head,
-        source,
-        grpc_deadline,
-        sent: false,
-        upstreams: PhantomData,
-    };
-    let budget = selected.budget(settings.budget.as_deref());
-    exchange(tower, &policy, budget, selected.breaker(), settings.name, first).await
 }
 
 /// A request's call as the layer makes it.
@@ -184,7 +170,8 @@ where
     }
 
     fn send(&mut self, body: B) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
-        self.service.call(Request::from_parts(self.head.clone(), body))
+        self.service
+            .call(Request::from_parts(self.head.clone(), body))
     }
 
     fn classify(&self, answer: &Result<Response<ResB>, S::Error>) -> Classification {
