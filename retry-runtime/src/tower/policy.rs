@@ -29,16 +29,6 @@ pub struct RetryPolicy<C = HttpClassifier> {
 /// One request's attempts, whose breaker, if any, is only watched.
 type Call = Attempts<'static, Watching<'static>, Option<&'static RetryBudget>>;
 
-/// Starts a request's call.
-fn watching(
-    policy: &'static Policy,
-    budget: Option<&'static RetryBudget>,
-    breaker: Option<&'static CircuitBreaker>,
-    name: &'static str,
-) -> Call {
-    Attempts::start(policy, budget, name).watching(breaker)
-}
-
 impl RetryPolicy {
     /// Retries under `policy` with the [`HttpClassifier`].
     #[must_use]
@@ -55,6 +45,11 @@ impl RetryPolicy {
 }
 
 impl<C> RetryPolicy<C> {
+    /// Starts a request's call.
+    fn start(&self) -> Call {
+        Attempts::start(self.policy, self.budget, self.name).watching(self.breaker)
+    }
+
     /// Draws retries from a budget shared by every request that names it.
     #[must_use]
     pub fn with_budget(mut self, budget: &'static RetryBudget) -> Self {
@@ -104,7 +99,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(watching(self.policy, self.budget, self.breaker, self.name)),
+            call: Some(self.start()),
         }
     }
 }
@@ -132,10 +127,10 @@ where
     /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
-        let (policy, budget, breaker, name) = (self.policy, self.budget, self.breaker, self.name);
-        let call = self
-            .call
-            .get_or_insert_with(|| watching(policy, budget, breaker, name));
+        if self.call.is_none() {
+            self.call = Some(self.start());
+        }
+        let call = self.call.as_mut()?;
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
