@@ -1,7 +1,7 @@
 //! The one classifier of the HTTP layers ([`HttpClassifier`]) and the one
 //! trait they judge outcomes through ([`Classify`]): the tower layer, the
 //! breaker and hedge layers and the reqwest middleware all read an exchange
-//! as [`classify_http`] does.
+//! as [`HttpClassifier::judge`] does.
 
 use std::error::Error;
 
@@ -51,17 +51,6 @@ impl HttpClassifier {
     pub const fn with_grpc_codes(mut self, codes: RetryableCodes) -> Self {
         self.grpc_codes = codes;
         self
-    }
-
-    /// The outcome of a request with this method and headers, read as the
-    /// [module docs](self) say.
-    pub(crate) fn judge(
-        &self,
-        method: &::http::Method,
-        headers: &::http::HeaderMap,
-        outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
-    ) -> Classification {
-        classify_http(method, headers, self.grpc_codes, outcome)
     }
 }
 
@@ -146,81 +135,84 @@ impl<B, ResB> Classify<::http::Request<B>, ::http::Response<ResB>, Box<dyn Error
     }
 }
 
-/// What an HTTP exchange means for a retry, from the request's method and
-/// headers (whether it is safe to repeat, and whether it is a gRPC call)
-/// and its outcome:
-///
-/// - a response with `grpc-status` in its headers (a trailers-only gRPC
-///   error) is transient when its code is in `grpc_codes` and its pushback
-///   allows it, the pushback being the hint (gRFC A6);
-/// - a response to a gRPC call ([`is_grpc`]) with an HTTP
-///   status other than 200 and no `grpc-status`, which something in front
-///   of the server sent, is judged by the code gRPC maps the status to
-///   ([`grpc_code_of`]): 429, 502, 503 and 504 are `UNAVAILABLE`;
-/// - any other response with status 408, 429 or 5xx except 501 is
-///   transient, with its `Retry-After` as the hint; for a request that is
-///   not safe to repeat it is [`Classification::Unrepeatable`];
-/// - an error is transient when [`Chain`] finds it so: for a request that
-///   is not repeatable, only one that shows the request was not sent (a
-///   refused connection); a connection closed before the response is then
-///   [`Classification::Unrepeatable`].
-pub(crate) fn classify_http(
-    method: &::http::Method,
-    request_headers: &::http::HeaderMap,
-    grpc_codes: RetryableCodes,
-    outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
-) -> Classification {
-    let repeatable = crate::idempotency::is_repeatable(method, request_headers);
-    let grpc = is_grpc(request_headers);
-    match outcome {
-        Ok((status, headers)) => {
-            if let Some(code) = headers.get("grpc-status") {
-                // UNKNOWN, as gRPC reads a malformed status.
-                let code = grpc_status(code.as_bytes()).unwrap_or(2);
-                if code == 0 {
-                    return Classification::Done;
+impl HttpClassifier {
+    /// What an HTTP exchange means for a retry, from the request's method and
+    /// headers (whether it is safe to repeat, and whether it is a gRPC call)
+    /// and its outcome:
+    ///
+    /// - a response with `grpc-status` in its headers (a trailers-only gRPC
+    ///   error) is transient when its code is in the classifier's codes and its pushback
+    ///   allows it, the pushback being the hint (gRFC A6);
+    /// - a response to a gRPC call ([`is_grpc`]) with an HTTP
+    ///   status other than 200 and no `grpc-status`, which something in front
+    ///   of the server sent, is judged by the code gRPC maps the status to
+    ///   ([`grpc_code_of`]): 429, 502, 503 and 504 are `UNAVAILABLE`;
+    /// - any other response with status 408, 429 or 5xx except 501 is
+    ///   transient, with its `Retry-After` as the hint; for a request that is
+    ///   not safe to repeat it is [`Classification::Unrepeatable`];
+    /// - an error is transient when [`Chain`] finds it so: for a request that
+    ///   is not repeatable, only one that shows the request was not sent (a
+    ///   refused connection); a connection closed before the response is then
+    ///   [`Classification::Unrepeatable`].
+    pub(crate) fn judge(
+        &self,
+        method: &::http::Method,
+        request_headers: &::http::HeaderMap,
+        outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
+    ) -> Classification {
+        let grpc_codes = self.grpc_codes;
+        let repeatable = crate::idempotency::is_repeatable(method, request_headers);
+        let grpc = is_grpc(request_headers);
+        match outcome {
+            Ok((status, headers)) => {
+                if let Some(code) = headers.get("grpc-status") {
+                    // UNKNOWN, as gRPC reads a malformed status.
+                    let code = grpc_status(code.as_bytes()).unwrap_or(2);
+                    if code == 0 {
+                        return Classification::Done;
+                    }
+                    let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
+                    return if grpc_codes.allows(code, pushback) {
+                        Classification::Transient(pushback.wait())
+                    } else {
+                        Classification::Permanent
+                    };
                 }
-                let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
-                return if grpc_codes.allows(code, pushback) {
-                    Classification::Transient(pushback.wait())
+                if grpc && status != ::http::StatusCode::OK {
+                    // A gRPC call answered with an HTTP error and no gRPC status:
+                    // something in front of the server (a proxy, a load
+                    // balancer) answered. Judged by the code gRPC maps it to.
+                    let code = grpc_code_of(status);
+                    return if grpc_codes.allows(code, Pushback::Absent) {
+                        Classification::Transient(None)
+                    } else {
+                        Classification::Permanent
+                    };
+                }
+                if !super::is_transient_status(status) {
+                    Classification::Done
+                } else if repeatable {
+                    Classification::Transient(super::retry_after(headers))
                 } else {
-                    Classification::Permanent
-                };
+                    Classification::Unrepeatable
+                }
             }
-            if grpc && status != ::http::StatusCode::OK {
-                // A gRPC call answered with an HTTP error and no gRPC status:
-                // something in front of the server (a proxy, a load
-                // balancer) answered. Judged by the code gRPC maps it to.
-                let code = grpc_code_of(status);
-                return if grpc_codes.allows(code, Pushback::Absent) {
-                    Classification::Transient(None)
-                } else {
-                    Classification::Permanent
-                };
-            }
-            if !super::is_transient_status(status) {
-                Classification::Done
-            } else if repeatable {
-                Classification::Transient(super::retry_after(headers))
-            } else {
-                Classification::Unrepeatable
-            }
-        }
-        Err(error) => {
-            if repeatable {
-                if Chain::repeatable().is_transient(error) {
+            Err(error) => {
+                if repeatable {
+                    if Chain::repeatable().is_transient(error) {
+                        return Classification::Transient(None);
+                    }
+                } else if crate::classify::chain::was_cut_off(error) {
+                    // Cut off by a timeout: the request may have been sent and
+                    // acted on, so one that may not be repeated is not.
+                    return Classification::Unrepeatable;
+                } else if Chain::new().is_transient(error) {
                     return Classification::Transient(None);
+                } else if Chain::repeatable().is_transient(error) {
+                    return Classification::Unrepeatable;
                 }
-            } else if crate::classify::chain::was_cut_off(error) {
-                // Cut off by a timeout: the request may have been sent and
-                // acted on, so one that may not be repeated is not.
-                return Classification::Unrepeatable;
-            } else if Chain::new().is_transient(error) {
-                return Classification::Transient(None);
-            } else if Chain::repeatable().is_transient(error) {
-                return Classification::Unrepeatable;
+                Classification::Permanent
             }
-            Classification::Permanent
         }
     }
 }
@@ -265,8 +257,7 @@ fn grpc_code_of(status: ::http::StatusCode) -> i32 {
 
 #[cfg(test)]
 mod tests {
-    use super::classify_http;
-    use crate::classify::grpc::RetryableCodes;
+    use super::HttpClassifier;
     use crate::Classification;
 
     /// The classification of a trailers-only gRPC answer with this
@@ -274,10 +265,9 @@ mod tests {
     fn grpc_status(value: &'static str) -> Classification {
         let mut headers = ::http::HeaderMap::new();
         headers.insert("grpc-status", ::http::HeaderValue::from_static(value));
-        classify_http(
+        HttpClassifier::new().judge(
             &::http::Method::GET,
             &::http::HeaderMap::new(),
-            RetryableCodes::UNAVAILABLE,
             Ok((::http::StatusCode::OK, &headers)),
         )
     }
