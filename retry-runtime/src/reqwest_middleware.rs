@@ -69,47 +69,15 @@ use ::reqwest_middleware::{Middleware, Next};
 use http::Extensions;
 use reqwest::{Request, Response};
 
-use crate::classify::grpc::RetryableCodes;
-use crate::integration::{classify_http, Call};
-use crate::registry::{Registry, Upstream};
+pub use crate::classify::http::{Classify, HttpClassifier};
+use crate::integration::{exchange, Exchange, Selected};
+use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
 /// What a request's attempt came to.
 pub type Outcome = ::reqwest_middleware::Result<Response>;
 
-/// Judges an attempt's outcome for the middleware: a closure
-/// `Fn(&Request, &Outcome) -> Classification`, or the [`HttpClassifier`].
-pub trait Classify: Send + Sync + 'static {
-    /// What the outcome of `request` means for a retry.
-    fn classify(&self, request: &Request, outcome: &Outcome) -> Classification;
-}
-
-impl<F> Classify for F
-where
-    F: Fn(&Request, &Outcome) -> Classification + Send + Sync + 'static,
-{
-    fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
-        self(request, outcome)
-    }
-}
-
-/// The default classifier; see the [module docs](self).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub struct HttpClassifier {
-    grpc_codes: RetryableCodes,
-}
-
-impl HttpClassifier {
-    /// Retries gRPC statuses (of a trailers-only response) with these codes
-    /// instead of `UNAVAILABLE` alone.
-    #[must_use]
-    pub const fn with_grpc_codes(mut self, codes: RetryableCodes) -> Self {
-        self.grpc_codes = codes;
-        self
-    }
-}
-
-impl Classify for HttpClassifier {
+impl Classify<Request, Response, ::reqwest_middleware::Error> for HttpClassifier {
     fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
         let outcome = match outcome {
             Ok(response) => Ok((response.status(), response.headers())),
@@ -121,12 +89,7 @@ impl Classify for HttpClassifier {
                     as &(dyn Error + 'static))
             }
         };
-        classify_http(
-            request.method(),
-            request.headers(),
-            self.grpc_codes,
-            outcome,
-        )
+        self.judge(request.method(), request.headers(), outcome)
     }
 }
 
@@ -167,9 +130,7 @@ impl RetryMiddleware {
             upstreams: None,
             key: None,
             name: "reqwest",
-            classifier: HttpClassifier {
-                grpc_codes: RetryableCodes::UNAVAILABLE,
-            },
+            classifier: HttpClassifier::new(),
         }
     }
 }
@@ -195,7 +156,7 @@ impl<C> RetryMiddleware<C> {
     }
 
     /// One breaker and one budget per upstream: each request uses the
-    /// [`Upstream`] that `registry` holds for its URL's `host:port`, made on
+    /// [`Upstream`](crate::registry::Upstream) that `registry` holds for its URL's `host:port`, made on
     /// first use, in place of the middleware's own breaker and budget; an
     /// upstream without a budget draws from the middleware's (as the tower
     /// layer's `per_authority` does).
@@ -236,7 +197,10 @@ impl<C> RetryMiddleware<C> {
     /// Classifies outcomes with `classifier`, such as a closure
     /// `Fn(&Request, &Outcome) -> Classification`.
     #[must_use]
-    pub fn with_classifier<C2: Classify>(self, classifier: C2) -> RetryMiddleware<C2> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> RetryMiddleware<C2>
+    where
+        C2: Classify<Request, Response, ::reqwest_middleware::Error> + Send + Sync + 'static,
+    {
         RetryMiddleware {
             policy: self.policy,
             budget: self.budget,
@@ -248,92 +212,112 @@ impl<C> RetryMiddleware<C> {
         }
     }
 
-    /// The upstream of a request, when the middleware keys by authority.
-    fn upstream(&self, request: &Request) -> Option<Arc<Upstream>> {
-        let registry = self.upstreams.as_ref()?;
+    /// The breaker and budget of a request: its upstream's, when the
+    /// middleware keys by authority or by a key of the caller's, or else
+    /// the middleware's own.
+    fn select(&self, request: &Request) -> Selected {
+        let own = self
+            .breaker
+            .clone()
+            .map_or(Selected::Own, Selected::Breaker);
+        let Some(registry) = &self.upstreams else {
+            return own;
+        };
         if let Some(KeyFn(key)) = &self.key {
-            return key(request).map(|key| registry.get(&key));
+            return Selected::keyed(registry, key(request).as_deref(), own);
         }
         let url = request.url();
-        let host = url.host_str()?;
-        let key = crate::registry::host_key(host, url.port_or_known_default());
-        Some(registry.get(&key))
+        let key = url
+            .host_str()
+            .map(|host| crate::registry::host_key(host, url.port_or_known_default()));
+        Selected::keyed(registry, key.as_deref(), own)
     }
 }
 
 #[async_trait::async_trait]
-impl<C: Classify> Middleware for RetryMiddleware<C> {
+impl<C> Middleware for RetryMiddleware<C>
+where
+    C: Classify<Request, Response, ::reqwest_middleware::Error> + Send + Sync + 'static,
+{
     async fn handle(
         &self,
         request: Request,
         extensions: &mut Extensions,
         next: Next<'_>,
     ) -> Outcome {
-        let upstream = self.upstream(&request);
-        // An upstream's breaker and budget replace the middleware's; one
-        // without a budget draws from the middleware's, as the tower
-        // layer's do.
-        let (budget, breaker) = match &upstream {
-            Some(upstream) => (
-                upstream.budget().or(self.budget.as_deref()),
-                upstream.breaker(),
-            ),
-            None => (self.budget.as_deref(), self.breaker.as_deref()),
-        };
-        let mut call = Call::start(&self.policy, budget, breaker, self.name);
-        call.waiting();
-        // With a breaker, a failed attempt's answer is kept through the
-        // wait: a retry the breaker then refuses returns it.
-        let mut kept = None;
-        loop {
-            if !call.acquire() {
-                // Refused: the call stops with reason `open`.
-                let _ = call.judge(Classification::Permanent);
-                return kept
-                    .unwrap_or_else(|| Err(::reqwest_middleware::Error::middleware(CircuitOpen)));
-            }
-            // Let go of the answer kept through the wait before the next
-            // attempt.
-            drop(kept.take());
-            let span = crate::observe::http_attempt_span(self.name, call.attempt());
-            let Some(attempt) = request.try_clone() else {
-                // A streaming body: sent once, and counted and traced as any
-                // attempt.
+        let selected = self.select(&request);
+        let budget = selected.budget(self.budget.as_deref());
+        // A body that cannot be cloned (a stream) is sent once; the
+        // classifier reads the request's head.
+        let (first, judged, copies) = match request.try_clone() {
+            Some(copy) => (copy, request, true),
+            None => {
                 let head = head_of(&request);
-                // Marked with the attempt's permit, as below.
-                let result =
-                    crate::observe::in_span(span, call.marked(|| next.run(request, extensions)))
-                        .await;
-                let outcome = match self.classifier.classify(&head, &result) {
-                    Classification::Transient(_) => Classification::Unrepeatable,
-                    outcome => outcome,
-                };
-                let _ = call.judge_answer(&result, outcome);
-                return result;
-            };
-            // Marked with the attempt's breaker permit: a middleware below
-            // that asks the same breaker runs under it, and its outcome is
-            // counted once (`CircuitBreaker::acquire`).
-            let result = crate::observe::in_span(
-                span,
-                call.marked(|| next.clone().run(attempt, extensions)),
-            )
-            .await;
-            let outcome = self.classifier.classify(&request, &result);
-            let wait = match call.judge_answer(&result, outcome) {
-                Ok(wait) => wait,
-                Err(_) => return result,
-            };
-            // Without a breaker, the failed attempt's response (and the
-            // connection it holds) is let go before the wait.
-            kept = if breaker.is_some() {
-                Some(result)
-            } else {
-                drop(result);
-                None
-            };
-            crate::sleep::sleep(wait).await;
-        }
+                (request, head, false)
+            }
+        };
+        let reqwest = Reqwest {
+            classifier: &self.classifier,
+            judged,
+            copies,
+            next,
+            extensions,
+        };
+        exchange(
+            reqwest,
+            &self.policy,
+            budget,
+            selected.breaker(),
+            self.name,
+            first,
+        )
+        .await
+    }
+}
+
+/// A request's call as the middleware makes it.
+struct Reqwest<'a, C> {
+    classifier: &'a C,
+    /// What the classifier reads: the request, or its head once its
+    /// streaming body was sent.
+    judged: Request,
+    /// Whether `judged` can be copied for another attempt.
+    copies: bool,
+    next: Next<'a>,
+    extensions: &'a mut Extensions,
+}
+
+impl<C> Exchange for Reqwest<'_, C>
+where
+    C: Classify<Request, Response, ::reqwest_middleware::Error>,
+{
+    type Request = Request;
+    type Response = Response;
+    type Error = ::reqwest_middleware::Error;
+    type Output = Outcome;
+
+    async fn ready(&mut self) -> Result<(), Outcome> {
+        Ok(())
+    }
+
+    fn send(&mut self, request: Request) -> impl core::future::Future<Output = Outcome> {
+        self.next.clone().run(request, self.extensions)
+    }
+
+    fn classify(&self, outcome: &Outcome) -> Classification {
+        self.classifier.classify(&self.judged, outcome)
+    }
+
+    fn copy(&mut self) -> Option<Request> {
+        self.copies.then(|| self.judged.try_clone()).flatten()
+    }
+
+    fn output(outcome: Outcome) -> Outcome {
+        outcome
+    }
+
+    fn refused() -> Option<Outcome> {
+        Some(Err(::reqwest_middleware::Error::middleware(CircuitOpen)))
     }
 }
 

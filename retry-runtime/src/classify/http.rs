@@ -18,6 +18,13 @@
 
 use std::time::Duration;
 
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod classifier;
+#[cfg(feature = "tower")]
+pub use classifier::BoxedHttpClassifier;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub use classifier::{Classify, HttpClassifier};
+
 use ::http::header::RETRY_AFTER;
 use ::http::{HeaderMap, Response, StatusCode};
 

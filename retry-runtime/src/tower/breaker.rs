@@ -9,7 +9,8 @@ use std::error::Error;
 use ::tower::{Layer, Service};
 
 use super::body::ReplayBody;
-use super::classify::{Classify, HttpClassifier};
+use crate::classify::http::{Classify, HttpClassifier};
+use crate::hedge::CloneRequests;
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that asks a shared [`CircuitBreaker`] before every call and
@@ -23,22 +24,19 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 /// breaker before each attempt itself.
 ///
 /// The classifier judges each outcome with the request that was sent, so
-/// the service keeps a clone of it (`Req: Clone`). For an `http::Request`
+/// the service keeps a clone of it (`Req: Clone`,
+/// [`CloneRequests`](crate::hedge::CloneRequests), as the hedge layer
+/// copies requests). For an `http::Request`
 /// whose body is not `Clone` (a tonic channel's, a boxed body),
 /// [`request_heads`](Self::request_heads) keeps its head alone, as the
 /// retry layer does: the classifier then sees the request's method and
 /// headers with an empty body.
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerLayer<C = HttpClassifier, K = CloneRequest> {
+pub struct CircuitBreakerLayer<C = HttpClassifier, K = CloneRequests> {
     pub(super) breaker: &'static CircuitBreaker,
     pub(super) classifier: C,
     keep: K,
 }
-
-/// How a [`CircuitBreakerService`] keeps each request for its classifier:
-/// a clone of it (any `Req: Clone`). The default.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CloneRequest;
 
 /// How a [`CircuitBreakerService`] made with
 /// [`request_heads`](CircuitBreakerLayer::request_heads) keeps each
@@ -54,8 +52,8 @@ impl CircuitBreakerLayer {
     pub fn new(breaker: &'static CircuitBreaker) -> Self {
         CircuitBreakerLayer {
             breaker,
-            classifier: HttpClassifier::default(),
-            keep: CloneRequest,
+            classifier: HttpClassifier::new(),
+            keep: CloneRequests,
         }
     }
 }
@@ -99,7 +97,7 @@ impl<S, C: Clone, K> Layer<S> for CircuitBreakerLayer<C, K> {
 
 /// The service of a [`CircuitBreakerLayer`].
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerService<S, C = HttpClassifier, K = CloneRequest> {
+pub struct CircuitBreakerService<S, C = HttpClassifier, K = CloneRequests> {
     inner: S,
     breaker: &'static CircuitBreaker,
     classifier: C,
@@ -129,7 +127,7 @@ where
     }
 }
 
-impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C, CloneRequest>
+impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C, CloneRequests>
 where
     S: Service<Req>,
     C: Classify<Req, S::Response, S::Error> + Clone,

@@ -133,7 +133,6 @@
 
 mod body;
 mod breaker;
-mod classify;
 pub(crate) mod deadline;
 mod policy;
 mod service;
@@ -144,16 +143,14 @@ use std::sync::Arc;
 use ::tower::Layer;
 
 pub use self::body::ReplayBody;
-pub use self::breaker::{
-    BreakerError, CircuitBreakerLayer, CircuitBreakerService, CloneRequest, RequestHead,
-};
-pub use self::classify::{BoxedHttpClassifier, Classify, HttpClassifier};
+pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService, RequestHead};
 pub use self::policy::RetryPolicy;
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
 use self::service::Settings;
 pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
+pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
 
@@ -182,7 +179,7 @@ impl RetryLayer {
             policy: policy.into(),
             budget: None,
             name: "tower",
-            classifier: HttpClassifier::default(),
+            classifier: HttpClassifier::new(),
             max_body: DEFAULT_MAX_BODY,
             upstreams: NoUpstreams,
         }
@@ -242,7 +239,7 @@ impl<C, U> RetryLayer<C, U> {
     }
 
     /// One breaker and one budget per upstream: each request's call uses
-    /// the [`Upstream`] that `registry` holds for its URI's authority
+    /// the [`Upstream`](crate::registry::Upstream) that `registry` holds for its URI's authority
     /// (`host:port`), made on first use. Refusals fail with
     /// [`BreakerError::Open`]. An upstream without a budget, and a request
     /// without an authority, draw from the layer's budget; the latter has

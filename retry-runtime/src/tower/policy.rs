@@ -3,8 +3,8 @@
 //!
 //! [`tower::retry::Policy`]: https://docs.rs/tower/0.5/tower/retry/trait.Policy.html
 
-use super::classify::{Classify, HttpClassifier};
-use crate::integration::Call;
+use crate::attempts::Attempts;
+use crate::classify::http::{Classify, HttpClassifier};
 use crate::slots::Watching;
 use crate::{CircuitBreaker, Policy, RetryBudget};
 
@@ -23,8 +23,11 @@ pub struct RetryPolicy<C = HttpClassifier> {
     /// The breaker, if any, is asked by the breaker's own layer, which
     /// also records each attempt's outcome: here it only ends the retries
     /// while it is open.
-    call: Option<Call<'static, Watching<'static>>>,
+    call: Option<Call>,
 }
+
+/// One request's attempts, whose breaker, if any, is only watched.
+type Call = Attempts<'static, Watching<'static>, Option<&'static RetryBudget>>;
 
 impl RetryPolicy {
     /// Retries under `policy` with the [`HttpClassifier`].
@@ -34,7 +37,7 @@ impl RetryPolicy {
             policy,
             budget: None,
             name: "tower",
-            classifier: HttpClassifier::default(),
+            classifier: HttpClassifier::new(),
             breaker: None,
             call: None,
         }
@@ -42,6 +45,11 @@ impl RetryPolicy {
 }
 
 impl<C> RetryPolicy<C> {
+    /// Starts a request's call.
+    fn start(&self) -> Call {
+        Attempts::start(self.policy, self.budget, self.name).watching(self.breaker)
+    }
+
     /// Draws retries from a budget shared by every request that names it.
     #[must_use]
     pub fn with_budget(mut self, budget: &'static RetryBudget) -> Self {
@@ -91,12 +99,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
             name: self.name,
             classifier: self.classifier.clone(),
             breaker: self.breaker,
-            call: Some(Call::watching(
-                self.policy,
-                self.budget,
-                self.breaker,
-                self.name,
-            )),
+            call: Some(self.start()),
         }
     }
 }
@@ -124,16 +127,15 @@ where
     /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
         let outcome = self.classifier.classify(request, result);
-        let (policy, budget, breaker, name) = (self.policy, self.budget, self.breaker, self.name);
-        let call = self
-            .call
-            .get_or_insert_with(|| Call::watching(policy, budget, breaker, name));
+        if self.call.is_none() {
+            self.call = Some(self.start());
+        }
+        let call = self.call.as_mut()?;
         // The attempt's outcome is recorded by the breaker's own layer,
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
-        call.judge_answer(result, outcome)
-            .ok()
-            .map(crate::sleep::sleep)
+        crate::observe::failed_with(result, &outcome);
+        call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 
     /// A copy of the request for the next attempt.

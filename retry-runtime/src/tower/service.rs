@@ -1,6 +1,7 @@
 //! The layer's service: each request's attempts, as one future.
 
 use core::future::{poll_fn, Future};
+use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 use std::sync::Arc;
@@ -9,10 +10,11 @@ use ::tower::Service;
 use http::{Request, Response};
 
 use super::body::ReplayBody;
-use super::classify::Classify;
 use super::deadline;
-use super::upstreams::{Selected, Upstreams};
-use crate::integration::Call;
+use super::upstreams::Upstreams;
+use crate::classify::http::Classify;
+use crate::clock::Instant;
+use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
 /// What every request of a layer shares.
@@ -101,95 +103,92 @@ where
         let service = core::mem::replace(&mut self.inner, clone);
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
-        let request = Request::from_parts(head, body);
-        ResponseFuture {
-            inner: Box::pin(attempts::<S, C, U, B, ResB>(
+        let settings = Arc::clone(&self.settings);
+        ResponseFuture::new(async move {
+            // A gRPC call's own timeout bounds the whole call, retries
+            // included; the body is recorded up to the layer's bound.
+            let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
+            let (first, source) = body.record(settings.max_body);
+            let tower = Tower::<S, C, U, B> {
                 service,
-                Arc::clone(&self.settings),
-                selected,
-                request,
-            )),
-        }
+                classifier: &settings.classifier,
+                head,
+                source,
+                grpc_deadline,
+                sent: false,
+                upstreams: PhantomData,
+            };
+            let budget = selected.budget(settings.budget.as_deref());
+            exchange(
+                tower,
+                &policy,
+                budget,
+                selected.breaker(),
+                settings.name,
+                first,
+            )
+            .await
+        })
     }
 }
 
-/// One request's attempts: send, classify, ask the policy, wait, send the
-/// body again.
-async fn attempts<S, C, U, B, ResB>(
-    mut service: S,
-    settings: Arc<Settings<C>>,
-    selected: Selected,
-    request: Request<B>,
-) -> Result<Response<ResB>, U::Error<S::Error>>
+/// A request's call as the layer makes it.
+struct Tower<'a, S, C, U, B: ReplayBody> {
+    service: S,
+    classifier: &'a C,
+    head: http::request::Parts,
+    source: B::Source,
+    /// When the call's `grpc-timeout` passes, if it has one.
+    grpc_deadline: Option<Instant>,
+    /// An attempt was sent: the next one tells the server the time left.
+    sent: bool,
+    upstreams: PhantomData<U>,
+}
+
+impl<S, C, U, B, ResB> Exchange for Tower<'_, S, C, U, B>
 where
     S: Service<Request<B>, Response = Response<ResB>>,
     C: Classify<Request<B>, Response<ResB>, S::Error>,
     U: Upstreams,
     B: ReplayBody,
 {
-    let budget = selected.budget().or(settings.budget.as_deref());
-    let breaker = selected.breaker();
-    let (mut head, body) = request.into_parts();
-    // A gRPC call's own timeout bounds the whole call, retries included.
-    let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
-    let mut call = Call::start(&policy, budget, breaker, settings.name);
-    call.waiting();
-    let (mut body, source) = body.record(settings.max_body);
-    // With a breaker, a failed attempt's result is kept through the wait:
-    // a retry the breaker then refuses returns it, the last real answer.
-    let mut kept = None;
-    loop {
-        if !call.acquire() {
-            // Refused: the call stops with reason `open`.
-            let _ = call.judge(Classification::Permanent);
-            if let Some(result) = kept {
-                return result;
-            }
-            if let Some(refused) = U::refused(CircuitOpen) {
-                return Err(refused);
-            }
+    type Request = B;
+    type Response = Response<ResB>;
+    type Error = S::Error;
+    type Output = Result<Response<ResB>, U::Error<S::Error>>;
+
+    async fn ready(&mut self) -> Result<(), Self::Output> {
+        if core::mem::replace(&mut self.sent, true) {
+            deadline::tell_time_left(&mut self.head.headers, self.grpc_deadline);
         }
-        // Let go of the answer kept through the wait before the next attempt.
-        drop(kept.take());
-        if let Err(error) = poll_fn(|cx| service.poll_ready(cx)).await {
-            // A service that cannot become ready (a buffer whose worker
-            // ended, a balancer whose discovery failed) ends the call with
-            // its error, as tower's `Retry` does: the request was not sent.
-            call.unsent();
-            return Err(U::service(error));
-        }
-        // The attempt's span (feature `attempt-spans`), as the middleware's.
-        let span = crate::observe::http_attempt_span(settings.name, call.attempt());
-        // A breaker layer below naming the same breaker runs under this
-        // attempt's permit: the attempt is counted once, never refused.
-        let attempt = call.marked(|| service.call(Request::from_parts(head.clone(), body)));
-        let result = crate::observe::in_span(span, attempt).await;
-        let mut outcome = settings
-            .classifier
-            .classify(&Request::from_parts(head.clone(), B::empty()), &result);
-        let replay = match outcome {
-            Classification::Transient(_) => B::replay(&source),
-            _ => None,
-        };
-        if replay.is_none() && matches!(outcome, Classification::Transient(_)) {
-            // The body cannot be sent again: a failure for the budget and
-            // the breaker, returned as it came.
-            outcome = Classification::Unrepeatable;
-        }
-        let wait = call.judge_answer(&result, outcome);
-        let (Ok(wait), Some(replay)) = (wait, replay) else {
-            return result.map_err(U::service);
-        };
-        // Without a breaker, the failed attempt's response (and the
-        // connection it holds) is let go before the wait.
-        kept = if breaker.is_some() {
-            Some(result.map_err(U::service))
-        } else {
-            drop(result);
-            None
-        };
-        crate::sleep::sleep(wait).await;
-        deadline::tell_time_left(&mut head.headers, grpc_deadline);
-        body = replay;
+        // A service that cannot become ready (a buffer whose worker ended, a
+        // balancer whose discovery failed) ends the call with its error, as
+        // tower's `Retry` does.
+        poll_fn(|cx| self.service.poll_ready(cx))
+            .await
+            .map_err(|error| Err(U::service(error)))
+    }
+
+    fn send(&mut self, body: B) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
+        self.service
+            .call(Request::from_parts(self.head.clone(), body))
+    }
+
+    fn classify(&self, answer: &Result<Response<ResB>, S::Error>) -> Classification {
+        // The request's head: its body was sent.
+        let request = Request::from_parts(self.head.clone(), B::empty());
+        self.classifier.classify(&request, answer)
+    }
+
+    fn copy(&mut self) -> Option<B> {
+        B::replay(&self.source)
+    }
+
+    fn output(answer: Result<Response<ResB>, S::Error>) -> Self::Output {
+        answer.map_err(U::service)
+    }
+
+    fn refused() -> Option<Self::Output> {
+        U::refused(CircuitOpen).map(Err)
     }
 }
