@@ -11,7 +11,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::breaker::{AttemptPermit, MarkThread};
-use crate::call_state::CallState;
+use crate::call_state::{CallState, Retry};
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
@@ -19,7 +19,7 @@ use crate::observe;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
-use crate::{AttemptContext, CircuitBreaker, Policy};
+use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
 pin_project_lite::pin_project! {
     /// An attempt's future polled with its breaker's mark `M` on the thread
@@ -145,6 +145,42 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let before = (scope.in_flight, scope.inner_gave_up);
         (scope.in_flight, scope.inner_gave_up) = nesting;
         before
+    }
+
+    /// The budget the call takes from, if it names one.
+    pub(crate) fn budget(&self) -> Option<&RetryBudget> {
+        self.budget.budget()
+    }
+
+    /// The time left before the nearest deadline, if there is one.
+    pub(crate) fn time_left(&self) -> Option<Duration> {
+        self.call.time_left()
+    }
+
+    /// A hedged call's failure the rules retry, after `started` attempts:
+    /// the retry loop's decision ([`CallState::decide`]), for a retry that
+    /// starts at once (after the server's hint, if it gave one).
+    pub(crate) fn decide_at_once(
+        &self,
+        started: u32,
+        hint: Option<Duration>,
+        inner_gave_up: bool,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<Duration, Stop> {
+        let retry = Retry {
+            attempt: started,
+            hint,
+            inner_gave_up,
+            at_once: true,
+        };
+        let decision = self.call.decide(retry, self.budget.budget(), breaker);
+        decision.map(|(wait, _)| wait)
+    }
+
+    /// The call returns a failure, stopped for `stop`: told to the outside
+    /// world and to the attempt it runs inside, as the retry loop tells it.
+    pub(crate) fn stop(&mut self, stop: Stop, inner_gave_up: bool) {
+        self.call.stopped(stop, inner_gave_up);
     }
 
     /// Call before each attempt: whether the breaker lets it be made. When

@@ -12,6 +12,20 @@ use crate::decision::{self, Failure, Stop};
 use crate::observe::{self, Name};
 use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
+/// A failure the rules retry, as the decision is asked about it.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Retry {
+    /// Attempts made: the one that failed, in the retry loop; all those
+    /// started, in a hedged call.
+    pub(crate) attempt: u32,
+    /// The server's hint, if it gave one.
+    pub(crate) hint: Option<Duration>,
+    /// A retried function the failed attempt called gave up after retrying.
+    pub(crate) inner_gave_up: bool,
+    /// A hedged call's retry: at once, with no backoff.
+    pub(crate) at_once: bool,
+}
+
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
 #[derive(Debug)]
@@ -74,9 +88,10 @@ impl<'p> CallState<'p> {
     }
 
     /// The time left before this call's deadline or the enclosing attempt's,
-    /// whichever is nearer.
+    /// whichever is nearer: the one place it is worked out, for the retry
+    /// loop's waits and a hedged call's starts alike.
     #[inline]
-    fn time_left(&self) -> Option<Duration> {
+    pub(crate) fn time_left(&self) -> Option<Duration> {
         let nearest = self.scope.deadline().min(context::enclosing_deadline());
         nearest.get().map(|deadline| self.clock().until(deadline))
     }
@@ -90,43 +105,60 @@ impl<'p> CallState<'p> {
         budget: Option<&RetryBudget>,
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
-        let failure = Failure {
-            attempt: self.scope.frame.attempt(),
+        let attempt = self.scope.frame.attempt();
+        let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
+        let retry = Retry {
+            attempt,
             hint,
-            // What the last retry left ([`decision::Failure::carry`]): the
-            // ceiling of its wait, or for decorrelated jitter the wait;
-            // unread before the first retry. Only `retry` moves the attempt
-            // on past 1 (hedging, which sets it, never retries through
-            // here), so it is always that of retry `attempt - 2`.
-            carry: self.scope.carry(),
-            // Every retryable failure takes from the budget, the last one too.
-            budget_allows: budget.is_none_or(RetryBudget::record_failure),
-            inner_gave_up: core::mem::take(&mut self.scope.inner_gave_up),
-            time_left: self.time_left(),
+            inner_gave_up,
+            at_once: false,
         };
-        let mut decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64);
-        // The failure may have opened the breaker: no retry would be let
-        // through, so do not wait for one.
-        if decision.is_ok() {
-            let blocking = self.clock() == Clock::Blocking;
-            if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
-                decision = Err(Stop::Open);
-            }
-        }
-        match decision {
+        match self.decide(retry, budget, breaker) {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), self.scope.frame.attempt(), wait);
+                observe::retrying(self.name(), attempt, wait);
                 self.scope.set_carry(carry);
-                self.scope
-                    .frame
-                    .set_attempt(self.scope.frame.attempt().saturating_add(1));
+                self.scope.frame.set_attempt(attempt.saturating_add(1));
                 // Retried calls the failed attempt left running (dropped
                 // with it) are not part of the next.
                 self.scope.in_flight = 0;
                 Ok(wait)
             }
-            Err(stop) => Err(self.stopped(stop, failure.inner_gave_up)),
+            Err(stop) => Err(self.stopped(stop, inner_gave_up)),
         }
+    }
+
+    /// The decision on a failure the rules retry, for the retry loop and a
+    /// hedged call alike: takes the failure's budget token, weighs it
+    /// ([`decision::decide_carrying`]), and stops (`Open`) when the
+    /// failure found `breaker` open, since no retry would be let through.
+    /// Gives the wait and what the call carries to its next retry.
+    // Inlined into `retry`, as `decide_carrying` is (benches/instructions.sh).
+    #[inline(always)]
+    pub(crate) fn decide(
+        &self,
+        retry: Retry,
+        budget: Option<&RetryBudget>,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<(Duration, u64), Stop> {
+        let failure = Failure {
+            attempt: retry.attempt,
+            hint: retry.hint,
+            // What the last retry left ([`decision::Failure::carry`]): the
+            // ceiling of its wait, or for decorrelated jitter the wait;
+            // unread before the first retry, and by a hedged call's.
+            carry: self.scope.carry(),
+            // Every retryable failure takes from the budget, the last one too.
+            budget_allows: budget.is_none_or(RetryBudget::record_failure),
+            inner_gave_up: retry.inner_gave_up,
+            time_left: self.time_left(),
+            at_once: retry.at_once,
+        };
+        let decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64)?;
+        let blocking = self.clock() == Clock::Blocking;
+        if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
+            return Err(Stop::Open);
+        }
+        Ok(decision)
     }
 
     /// A failure that is returned to the caller.

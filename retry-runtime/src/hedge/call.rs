@@ -6,21 +6,22 @@
 //! the call and drops the attempts still running. A failure the rules
 //! retry starts the next attempt at once, or after the server's hint. When
 //! every attempt has failed and no more may start, the last failure to
-//! arrive is returned. The rules of a start (attempts left, deadline,
-//! budget, breaker, hint) are all in `start` and `schedule_hedge` below and
-//! `schedule_after_failure` in `settle`; the call's state is `hedged`.
+//! arrive is returned. Whether a failure is retried is the retry loop's
+//! decision (`retry_after_failure` in `settle`); the hedge's own rules (the
+//! budget's token for a hedge, the deadline's edge) are `start` and
+//! `schedule_hedge` below; the call's state is `hedged`.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::hedged::{no_more, Hedged, This};
+use super::hedged::{halt, no_more, Hedged, This};
 use super::parts::{Bound, Ended, Judge, MakeAttempt, Running};
 use super::settle::{give_up, settle};
 use super::slots::Slots;
 use crate::breaker::PermitMark;
 use crate::clock::{Clock, Instant};
-use crate::decision::Stop;
+use crate::decision::{self, Stop};
 use crate::rules::Outcome;
 use crate::{observe, CircuitOpen};
 
@@ -161,16 +162,7 @@ where
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    let policy = this.setup.policy;
-    *this.delay = this.setup.hedge.delay(policy.base());
-    let own = policy
-        .deadline()
-        .and_then(|_| this.attempts.context().deadline());
-    let enclosing = crate::context::enclosing_deadline().get();
-    *this.deadline = match (own, enclosing) {
-        (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
-        (own, enclosing) => own.or(enclosing),
-    };
+    *this.delay = this.setup.hedge.delay(this.setup.policy.base());
     // The clock is read at the first poll only for a percentile hedge.
     let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now, false) {
@@ -180,10 +172,8 @@ where
         // The breaker refused the call.
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
-        observe::stopped(this.setup.name, 1, Stop::Open);
-        // As the retry loop's refused call: a call that would retry gave up
-        // on an open breaker, and the layer around does not retry it.
-        crate::context::report_stop(this.setup.policy.max_attempts(), Stop::Open, false);
+        // As the retry loop's refused call.
+        this.attempts.stop(Stop::Open, false);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -203,7 +193,7 @@ where
     if *this.started > 0 && !this.make.can_make() {
         // The request cannot be sent again (a body over the layer's bound,
         // or one still being sent): no attempt starts any more.
-        return no_more(this, Stop::NotRetryable);
+        return halt(this, Stop::NotRetryable);
     }
     // A hedge is a retry for the budget: made only if it allows one, and it
     // takes a token, given back if the hedge is not sent after all.
@@ -244,7 +234,7 @@ where
         Some((breaker, _)) => match breaker.acquire() {
             Ok(permit) => Some(permit),
             Err(CircuitOpen) => {
-                no_more(this, Stop::Open);
+                halt(this, Stop::Open);
                 return false;
             }
         },
@@ -281,7 +271,7 @@ where
         // No copy of the request could be made: the permit goes unused,
         // and no attempt starts any more.
         this.attempts.set_attempt(*this.started);
-        no_more(this, Stop::NotRetryable);
+        halt(this, Stop::NotRetryable);
         return false;
     };
     *this.started = number;
@@ -315,18 +305,18 @@ where
 }
 
 /// After a start at `now`: the next attempt is due when this one has run
-/// for the delay, if attempts are left and the deadline allows it.
+/// for the delay, if attempts are left and the deadline allows it, by the
+/// retry loop's rule of its edge ([`decision::too_late`]).
 fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, now: Instant) {
     if *this.started >= this.setup.policy.max_attempts() {
         return no_more(this, Stop::Exhausted);
     }
-    let at = now.checked_add(*this.delay);
-    match (at, *this.deadline) {
-        (Some(at), Some(deadline)) if at >= deadline => no_more(this, Stop::Deadline),
-        (Some(at), _) => {
+    let delay = *this.delay;
+    match now.checked_add(delay) {
+        Some(at) if !decision::too_late(this.setup.policy, delay, this.attempts.time_left()) => {
             *this.next = Some(at);
-            *this.wait = *this.delay;
+            *this.wait = delay;
         }
-        (None, _) => no_more(this, Stop::Deadline),
+        _ => no_more(this, Stop::Deadline),
     }
 }
