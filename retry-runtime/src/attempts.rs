@@ -11,7 +11,7 @@ use core::ops::ControlFlow;
 use core::time::Duration;
 
 use crate::breaker::{AttemptPermit, MarkThread};
-use crate::call_state::{CallState, Retry};
+use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
@@ -19,7 +19,7 @@ use crate::observe;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
-use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::{AttemptContext, CircuitBreaker, Policy};
 
 pin_project_lite::pin_project! {
     /// An attempt's future polled with its breaker's mark `M` on the thread
@@ -128,61 +128,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.attempt()
     }
 
-    /// Hedging runs several attempts at once: the one polled next.
-    #[inline]
-    pub(crate) fn set_attempt(&mut self, attempt: u32) {
-        self.call.scope().frame.set_attempt(attempt);
-    }
-
-    /// Hedging runs several attempts at once, each with its own retried
-    /// calls inside: puts in the call's context what the attempt polled
-    /// next left there (the retried calls it has in flight, and whether one
-    /// gave up after retrying), and hands back what the one polled before
-    /// left, so that one attempt's calls are never taken for another's.
-    #[inline]
-    pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
-        let scope = self.call.scope();
-        let before = (scope.in_flight, scope.inner_gave_up);
-        (scope.in_flight, scope.inner_gave_up) = nesting;
-        before
-    }
-
-    /// The budget the call takes from, if it names one.
-    pub(crate) fn budget(&self) -> Option<&RetryBudget> {
-        self.budget.budget()
-    }
-
-    /// The time left before the nearest deadline, if there is one.
-    pub(crate) fn time_left(&self) -> Option<Duration> {
-        self.call.time_left()
-    }
-
-    /// A hedged call's failure the rules retry, after `started` attempts:
-    /// the retry loop's decision ([`CallState::decide`]), for a retry that
-    /// starts at once (after the server's hint, if it gave one).
-    pub(crate) fn decide_at_once(
-        &self,
-        started: u32,
-        hint: Option<Duration>,
-        inner_gave_up: bool,
-        breaker: Option<&CircuitBreaker>,
-    ) -> Result<Duration, Stop> {
-        let retry = Retry {
-            attempt: started,
-            hint,
-            inner_gave_up,
-            at_once: true,
-        };
-        let decision = self.call.decide(retry, self.budget.budget(), breaker);
-        decision.map(|(wait, _)| wait)
-    }
-
-    /// The call returns a failure, stopped for `stop`: told to the outside
-    /// world and to the attempt it runs inside, as the retry loop tells it.
-    pub(crate) fn stop(&mut self, stop: Stop, inner_gave_up: bool) {
-        self.call.stopped(stop, inner_gave_up);
-    }
-
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
     /// [`next`](Self::next) stops with [`Stop::Open`].
@@ -207,42 +152,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        self.scoped_in(attempt, span)
-    }
-
-    /// As [`scoped`](Self::scoped), in a span made once for the attempt:
-    /// hedged attempts are polled through a new wrapper each time.
-    #[inline]
-    pub(crate) fn scoped_in<F: Future>(
-        &mut self,
-        attempt: F,
-        span: observe::AttemptSpan,
-    ) -> Scoped<'_, F, B::Mark<'_>> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
-    }
-
-    /// As [`scoped_in`](Self::scoped_in), marked with `mark` rather than
-    /// the call's breaker: a hedged attempt holds a permit of its own.
-    #[inline]
-    pub(crate) fn scoped_marked<F: Future, M: MarkThread>(
-        &mut self,
-        attempt: F,
-        span: observe::AttemptSpan,
-        mark: M,
-    ) -> Scoped<'_, F, M> {
-        Scoped::new(self.call.scope(), mark, attempt, span)
-    }
-
-    /// As [`make`](Self::make), marked with `mark` rather than the call's
-    /// breaker.
-    #[inline]
-    pub(crate) fn make_marked<R, M: MarkThread>(
-        &mut self,
-        mut mark: M,
-        make: impl FnOnce() -> R,
-    ) -> R {
-        let _hold = mark.hold();
-        scoped_call(self.call.scope(), make)
     }
 
     /// Makes an attempt's future with `make` and polls it with the thread
@@ -259,12 +169,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             make()
         };
         Marked { attempt, mark }
-    }
-
-    /// The call returns, whatever the outcome: it no longer counts as in
-    /// flight in the attempt it runs inside. Idempotent.
-    pub(crate) fn finish(&mut self) {
-        self.call.finished();
     }
 
     /// The call stops before its attempt was made, for a reason of the
@@ -436,13 +340,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     // Inlined: every successful call's end (benches/instructions.sh).
     #[inline]
     pub(crate) fn succeeded(&mut self) {
-        if let Some(budget) = self.budget.budget() {
-            budget.record_success();
-        }
-        #[cfg(feature = "metrics")]
-        crate::metrics::record_stop(Stop::Done, self.call.name());
-        observe::succeeded(self.call.attempt());
         self.breaker.record(true);
-        self.call.finished();
+        self.call.succeeded(self.budget.budget());
     }
 }

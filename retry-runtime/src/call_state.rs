@@ -12,20 +12,6 @@ use crate::decision::{self, Failure, Stop};
 use crate::observe::{self, Name};
 use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
-/// A failure the rules retry, as the decision is asked about it.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Retry {
-    /// Attempts made: the one that failed, in the retry loop; all those
-    /// started, in a hedged call.
-    pub(crate) attempt: u32,
-    /// The server's hint, if it gave one.
-    pub(crate) hint: Option<Duration>,
-    /// A retried function the failed attempt called gave up after retrying.
-    pub(crate) inner_gave_up: bool,
-    /// A hedged call's retry: at once, with no backoff.
-    pub(crate) at_once: bool,
-}
-
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
 #[derive(Debug)]
@@ -62,6 +48,23 @@ impl<'p> CallState<'p> {
 
     pub(crate) fn clock(&self) -> Clock {
         self.scope.clock()
+    }
+
+    /// Hedging runs several attempts at once: the one polled next.
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.scope.frame.set_attempt(attempt);
+    }
+
+    /// Hedging runs several attempts at once, each with its own retried
+    /// calls inside: puts in the call's context what the attempt polled
+    /// next left there (the retried calls it has in flight, and whether one
+    /// gave up after retrying), and hands back what the one polled before
+    /// left, so that one attempt's calls are never taken for another's.
+    pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
+        let scope = &mut self.scope;
+        let before = (scope.in_flight, scope.inner_gave_up);
+        (scope.in_flight, scope.inner_gave_up) = nesting;
+        before
     }
 
     /// The context the call's attempts run in.
@@ -107,13 +110,7 @@ impl<'p> CallState<'p> {
     ) -> Result<Duration, Stop> {
         let attempt = self.scope.frame.attempt();
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
-        let retry = Retry {
-            attempt,
-            hint,
-            inner_gave_up,
-            at_once: false,
-        };
-        match self.decide(retry, budget, breaker) {
+        match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
                 observe::retrying(self.name(), attempt, wait);
                 self.scope.set_carry(carry);
@@ -128,30 +125,35 @@ impl<'p> CallState<'p> {
     }
 
     /// The decision on a failure the rules retry, for the retry loop and a
-    /// hedged call alike: takes the failure's budget token, weighs it
-    /// ([`decision::decide_carrying`]), and stops (`Open`) when the
-    /// failure found `breaker` open, since no retry would be let through.
-    /// Gives the wait and what the call carries to its next retry.
+    /// hedged call alike, after `attempt` attempts (the one that failed, in
+    /// the loop; all those started, in a hedged call, whose retry starts
+    /// `at_once`): takes the failure's budget token, weighs it
+    /// ([`decision::decide_carrying`]), and stops (`Open`) when the failure
+    /// found `breaker` open, since no retry would be let through. Gives the
+    /// wait, and what the call carries to its next retry.
     // Inlined into `retry`, as `decide_carrying` is (benches/instructions.sh).
     #[inline(always)]
     pub(crate) fn decide(
         &self,
-        retry: Retry,
+        attempt: u32,
+        hint: Option<Duration>,
+        inner_gave_up: bool,
+        at_once: bool,
         budget: Option<&RetryBudget>,
         breaker: Option<&CircuitBreaker>,
     ) -> Result<(Duration, u64), Stop> {
         let failure = Failure {
-            attempt: retry.attempt,
-            hint: retry.hint,
+            attempt,
+            hint,
             // What the last retry left ([`decision::Failure::carry`]): the
             // ceiling of its wait, or for decorrelated jitter the wait;
             // unread before the first retry, and by a hedged call's.
             carry: self.scope.carry(),
             // Every retryable failure takes from the budget, the last one too.
             budget_allows: budget.is_none_or(RetryBudget::record_failure),
-            inner_gave_up: retry.inner_gave_up,
+            inner_gave_up,
             time_left: self.time_left(),
-            at_once: retry.at_once,
+            at_once,
         };
         let decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64)?;
         let blocking = self.clock() == Clock::Blocking;
@@ -159,6 +161,20 @@ impl<'p> CallState<'p> {
             return Err(Stop::Open);
         }
         Ok(decision)
+    }
+
+    /// A success: the budget gets its share back, and the outside world
+    /// hears of it.
+    // Inlined: every successful call's end (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn succeeded(&mut self, budget: Option<&RetryBudget>) {
+        if let Some(budget) = budget {
+            budget.record_success();
+        }
+        #[cfg(feature = "metrics")]
+        crate::metrics::record_stop(Stop::Done, self.name());
+        observe::succeeded(self.attempt());
+        self.finished();
     }
 
     /// A failure that is returned to the caller.

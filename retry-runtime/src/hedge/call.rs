@@ -16,13 +16,15 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::hedged::{halt, no_more, Hedged, This};
-use super::parts::{Bound, Ended, Judge, MakeAttempt, Running};
+use super::parts::{Bound, Ended, MakeAttempt, Running};
 use super::settle::{give_up, settle};
 use super::slots::Slots;
-use crate::breaker::PermitMark;
+use crate::breaker::{MarkThread, PermitMark};
 use crate::clock::{Clock, Instant};
+use crate::context::{scoped_call, Scoped};
 use crate::decision::{self, Stop};
 use crate::rules::Outcome;
+use crate::rules::RulesFor;
 use crate::{observe, CircuitOpen};
 
 impl<'p, R, Mk, Fut, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
@@ -30,7 +32,7 @@ where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
@@ -40,9 +42,9 @@ where
         let mut this = self.project();
         let poll = poll_hedged(&mut this, cx);
         if poll.is_pending() {
-            this.attempts.waiting(); // In flight in the attempt it runs inside.
+            this.call.scope().pending(); // In flight in the attempt it runs inside.
         } else {
-            this.attempts.finish(); // Answered or not: no longer in flight.
+            this.call.finished(); // Answered or not: no longer in flight.
         }
         poll
     }
@@ -57,7 +59,7 @@ fn poll_hedged<'p, R: Outcome, Mk, Fut, J, S, L>(
 where
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
@@ -77,11 +79,11 @@ where
                 continue;
             };
             let attempt = attempt.project();
-            this.attempts.set_attempt(*attempt.number);
+            this.call.set_attempt(*attempt.number);
             // Each attempt is judged by its own retried calls: the ones it
             // has in flight and whether one gave up, kept in its slot and
             // put in the call's context while it is polled.
-            this.attempts.swap_nesting(*attempt.nesting);
+            this.call.swap_nesting(*attempt.nesting);
             #[allow(clippy::clone_on_copy)] // `Copy` without `attempt-spans`.
             let span = attempt.span.clone();
             // Marked with its own permit, so that a retried function it
@@ -91,9 +93,14 @@ where
                 attempt.refused_inside,
                 attempt.nested_failed,
             );
-            let polled =
-                Pin::new(&mut this.attempts.scoped_marked(attempt.attempt, span, mark)).poll(cx);
-            *attempt.nesting = this.attempts.swap_nesting((0, false));
+            let polled = Pin::new(&mut Scoped::new(
+                this.call.scope(),
+                mark,
+                attempt.attempt,
+                span,
+            ))
+            .poll(cx);
+            *attempt.nesting = this.call.swap_nesting((0, false));
             let Poll::Ready(outcome) = polled else {
                 running += 1;
                 continue;
@@ -152,11 +159,11 @@ where
     }
 }
 
-/// The first poll: reads the delay and the deadlines, starts attempt 1.
+/// The first poll: reads the delay, starts attempt 1.
 /// `Some` when the breaker refuses the call.
 fn begin<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>) -> Option<R>
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -173,7 +180,7 @@ where
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
         // As the retry loop's refused call.
-        this.attempts.stop(Stop::Open, false);
+        this.call.stopped(Stop::Open, false);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -183,7 +190,7 @@ where
 /// breaker let it, and schedules the hedge after it.
 fn start<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>, now: Instant)
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -223,7 +230,7 @@ fn place<'p, R: Outcome, Mk, Fut, J, S, L>(
     after_failure: bool,
 ) -> bool
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -251,26 +258,30 @@ where
         return false;
     };
     let number = this.started.saturating_add(1);
-    this.attempts.set_attempt(number);
-    let timeout = this.attempts.attempt_timeout();
+    this.call.set_attempt(number);
+    let timeout = this.call.attempt_timeout();
     let make = &mut *this.make; // Made in the attempt's context: it sees its key.
     let (mut refused_inside, mut nested_failed) = (false, false);
     let mark = PermitMark::of(permit.as_ref(), &mut refused_inside, &mut nested_failed);
-    this.attempts.swap_nesting((0, false));
+    this.call.swap_nesting((0, false));
     // The first attempt is always made: a call with nothing to return
     // would wait for ever.
-    let made = this.attempts.make_marked(mark, || {
-        if number == 1 {
-            Some(make.make())
-        } else {
-            make.try_make()
-        }
-    });
-    let nesting = this.attempts.swap_nesting((0, false));
+    let made = {
+        let mut mark = mark;
+        let _hold = mark.hold();
+        scoped_call(this.call.scope(), || {
+            if number == 1 {
+                Some(make.make())
+            } else {
+                make.try_make()
+            }
+        })
+    };
+    let nesting = this.call.swap_nesting((0, false));
     let Some(made) = made else {
         // No copy of the request could be made: the permit goes unused,
         // and no attempt starts any more.
-        this.attempts.set_attempt(*this.started);
+        this.call.set_attempt(*this.started);
         halt(this, Stop::NotRetryable);
         return false;
     };
@@ -313,7 +324,7 @@ fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, 
     }
     let delay = *this.delay;
     match now.checked_add(delay) {
-        Some(at) if !decision::too_late(this.setup.policy, delay, this.attempts.time_left()) => {
+        Some(at) if !decision::too_late(this.setup.policy, delay, this.call.time_left()) => {
             *this.next = Some(at);
             *this.wait = delay;
         }

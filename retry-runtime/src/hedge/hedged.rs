@@ -5,15 +5,14 @@
 use core::future::Future;
 use core::time::Duration;
 
-use super::parts::{Bound, Judge, MakeAttempt, Running, Setup};
+use super::parts::{Bound, MakeAttempt, Running, Setup};
 use super::slots::Slots;
-use crate::attempts::Attempts;
-use crate::clock::Instant;
+use crate::call_state::CallState;
+use crate::clock::{Clock, Instant};
 use crate::decision::Stop;
 use crate::rules::Outcome;
-use crate::slots::NoBreaker;
+use crate::rules::RulesFor;
 use crate::timeout::Limit;
-use crate::RetryBudget;
 // The one timer of a hedged call: the next start.
 use crate::sleep::Sleep as Timer;
 
@@ -27,10 +26,10 @@ pin_project_lite::pin_project! {
         R: Outcome,
     {
         pub(super) setup: Setup<'p, R, L>,
-        // The call's state, as the retry loop's (attempt number, key,
-        // deadline, budget), which decides on its failures; its breaker
-        // slot is unused: every attempt holds a permit of its own.
-        pub(super) attempts: Attempts<'p, NoBreaker, Option<&'p RetryBudget>>,
+        // The call's state, the retry loop's (attempt number, key,
+        // deadline), which decides on its failures; every attempt holds a
+        // breaker's permit of its own.
+        pub(super) call: CallState<'p>,
         pub(super) make: Mk,
         pub(super) judge: J,
         // Attempts started so far.
@@ -74,16 +73,16 @@ where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
-        let attempts = Attempts::start(setup.policy, setup.budget, setup.name);
+        let call = CallState::new(setup.policy, setup.name, Clock::Async);
         Hedged {
             setup,
-            attempts,
+            call,
             make,
             judge,
             started: 0,

@@ -8,8 +8,7 @@ use core::time::Duration;
 use crate::clock::Instant;
 
 use super::Hedge;
-use crate::decision::Classification;
-use crate::rules::Outcome;
+use crate::rules::{Outcome, RulesFor};
 use crate::timeout::{Limit, Limited};
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Policy, RetryBudget};
 
@@ -56,23 +55,6 @@ where
     #[inline]
     fn make(&mut self) -> Fut {
         self()
-    }
-}
-
-/// What the rules make of an outcome, and the hook before the next attempt.
-pub trait Judge<R> {
-    /// Success, a failure to return, or one to retry (with the server's
-    /// hint).
-    fn verdict(&self, outcome: &R) -> Classification;
-
-    /// Called when a failure the rules retry is followed by another attempt
-    /// after `wait`, with the number of the attempt that failed.
-    fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
-
-    /// The class of error `outcome` failed with, for the `error.type` of
-    /// the event that reports it; `None` for a success or a retried value.
-    fn error_type(&self, _outcome: &R) -> Option<&'static str> {
-        None
     }
 }
 
@@ -172,7 +154,7 @@ pub(super) struct Ended<'p> {
 /// with (`error.type`): set just before it, so that no other call's event,
 /// interleaved on the thread while this call waits, can take it.
 #[inline]
-pub(super) fn failed_with<R, J: Judge<R>>(judge: &J, failure: Option<&R>) {
+pub(super) fn failed_with<R, J: RulesFor<R>>(judge: &J, failure: Option<&R>) {
     #[cfg(feature = "tracing")]
     if let Some(class) = failure.and_then(|failure| judge.error_type(failure)) {
         crate::observe::error_type::set(class);

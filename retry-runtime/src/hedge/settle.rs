@@ -5,11 +5,12 @@
 use core::time::Duration;
 
 use super::hedged::{halt, This};
-use super::parts::{Ended, Judge};
+use super::parts::Ended;
 use crate::breaker::attempt_outcome;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::rules::Outcome;
+use crate::rules::RulesFor;
 use crate::{observe, CircuitPermit};
 
 /// An attempt ended with `outcome`: `Some` when that ends the call.
@@ -19,7 +20,7 @@ pub(super) fn settle<'p, R: Outcome, Mk, J, S, L>(
     ended: Ended<'p>,
 ) -> Option<R>
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
 {
     let Ended {
         number,
@@ -47,8 +48,8 @@ where
             }
             // The call made every attempt it started, whichever answered;
             // the budget gets its share back.
-            this.attempts.set_attempt(*this.started);
-            this.attempts.succeeded();
+            this.call.set_attempt(*this.started);
+            this.call.succeeded(this.setup.budget);
             Some(outcome)
         }
         Classification::Permanent => {
@@ -62,7 +63,7 @@ where
             // A transient failure of a request that must not be repeated:
             // returned, and counted as a transient failure is.
             record(permit, false, refused_inside, nested_failed);
-            if let Some(budget) = this.attempts.budget() {
+            if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
             returned_not_retryable(this, &outcome, number, inner_gave_up);
@@ -105,7 +106,7 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
 /// world, and, when a retried function the attempt called gave up on it,
 /// to the attempt this call runs inside, as the retry loop does: the mark of
 /// a layer below is passed on, so the layers around do not retry it again.
-fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
+fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
     number: u32,
@@ -148,26 +149,25 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     hint: Option<Duration>,
     inner_gave_up: bool,
 ) where
-    J: Judge<R>,
+    J: RulesFor<R>,
 {
     if *this.halted {
-        if let Some(budget) = this.attempts.budget() {
+        if let Some(budget) = this.setup.budget {
             let _ = budget.record_failure();
         }
         return;
     }
     let breaker = this.setup.breaker.map(|(breaker, _)| breaker);
-    let decided = this
-        .attempts
-        .decide_at_once(*this.started, hint, inner_gave_up, breaker);
+    let (started, budget) = (*this.started, this.setup.budget);
+    let decided = (this.call).decide(started, hint, inner_gave_up, true, budget, breaker);
     let wait = match decided {
-        Ok(wait) => wait,
+        Ok((wait, _)) => wait,
         Err(stop) => return halt(this, stop),
     };
     let Some(at) = Clock::Async.now().checked_add(wait) else {
         return halt(this, Stop::Deadline);
     };
-    this.judge.before_next(outcome, number, wait);
+    this.judge.before_wait(outcome, number, wait);
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.
     super::parts::failed_with(this.judge, Some(outcome));
@@ -180,7 +180,7 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
 
 /// Every attempt failed and none may start: the last failure, unchanged,
 /// stopped as the retry loop stops.
-pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
+pub(super) fn give_up<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
 ) -> Option<R> {
     let stop = if *this.last_rejected {
@@ -189,7 +189,7 @@ pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
         *this.stop
     };
     super::parts::failed_with(this.judge, this.last.as_ref());
-    this.attempts.set_attempt(*this.started);
-    this.attempts.stop(stop, *this.last_inner_gave_up);
+    this.call.set_attempt(*this.started);
+    this.call.stopped(stop, *this.last_inner_gave_up);
     this.last.take()
 }
