@@ -19,7 +19,7 @@ use super::hedged::{halt, no_more, Hedged, This};
 use super::parts::{Bound, Ended, MakeAttempt, Running};
 use super::settle::{give_up, settle};
 use super::slots::Slots;
-use crate::breaker::{MarkThread, PermitMark};
+use crate::breaker::{AttemptPermit, HedgedMark, MarkThread};
 use crate::clock::{Clock, Instant};
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{self, Stop};
@@ -88,11 +88,7 @@ where
             let span = attempt.span.clone();
             // Marked with its own permit, so that a retried function it
             // calls with the same breaker runs under it (`docs/breaker.md`).
-            let mark = PermitMark::of(
-                attempt.permit.as_ref(),
-                attempt.refused_inside,
-                attempt.nested_failed,
-            );
+            let mark = HedgedMark::of(attempt.permit.as_mut(), attempt.refused_inside);
             let polled = Pin::new(&mut Scoped::new(
                 this.call.scope(),
                 mark,
@@ -105,12 +101,13 @@ where
                 running += 1;
                 continue;
             };
+            let permit = attempt.permit.take();
             let ended = Ended {
                 number: *attempt.number,
                 started: *attempt.started,
-                permit: attempt.permit.take(),
-                refused_inside: *attempt.refused_inside,
-                nested_failed: *attempt.nested_failed,
+                refused_inside: (permit.as_ref())
+                    .map_or(*attempt.refused_inside, AttemptPermit::refused_inside),
+                permit,
                 inner_gave_up: attempt.nesting.1,
             };
             slot.set(None);
@@ -236,16 +233,15 @@ where
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    let permit = match this.setup.breaker {
-        None => None,
-        Some((breaker, _)) => match breaker.acquire() {
-            Ok(permit) => Some(permit),
-            Err(CircuitOpen) => {
-                halt(this, Stop::Open);
-                return false;
-            }
-        },
-    };
+    // The retry loop's permit, one per attempt running.
+    let mut permit = this
+        .setup
+        .breaker
+        .map(|(breaker, _)| AttemptPermit::new(breaker));
+    if permit.as_mut().is_some_and(|permit| !permit.acquire(false)) {
+        halt(this, Stop::Open);
+        return false;
+    }
     let Some(free) = (0..this.slots.capacity()).find(|&index| {
         this.slots
             .as_mut()
@@ -261,8 +257,8 @@ where
     this.call.set_attempt(number);
     let timeout = this.call.attempt_timeout();
     let make = &mut *this.make; // Made in the attempt's context: it sees its key.
-    let (mut refused_inside, mut nested_failed) = (false, false);
-    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside, &mut nested_failed);
+    let mut refused_inside = false;
+    let mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
     this.call.swap_nesting((0, false));
     // The first attempt is always made: a call with nothing to return
     // would wait for ever.
@@ -308,7 +304,6 @@ where
         started: now,
         permit,
         refused_inside,
-        nested_failed,
         nesting,
         span,
     }));

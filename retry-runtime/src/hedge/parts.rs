@@ -8,9 +8,10 @@ use core::time::Duration;
 use crate::clock::Instant;
 
 use super::Hedge;
+use crate::breaker::AttemptPermit;
 use crate::rules::{Outcome, RulesFor};
 use crate::timeout::{Limit, Limited};
-use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
 /// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
 /// type of the integration's own (whose type a tower future can name).
@@ -102,14 +103,11 @@ pin_project_lite::pin_project! {
         pub(super) number: u32,
         // When it started, read only for a percentile hedge's latencies.
         pub(super) started: Option<Instant>,
-        pub(super) permit: Option<CircuitPermit<'p>>,
-        // Another breaker refused a call made inside this attempt: its
-        // failure then says nothing of this attempt's breaker.
+        // The breaker's permit it runs under, as a retry loop's attempt does.
+        pub(super) permit: Option<AttemptPermit<'p>>,
+        // Without a permit: another breaker refused a call made inside this
+        // attempt, whose failure then says nothing of the dependency.
         pub(super) refused_inside: bool,
-        // The last call made under its permit inside it (a retried function
-        // naming the same breaker) failed: the dependency failed, whatever
-        // the attempt made of it.
-        pub(super) nested_failed: bool,
         // The retried functions this attempt called that are in flight, and
         // whether one gave up after retrying (the call's context holds them
         // while the attempt is polled).
@@ -144,9 +142,8 @@ pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
 pub(super) struct Ended<'p> {
     pub(super) number: u32,
     pub(super) started: Option<Instant>,
-    pub(super) permit: Option<CircuitPermit<'p>>,
+    pub(super) permit: Option<AttemptPermit<'p>>,
     pub(super) refused_inside: bool,
-    pub(super) nested_failed: bool,
     pub(super) inner_gave_up: bool,
 }
 

@@ -6,12 +6,12 @@ use core::time::Duration;
 
 use super::hedged::{halt, This};
 use super::parts::Ended;
-use crate::breaker::attempt_outcome;
+use crate::breaker::AttemptPermit;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
+use crate::observe;
 use crate::rules::Outcome;
 use crate::rules::RulesFor;
-use crate::{observe, CircuitPermit};
 
 /// An attempt ended with `outcome`: `Some` when that ends the call.
 pub(super) fn settle<'p, R: Outcome, Mk, J, S, L>(
@@ -27,19 +27,18 @@ where
         started,
         permit,
         refused_inside,
-        nested_failed,
         inner_gave_up,
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
     let verdict = this.judge.verdict(&outcome);
     if refused_inside && verdict != Classification::Done {
-        record(permit, false, refused_inside, nested_failed);
+        record(permit, false);
         return set_aside_refusal(this, outcome, verdict, inner_gave_up);
     }
     match verdict {
         Classification::Done => {
-            record(permit, true, refused_inside, nested_failed);
+            record(permit, true);
             if let Some(started) = started {
                 let now = Clock::Async.now();
                 this.setup
@@ -55,14 +54,14 @@ where
         Classification::Permanent => {
             // Not the dependency's failure: the breaker counts it as a
             // success, as the retry loop does.
-            record(permit, true, refused_inside, nested_failed);
+            record(permit, true);
             returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Unrepeatable => {
             // A transient failure of a request that must not be repeated:
             // returned, and counted as a transient failure is.
-            record(permit, false, refused_inside, nested_failed);
+            record(permit, false);
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
@@ -70,7 +69,7 @@ where
             Some(outcome)
         }
         Classification::Transient(hint) => {
-            record(permit, false, refused_inside, nested_failed);
+            record(permit, false);
             retry_after_failure(this, &outcome, number, hint, inner_gave_up);
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
@@ -123,16 +122,10 @@ fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     );
 }
 
-/// Tells the attempt's breaker how it ended, by the retry loop's rule
-/// ([`attempt_outcome`]): a permit with no outcome to record is freed.
-fn record(
-    permit: Option<CircuitPermit<'_>>,
-    success: bool,
-    refused_inside: bool,
-    nested_failed: bool,
-) {
-    let Some(permit) = permit else { return };
-    if let Some(success) = attempt_outcome(success, refused_inside, nested_failed) {
+/// Tells the attempt's breaker how it ended, as the retry loop's permit
+/// records ([`AttemptPermit::record`]).
+fn record(permit: Option<AttemptPermit<'_>>, success: bool) {
+    if let Some(mut permit) = permit {
         permit.record(success);
     }
 }
