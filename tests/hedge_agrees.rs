@@ -232,3 +232,39 @@ async fn a_hedge_due_exactly_at_the_deadline_starts() {
     assert_eq!(log.starts(), [(1, 0)]);
     assert_eq!(outcome, Err(Error::TimedOut));
 }
+
+#[tokio::test(start_paused = true)]
+async fn an_inner_give_up_stops_new_attempts_for_good() {
+    // Attempt 2 (the hedge at 500 ms) fails at 510 ms because a retried
+    // function it called gave up: no attempt starts any more, and attempt
+    // 1's own failure at 800 ms does not start one again.
+    let log = Log::default();
+    let (outcome, stop, _) = hedged(&policy(3), 500, &log, |n| match n {
+        1 => (800, Err(Error::Busy(1))),
+        _ => (10, Err(Error::Inner)),
+    })
+    .await;
+    assert_eq!(log.starts(), [(1, 0), (2, 500)]);
+    assert_eq!(outcome, Err(Error::Busy(1)));
+    assert_eq!(stop, Some(Stop::Nested));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_deadline_stop_is_not_undone_by_a_later_failure() {
+    // Attempt 2 fails at 510 ms with a hint (5 s, within `cap`) whose wait
+    // would end past the deadline at 1 s: no attempt starts any more, and
+    // attempt 1's failure at 800 ms, when a retry at once would still be
+    // in time, does not start one again.
+    let log = Log::default();
+    let policy = policy(3)
+        .with_cap(Duration::from_secs(10))
+        .with_deadline(Duration::from_secs(1));
+    let (outcome, stop, _) = hedged(&policy, 500, &log, |n| match n {
+        1 => (800, Err(Error::Busy(1))),
+        _ => (10, Err(Error::Later(n))),
+    })
+    .await;
+    assert_eq!(log.starts(), [(1, 0), (2, 500)]);
+    assert_eq!(outcome, Err(Error::Busy(1)));
+    assert_eq!(stop, Some(Stop::Deadline));
+}
