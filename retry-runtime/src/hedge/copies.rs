@@ -9,7 +9,7 @@ use core::time::Duration;
 
 use ::tower::Service;
 
-use super::MakeAttempt;
+use super::parts::MakeAttempt;
 use crate::rules::RulesFor;
 use crate::tower::Classify;
 use crate::Classification;

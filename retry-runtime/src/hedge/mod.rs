@@ -105,10 +105,9 @@ mod tower;
 use core::time::Duration;
 
 pub use closure::HedgedRetry;
-pub use hedged::Hedged;
+use hedged::Hedged;
 pub use latencies::{Latencies, HALF_LIFE, WARM_UP};
-pub use parts::{Bound, Breaker, MakeAttempt, Running, Setup, Unbounded};
-pub use slots::{Boxed, End, Slot, Slots, MAX_SLOTS};
+use parts::{Breaker, Setup};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use tower::{AllRepeatable, CloneRequests, HedgeLayer, HedgeService, Repeatable, ReplayBodies};
@@ -219,9 +218,11 @@ impl Hedge {
 pub mod private {
     use core::future::Future;
 
-    pub use super::slots::{Boxed, End, Slot};
-    use super::{Bound, Running, Slots};
-    pub use super::{Hedge, Hedged, Latencies, Setup, Unbounded};
+    pub use super::hedged::Hedged;
+    use super::parts::{Bound, Running};
+    pub use super::parts::{Setup, Unbounded};
+    pub use super::slots::{Boxed, End, Slot, Slots};
+    pub use super::{Hedge, Latencies};
     use crate::rules::{Outcome, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 

@@ -10,8 +10,9 @@ use ::tower::{Layer, Service};
 use http::Request;
 
 use super::copies::{Copies, Judged};
+use super::parts::Unbounded;
 use super::slots::Boxed;
-use super::{Hedge, Hedged, Setup, Unbounded};
+use super::{Hedge, Hedged, Setup};
 use crate::tower::deadline;
 use crate::tower::{
     BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY,
