@@ -1035,19 +1035,19 @@ table! {
         closure, layers, blocking, hedged, hedge_layer,
     }
     // No `layers`: see the module's docs (the `HedgeLayer` does see the
-    // inner give-up). Hedged today: `nested` as the reference, but no
-    // budget token taken for the failed attempt (99 tokens left, not 98).
+    // inner give-up). Hedged calls took no budget token for the failed
+    // attempt before issue 30 (99 tokens left, not 98).
     inner_gives_up_mid_call = INNER_GIVES_UP_MID_CALL {
         closure, blocking,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedged,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedge_layer,
+        hedged,
+        hedge_layer,
     }
-    // Hedged today: `nested` instead of `exhausted`, and no token taken for
-    // the last attempt (98 tokens left, not 97).
+    // Hedged calls stopped `nested` instead of `exhausted`, with no token
+    // taken for the last attempt, before issue 30.
     inner_gives_up_on_the_last_attempt = INNER_GIVES_UP_ON_THE_LAST_ATTEMPT {
         closure, blocking,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedged,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedge_layer,
+        hedged,
+        hedge_layer,
     }
     on_rejects = ON_REJECTS {
         closure, layers, blocking, hedged, hedge_layer,
@@ -1055,13 +1055,12 @@ table! {
     on_ok_retries = ON_OK_RETRIES {
         closure, layers, blocking, hedged, hedge_layer,
     }
-    // No `blocking`: see the module's docs. Hedged today: the attempt due
-    // exactly at the deadline (300 ms) is not started; 6 calls, stop
-    // `deadline` after 6 attempts.
+    // No `blocking`: see the module's docs. Before issue 30 a hedged call
+    // did not start the attempt due exactly at the deadline (300 ms).
     deadline_exactly_reached = DEADLINE_EXACTLY_REACHED {
         closure, layers,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedged,
-        #[ignore = "hedge engine divergence (issue 30): fixed on wip-hedge"] hedge_layer,
+        hedged,
+        hedge_layer,
     }
     // No `hedge_layer`: it applies no per-attempt timeout (its docs: add
     // `tower::timeout` inside it), so its attempt at 240 ms is not cut off.

@@ -128,25 +128,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         self.call.attempt()
     }
 
-    /// Hedging runs several attempts at once: the one polled next.
-    #[inline]
-    pub(crate) fn set_attempt(&mut self, attempt: u32) {
-        self.call.scope().frame.set_attempt(attempt);
-    }
-
-    /// Hedging runs several attempts at once, each with its own retried
-    /// calls inside: puts in the call's context what the attempt polled
-    /// next left there (the retried calls it has in flight, and whether one
-    /// gave up after retrying), and hands back what the one polled before
-    /// left, so that one attempt's calls are never taken for another's.
-    #[inline]
-    pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
-        let scope = self.call.scope();
-        let before = (scope.in_flight, scope.inner_gave_up);
-        (scope.in_flight, scope.inner_gave_up) = nesting;
-        before
-    }
-
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
     /// [`next`](Self::next) stops with [`Stop::Open`].
@@ -171,42 +152,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        self.scoped_in(attempt, span)
-    }
-
-    /// As [`scoped`](Self::scoped), in a span made once for the attempt:
-    /// hedged attempts are polled through a new wrapper each time.
-    #[inline]
-    pub(crate) fn scoped_in<F: Future>(
-        &mut self,
-        attempt: F,
-        span: observe::AttemptSpan,
-    ) -> Scoped<'_, F, B::Mark<'_>> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
-    }
-
-    /// As [`scoped_in`](Self::scoped_in), marked with `mark` rather than
-    /// the call's breaker: a hedged attempt holds a permit of its own.
-    #[inline]
-    pub(crate) fn scoped_marked<F: Future, M: MarkThread>(
-        &mut self,
-        attempt: F,
-        span: observe::AttemptSpan,
-        mark: M,
-    ) -> Scoped<'_, F, M> {
-        Scoped::new(self.call.scope(), mark, attempt, span)
-    }
-
-    /// As [`make`](Self::make), marked with `mark` rather than the call's
-    /// breaker.
-    #[inline]
-    pub(crate) fn make_marked<R, M: MarkThread>(
-        &mut self,
-        mut mark: M,
-        make: impl FnOnce() -> R,
-    ) -> R {
-        let _hold = mark.hold();
-        scoped_call(self.call.scope(), make)
     }
 
     /// Makes an attempt's future with `make` and polls it with the thread
@@ -223,12 +169,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             make()
         };
         Marked { attempt, mark }
-    }
-
-    /// The call returns, whatever the outcome: it no longer counts as in
-    /// flight in the attempt it runs inside. Idempotent.
-    pub(crate) fn finish(&mut self) {
-        self.call.finished();
     }
 
     /// The call stops before its attempt was made, for a reason of the
@@ -400,13 +340,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     // Inlined: every successful call's end (benches/instructions.sh).
     #[inline]
     pub(crate) fn succeeded(&mut self) {
-        if let Some(budget) = self.budget.budget() {
-            budget.record_success();
-        }
-        #[cfg(feature = "metrics")]
-        crate::metrics::record_stop(Stop::Done, self.call.name());
-        observe::succeeded(self.call.attempt());
         self.breaker.record(true);
-        self.call.finished();
+        self.call.succeeded(self.budget.budget());
     }
 }

@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use crate::clock::{Clock, Deadline};
 use crate::context::{self, Scope};
-use crate::decision::{self, Failure, Stop};
+use crate::decision::{self, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name};
 use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -50,6 +50,23 @@ impl<'p> CallState<'p> {
         self.scope.clock()
     }
 
+    /// Hedging runs several attempts at once: the one polled next.
+    pub(crate) fn set_attempt(&mut self, attempt: u32) {
+        self.scope.frame.set_attempt(attempt);
+    }
+
+    /// Hedging runs several attempts at once, each with its own retried
+    /// calls inside: puts in the call's context what the attempt polled
+    /// next left there (the retried calls it has in flight, and whether one
+    /// gave up after retrying), and hands back what the one polled before
+    /// left, so that one attempt's calls are never taken for another's.
+    pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
+        let scope = &mut self.scope;
+        let before = (scope.in_flight, scope.inner_gave_up);
+        (scope.in_flight, scope.inner_gave_up) = nesting;
+        before
+    }
+
     /// The context the call's attempts run in.
     // Inlined: a field borrow, around every poll from the user's crate.
     #[inline]
@@ -74,11 +91,30 @@ impl<'p> CallState<'p> {
     }
 
     /// The time left before this call's deadline or the enclosing attempt's,
-    /// whichever is nearer.
+    /// whichever is nearer: the one place it is worked out, for the retry
+    /// loop's waits and a hedged call's starts alike.
     #[inline]
-    fn time_left(&self) -> Option<Duration> {
+    pub(crate) fn time_left(&self) -> Option<Duration> {
         let nearest = self.scope.deadline().min(context::enclosing_deadline());
         nearest.get().map(|deadline| self.clock().until(deadline))
+    }
+
+    /// [`time_left`](Self::time_left) for the decision, which tells a
+    /// deadline reached exactly (an attempt may still start at it) from one
+    /// passed (none may).
+    pub(crate) fn left(&self) -> TimeLeft {
+        let nearest = self.scope.deadline().min(context::enclosing_deadline());
+        match nearest.get() {
+            None => TimeLeft::Unbounded,
+            Some(deadline) => {
+                let now = self.clock().now();
+                if now > deadline {
+                    TimeLeft::Passed
+                } else {
+                    TimeLeft::Until(deadline.saturating_duration_since(now))
+                }
+            }
+        }
     }
 
     /// A failure the rules may retry: gathers what the decision needs, and
@@ -90,43 +126,73 @@ impl<'p> CallState<'p> {
         budget: Option<&RetryBudget>,
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
-        let failure = Failure {
-            attempt: self.scope.frame.attempt(),
-            hint,
-            // What the last retry left ([`decision::Failure::carry`]): the
-            // ceiling of its wait, or for decorrelated jitter the wait;
-            // unread before the first retry. Only `retry` moves the attempt
-            // on past 1 (hedging, which sets it, never retries through
-            // here), so it is always that of retry `attempt - 2`.
-            carry: self.scope.carry(),
-            // Every retryable failure takes from the budget, the last one too.
-            budget_allows: budget.is_none_or(RetryBudget::record_failure),
-            inner_gave_up: core::mem::take(&mut self.scope.inner_gave_up),
-            time_left: self.time_left(),
-        };
-        let mut decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64);
-        // The failure may have opened the breaker: no retry would be let
-        // through, so do not wait for one.
-        if decision.is_ok() {
-            let blocking = self.clock() == Clock::Blocking;
-            if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
-                decision = Err(Stop::Open);
-            }
-        }
-        match decision {
+        let attempt = self.scope.frame.attempt();
+        let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
+        match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), self.scope.frame.attempt(), wait);
+                observe::retrying(self.name(), attempt, wait);
                 self.scope.set_carry(carry);
-                self.scope
-                    .frame
-                    .set_attempt(self.scope.frame.attempt().saturating_add(1));
+                self.scope.frame.set_attempt(attempt.saturating_add(1));
                 // Retried calls the failed attempt left running (dropped
                 // with it) are not part of the next.
                 self.scope.in_flight = 0;
                 Ok(wait)
             }
-            Err(stop) => Err(self.stopped(stop, failure.inner_gave_up)),
+            Err(stop) => Err(self.stopped(stop, inner_gave_up)),
         }
+    }
+
+    /// The decision on a failure the rules retry, for the retry loop and a
+    /// hedged call alike, after `attempt` attempts (the one that failed, in
+    /// the loop; all those started, in a hedged call, whose retry starts
+    /// `at_once`): takes the failure's budget token, weighs it
+    /// ([`decision::decide_carrying`]), and stops (`Open`) when the failure
+    /// found `breaker` open, since no retry would be let through. Gives the
+    /// wait, and what the call carries to its next retry.
+    // Inlined into `retry`, as `decide_carrying` is (benches/instructions.sh).
+    #[inline(always)]
+    pub(crate) fn decide(
+        &self,
+        attempt: u32,
+        hint: Option<Duration>,
+        inner_gave_up: bool,
+        at_once: bool,
+        budget: Option<&RetryBudget>,
+        breaker: Option<&CircuitBreaker>,
+    ) -> Result<(Duration, u64), Stop> {
+        let failure = Failure {
+            attempt,
+            hint,
+            // What the last retry left ([`decision::Failure::carry`]): the
+            // ceiling of its wait, or for decorrelated jitter the wait;
+            // unread before the first retry, and by a hedged call's.
+            carry: self.scope.carry(),
+            // Every retryable failure takes from the budget, the last one too.
+            budget_allows: budget.is_none_or(RetryBudget::record_failure),
+            inner_gave_up,
+            time_left: self.left(),
+            at_once,
+        };
+        let decision = decision::decide_carrying(self.policy, &failure, crate::rng::next_u64)?;
+        let blocking = self.clock() == Clock::Blocking;
+        if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
+            return Err(Stop::Open);
+        }
+        Ok(decision)
+    }
+
+    /// A success: the budget gets its share back, and the outside world
+    /// hears of it.
+    // Inlined: every successful call's end (benches/instructions.sh).
+    #[inline]
+    pub(crate) fn succeeded(&mut self, budget: Option<&RetryBudget>) {
+        if let Some(budget) = budget {
+            budget.record_success();
+        }
+        #[cfg(feature = "metrics")]
+        crate::metrics::record_stop(Stop::Done, self.name());
+        observe::succeeded(self.attempt());
+        self.finished();
     }
 
     /// A failure that is returned to the caller.

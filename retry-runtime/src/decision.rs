@@ -2,8 +2,9 @@
 //! an attempt's outcome and what is known of the call so far go in; "retry
 //! after this wait" or "stop for this reason" comes out. Attempts left, the
 //! retry budget, an inner layer that already retried, the server's hint, the
-//! backoff and the deadline are weighed here, in that order, and nowhere
-//! else.
+//! backoff and the deadline are weighed here, in that order, for every entry
+//! point: the retry loop and the hedged call ask the same function
+//! ([`decide_carrying`], through `CallState::decide`).
 
 use core::fmt;
 use core::time::Duration;
@@ -138,8 +139,11 @@ pub(crate) struct Failure {
     /// retrying.
     pub inner_gave_up: bool,
     /// Time left before the nearest deadline (this call's or the enclosing
-    /// attempt's), if there is one.
-    pub time_left: Option<Duration>,
+    /// attempt's).
+    pub time_left: TimeLeft,
+    /// The next attempt starts at once, after the server's hint if it gave
+    /// one, without the backoff: a hedged call's retry (§4.15, gRFC A6).
+    pub at_once: bool,
 }
 
 /// Retry after this wait, or stop for this reason. `random` gives the
@@ -177,7 +181,11 @@ pub(crate) fn decide_carrying(
     }
     // Retry n follows attempt n + 1: n = 0 before the first retry.
     let n = failure.attempt.saturating_sub(1);
-    let (backoff, ceiling) = policy.next_wait(n, failure.carry, random());
+    let (backoff, ceiling) = if failure.at_once {
+        (0, 0)
+    } else {
+        policy.next_wait(n, failure.carry, random())
+    };
     let backoff = Duration::from_nanos(backoff);
     let wait = match failure.hint {
         Some(hint) => policy
@@ -185,12 +193,8 @@ pub(crate) fn decide_carrying(
             .ok_or(Stop::HintTooLong)?,
         None => backoff,
     };
-    if let Some(left) = failure.time_left {
-        // With a per-attempt timeout, a retry that would start exactly at
-        // the deadline would get no time at all: stop instead.
-        if wait > left || (wait == left && policy.timeout().is_some()) {
-            return Err(Stop::Deadline);
-        }
+    if too_late(policy, wait, failure.time_left) {
+        return Err(Stop::Deadline);
     }
     let carry = if policy.jitter() == Jitter::Decorrelated {
         nanos(wait)
@@ -198,6 +202,31 @@ pub(crate) fn decide_carrying(
         ceiling
     };
     Ok((wait, carry))
+}
+
+/// How long a call has before the nearest deadline (its own or the
+/// enclosing attempt's).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum TimeLeft {
+    /// No deadline.
+    Unbounded,
+    /// This long, zero when it is exactly now.
+    Until(Duration),
+    /// The deadline has passed: no attempt may start, even at once.
+    Passed,
+}
+
+/// Whether an attempt after `wait` would start too late, with `left` before
+/// the nearest deadline: past it, or exactly at it with a per-attempt
+/// timeout, which would leave the attempt no time at all. The one rule of the
+/// deadline's edge, for a retry and a hedge alike.
+#[inline]
+pub(crate) fn too_late(policy: &Policy, wait: Duration, left: TimeLeft) -> bool {
+    match left {
+        TimeLeft::Unbounded => false,
+        TimeLeft::Until(left) => wait > left || (wait == left && policy.timeout().is_some()),
+        TimeLeft::Passed => true,
+    }
 }
 
 #[cfg(test)]
@@ -216,7 +245,8 @@ mod tests {
             carry: 0,
             budget_allows: true,
             inner_gave_up: false,
-            time_left: None,
+            time_left: TimeLeft::Unbounded,
+            at_once: false,
         }
     }
 
@@ -263,7 +293,7 @@ mod tests {
     #[test]
     fn a_wait_past_the_time_left_stops() {
         let late = Failure {
-            time_left: Some(Duration::from_millis(99)),
+            time_left: TimeLeft::Until(Duration::from_millis(99)),
             ..failure(1)
         };
         assert_eq!(decide(&POLICY, &late, || 0), Err(Stop::Deadline));
@@ -281,6 +311,46 @@ mod tests {
             ..failure(1)
         };
         assert_eq!(decide(&POLICY, &short, || 0), Ok(Duration::from_secs(1)));
+    }
+
+    #[test]
+    fn a_wait_ending_at_the_deadline_is_made_unless_the_attempt_gets_no_time() {
+        let edge = Failure {
+            time_left: TimeLeft::Until(Duration::from_millis(100)),
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &edge, || 0), Ok(Duration::from_millis(100)));
+        let timed = POLICY.with_timeout(Duration::from_secs(1));
+        assert_eq!(decide(&timed, &edge, || 0), Err(Stop::Deadline));
+    }
+
+    #[test]
+    fn a_retry_at_once_after_the_deadline_stops() {
+        let at_the_edge = Failure {
+            at_once: true,
+            time_left: TimeLeft::Until(Duration::ZERO),
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &at_the_edge, || 0), Ok(Duration::ZERO));
+        let past = Failure {
+            time_left: TimeLeft::Passed,
+            ..at_the_edge
+        };
+        assert_eq!(decide(&POLICY, &past, || 0), Err(Stop::Deadline));
+    }
+
+    #[test]
+    fn a_retry_at_once_waits_only_for_the_hint() {
+        let at_once = Failure {
+            at_once: true,
+            ..failure(1)
+        };
+        assert_eq!(decide(&POLICY, &at_once, || 0), Ok(Duration::ZERO));
+        let hinted = Failure {
+            hint: Some(Duration::from_secs(1)),
+            ..at_once
+        };
+        assert_eq!(decide(&POLICY, &hinted, || 0), Ok(Duration::from_secs(1)));
     }
 
     #[test]

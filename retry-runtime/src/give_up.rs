@@ -7,7 +7,7 @@
 use core::future::Future;
 
 use crate::guard::{Guard, Keep};
-use crate::hedge::{HedgedRetry, Judge};
+use crate::hedge::HedgedRetry;
 use crate::rules::{Rules, RulesFor};
 use crate::stopped::{self, Stopped};
 use crate::{Retry, Stop};
@@ -224,7 +224,7 @@ impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
 
 impl<'p, T, E, Rules, G> WithGiveUp<HedgedRetry<'p, T, E, Rules>, G>
 where
-    Rules: Judge<Result<T, E>>,
+    Rules: RulesFor<Result<T, E>>,
     G: OnGiveUp<Result<T, E>>,
 {
     /// [`HedgedRetry::run`], then the hook if the call gave up.

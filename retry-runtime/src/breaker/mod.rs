@@ -30,7 +30,7 @@ use crate::clock::Clock;
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
-pub(crate) use permit::{attempt_outcome, PermitMark};
+pub(crate) use permit::HedgedMark;
 #[doc(hidden)]
 pub use permit::{AttemptPermit, Mark, MarkThread};
 

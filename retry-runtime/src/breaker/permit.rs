@@ -143,6 +143,11 @@ impl<'p> AttemptPermit<'p> {
         self.breaker
     }
 
+    /// Whether another breaker refused a call made inside the attempt.
+    pub(crate) fn refused_inside(&self) -> bool {
+        self.refused_inside
+    }
+
     /// The attempt's mark for the thread while it runs, if it holds a
     /// permit; see [`Mark::hold`].
     pub(crate) fn mark(&mut self) -> Option<Mark<'_, 'p>> {
@@ -161,11 +166,7 @@ impl<'p> AttemptPermit<'p> {
 /// another breaker refused a call inside it, which is not this
 /// dependency's; `success` otherwise.
 #[inline]
-pub(crate) const fn attempt_outcome(
-    success: bool,
-    refused_inside: bool,
-    nested_failed: bool,
-) -> Option<bool> {
+const fn attempt_outcome(success: bool, refused_inside: bool, nested_failed: bool) -> Option<bool> {
     if nested_failed {
         Some(false)
     } else if success || !refused_inside {
@@ -332,50 +333,47 @@ fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Ho
     }
 }
 
-/// What a hedged attempt marks its thread with while it is polled, as
-/// [`Mark`] does for the retry loop's attempt: when it holds a
-/// [`CircuitPermit`] of its own, a retried function it calls with the same
-/// breaker runs under that permit; with or without one, a refusal by a
-/// breaker inside it (under the tower layer, a `CircuitBreakerLayer`
-/// refusing the copy itself) is handed back to `refused`.
+/// What a hedged attempt marks its thread with while it is polled: the
+/// [`Mark`] of its [`AttemptPermit`], as the retry loop's attempt, or,
+/// without a breaker, a watch to which a refusal by a breaker inside it
+/// (under the tower layer, a `CircuitBreakerLayer` refusing the copy
+/// itself) is handed back.
 #[derive(Debug)]
-pub(crate) struct PermitMark<'a> {
-    breaker: Option<&'a CircuitBreaker>,
-    refused: &'a mut bool,
-    nested_failed: &'a mut bool,
+pub(crate) enum HedgedMark<'a, 'p> {
+    Permit(Mark<'a, 'p>),
+    Watch(&'a mut bool),
 }
 
-impl<'a> PermitMark<'a> {
-    /// The mark of an attempt running under `permit`, if it holds one,
-    /// handing back whether a breaker refused a call inside it (`refused`)
-    /// and whether the last call made under its permit failed
-    /// (`nested_failed`), as [`Mark`] hands them to the retry loop's permit.
-    pub(crate) fn of(
-        permit: Option<&CircuitPermit<'a>>,
-        refused: &'a mut bool,
-        nested_failed: &'a mut bool,
-    ) -> Self {
-        PermitMark {
-            breaker: permit.map(|permit| permit.breaker),
-            refused,
-            nested_failed,
+impl<'a, 'p> HedgedMark<'a, 'p> {
+    /// The mark of an attempt running under `permit`, if it holds one, or
+    /// one that hands a refusal inside it to `refused`.
+    pub(crate) fn of(permit: Option<&'a mut AttemptPermit<'p>>, refused: &'a mut bool) -> Self {
+        match permit.and_then(AttemptPermit::mark) {
+            Some(mark) => HedgedMark::Permit(mark),
+            None => HedgedMark::Watch(refused),
         }
     }
 }
 
-impl MarkThread for PermitMark<'_> {
+impl MarkThread for HedgedMark<'_, '_> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
-        hold(
-            self.breaker.map_or(0, address),
-            self.refused,
-            &mut *self.nested_failed,
-        )
+        match self {
+            HedgedMark::Permit(mark) => {
+                let permit = &mut *mark.permit;
+                let last = Some(&mut permit.nested_failed);
+                hold(address(permit.breaker), &mut permit.refused_inside, last)
+            }
+            HedgedMark::Watch(refused) => hold(0, refused, None),
+        }
     }
 
     #[inline]
     fn moved_on(&mut self) {
-        *self.refused = false;
+        match self {
+            HedgedMark::Permit(mark) => mark.permit.refused_inside = false,
+            HedgedMark::Watch(refused) => **refused = false,
+        }
     }
 }
 
@@ -392,8 +390,8 @@ pub struct Hold<'a, N: LastCall> {
 
 /// Where a [`Hold`] hands how the last call made under its permit ended:
 /// the retry loop's permit, which records it ([`AttemptPermit::record`]),
-/// or a hedged attempt's ([`PermitMark`]); or nowhere, whose way out then
-/// does not look.
+/// or a hedged attempt's ([`HedgedMark`], which may hold none); or nowhere,
+/// whose way out then does not look.
 #[doc(hidden)]
 pub trait LastCall {
     /// Whether the way out looks at all.
@@ -407,6 +405,16 @@ impl LastCall for &mut bool {
     #[inline]
     fn heard(&mut self, failed: bool) {
         **self = failed;
+    }
+}
+
+impl LastCall for Option<&mut bool> {
+    const WANTED: bool = true;
+    #[inline]
+    fn heard(&mut self, failed: bool) {
+        if let Some(last) = self {
+            **last = failed;
+        }
     }
 }
 

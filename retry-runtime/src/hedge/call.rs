@@ -6,22 +6,25 @@
 //! the call and drops the attempts still running. A failure the rules
 //! retry starts the next attempt at once, or after the server's hint. When
 //! every attempt has failed and no more may start, the last failure to
-//! arrive is returned. The rules of a start (attempts left, deadline,
-//! budget, breaker, hint) are all in `start` and `schedule_hedge` below and
-//! `schedule_after_failure` in `settle`; the call's state is `hedged`.
+//! arrive is returned. Whether a failure is retried is the retry loop's
+//! decision (`retry_after_failure` in `settle`); the hedge's own rules (the
+//! budget's token for a hedge, the deadline's edge) are `start` and
+//! `schedule_hedge` below; the call's state is `hedged`.
 
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
 
-use super::hedged::{no_more, Hedged, This};
-use super::parts::{Bound, Ended, Judge, MakeAttempt, Running};
+use super::hedged::{halt, no_more, Hedged, This};
+use super::parts::{Bound, Ended, MakeAttempt, Running};
 use super::settle::{give_up, settle};
 use super::slots::Slots;
-use crate::breaker::PermitMark;
+use crate::breaker::{AttemptPermit, HedgedMark, MarkThread};
 use crate::clock::{Clock, Instant};
-use crate::decision::Stop;
+use crate::context::{scoped_call, Scoped};
+use crate::decision::{self, Stop};
 use crate::rules::Outcome;
+use crate::rules::RulesFor;
 use crate::{observe, CircuitOpen};
 
 impl<'p, R, Mk, Fut, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
@@ -29,7 +32,7 @@ where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
@@ -39,9 +42,9 @@ where
         let mut this = self.project();
         let poll = poll_hedged(&mut this, cx);
         if poll.is_pending() {
-            this.attempts.waiting(); // In flight in the attempt it runs inside.
+            this.call.scope().pending(); // In flight in the attempt it runs inside.
         } else {
-            this.attempts.finish(); // Answered or not: no longer in flight.
+            this.call.finished(); // Answered or not: no longer in flight.
         }
         poll
     }
@@ -56,7 +59,7 @@ fn poll_hedged<'p, R: Outcome, Mk, Fut, J, S, L>(
 where
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
@@ -76,33 +79,35 @@ where
                 continue;
             };
             let attempt = attempt.project();
-            this.attempts.set_attempt(*attempt.number);
+            this.call.set_attempt(*attempt.number);
             // Each attempt is judged by its own retried calls: the ones it
             // has in flight and whether one gave up, kept in its slot and
             // put in the call's context while it is polled.
-            this.attempts.swap_nesting(*attempt.nesting);
+            this.call.swap_nesting(*attempt.nesting);
             #[allow(clippy::clone_on_copy)] // `Copy` without `attempt-spans`.
             let span = attempt.span.clone();
             // Marked with its own permit, so that a retried function it
             // calls with the same breaker runs under it (`docs/breaker.md`).
-            let mark = PermitMark::of(
-                attempt.permit.as_ref(),
-                attempt.refused_inside,
-                attempt.nested_failed,
-            );
-            let polled =
-                Pin::new(&mut this.attempts.scoped_marked(attempt.attempt, span, mark)).poll(cx);
-            *attempt.nesting = this.attempts.swap_nesting((0, false));
+            let mark = HedgedMark::of(attempt.permit.as_mut(), attempt.refused_inside);
+            let polled = Pin::new(&mut Scoped::new(
+                this.call.scope(),
+                mark,
+                attempt.attempt,
+                span,
+            ))
+            .poll(cx);
+            *attempt.nesting = this.call.swap_nesting((0, false));
             let Poll::Ready(outcome) = polled else {
                 running += 1;
                 continue;
             };
+            let permit = attempt.permit.take();
             let ended = Ended {
                 number: *attempt.number,
                 started: *attempt.started,
-                permit: attempt.permit.take(),
-                refused_inside: *attempt.refused_inside,
-                nested_failed: *attempt.nested_failed,
+                refused_inside: (permit.as_ref())
+                    .map_or(*attempt.refused_inside, AttemptPermit::refused_inside),
+                permit,
                 inner_gave_up: attempt.nesting.1,
             };
             slot.set(None);
@@ -151,26 +156,17 @@ where
     }
 }
 
-/// The first poll: reads the delay and the deadlines, starts attempt 1.
+/// The first poll: reads the delay, starts attempt 1.
 /// `Some` when the breaker refuses the call.
 fn begin<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>) -> Option<R>
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    let policy = this.setup.policy;
-    *this.delay = this.setup.hedge.delay(policy.base());
-    let own = policy
-        .deadline()
-        .and_then(|_| this.attempts.context().deadline());
-    let enclosing = crate::context::enclosing_deadline().get();
-    *this.deadline = match (own, enclosing) {
-        (Some(own), Some(enclosing)) => Some(own.min(enclosing)),
-        (own, enclosing) => own.or(enclosing),
-    };
+    *this.delay = this.setup.hedge.delay(this.setup.policy.base());
     // The clock is read at the first poll only for a percentile hedge.
     let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now, false) {
@@ -180,10 +176,8 @@ where
         // The breaker refused the call.
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
-        observe::stopped(this.setup.name, 1, Stop::Open);
-        // As the retry loop's refused call: a call that would retry gave up
-        // on an open breaker, and the layer around does not retry it.
-        crate::context::report_stop(this.setup.policy.max_attempts(), Stop::Open, false);
+        // As the retry loop's refused call.
+        this.call.stopped(Stop::Open, false);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -193,7 +187,7 @@ where
 /// breaker let it, and schedules the hedge after it.
 fn start<'p, R: Outcome, Mk, Fut, J, S, L>(this: &mut This<'_, 'p, R, Mk, J, S, L>, now: Instant)
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
@@ -203,7 +197,7 @@ where
     if *this.started > 0 && !this.make.can_make() {
         // The request cannot be sent again (a body over the layer's bound,
         // or one still being sent): no attempt starts any more.
-        return no_more(this, Stop::NotRetryable);
+        return halt(this, Stop::NotRetryable);
     }
     // A hedge is a retry for the budget: made only if it allows one, and it
     // takes a token, given back if the hedge is not sent after all.
@@ -233,22 +227,21 @@ fn place<'p, R: Outcome, Mk, Fut, J, S, L>(
     after_failure: bool,
 ) -> bool
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    let permit = match this.setup.breaker {
-        None => None,
-        Some((breaker, _)) => match breaker.acquire() {
-            Ok(permit) => Some(permit),
-            Err(CircuitOpen) => {
-                no_more(this, Stop::Open);
-                return false;
-            }
-        },
-    };
+    // The retry loop's permit, one per attempt running.
+    let mut permit = this
+        .setup
+        .breaker
+        .map(|(breaker, _)| AttemptPermit::new(breaker));
+    if permit.as_mut().is_some_and(|permit| !permit.acquire(false)) {
+        halt(this, Stop::Open);
+        return false;
+    }
     let Some(free) = (0..this.slots.capacity()).find(|&index| {
         this.slots
             .as_mut()
@@ -261,27 +254,31 @@ where
         return false;
     };
     let number = this.started.saturating_add(1);
-    this.attempts.set_attempt(number);
-    let timeout = this.attempts.attempt_timeout();
+    this.call.set_attempt(number);
+    let timeout = this.call.attempt_timeout();
     let make = &mut *this.make; // Made in the attempt's context: it sees its key.
-    let (mut refused_inside, mut nested_failed) = (false, false);
-    let mark = PermitMark::of(permit.as_ref(), &mut refused_inside, &mut nested_failed);
-    this.attempts.swap_nesting((0, false));
+    let mut refused_inside = false;
+    let mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
+    this.call.swap_nesting((0, false));
     // The first attempt is always made: a call with nothing to return
     // would wait for ever.
-    let made = this.attempts.make_marked(mark, || {
-        if number == 1 {
-            Some(make.make())
-        } else {
-            make.try_make()
-        }
-    });
-    let nesting = this.attempts.swap_nesting((0, false));
+    let made = {
+        let mut mark = mark;
+        let _hold = mark.hold();
+        scoped_call(this.call.scope(), || {
+            if number == 1 {
+                Some(make.make())
+            } else {
+                make.try_make()
+            }
+        })
+    };
+    let nesting = this.call.swap_nesting((0, false));
     let Some(made) = made else {
         // No copy of the request could be made: the permit goes unused,
         // and no attempt starts any more.
-        this.attempts.set_attempt(*this.started);
-        no_more(this, Stop::NotRetryable);
+        this.call.set_attempt(*this.started);
+        halt(this, Stop::NotRetryable);
         return false;
     };
     *this.started = number;
@@ -307,7 +304,6 @@ where
         started: now,
         permit,
         refused_inside,
-        nested_failed,
         nesting,
         span,
     }));
@@ -315,18 +311,18 @@ where
 }
 
 /// After a start at `now`: the next attempt is due when this one has run
-/// for the delay, if attempts are left and the deadline allows it.
+/// for the delay, if attempts are left and the deadline allows it, by the
+/// retry loop's rule of its edge ([`decision::too_late`]).
 fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, now: Instant) {
     if *this.started >= this.setup.policy.max_attempts() {
         return no_more(this, Stop::Exhausted);
     }
-    let at = now.checked_add(*this.delay);
-    match (at, *this.deadline) {
-        (Some(at), Some(deadline)) if at >= deadline => no_more(this, Stop::Deadline),
-        (Some(at), _) => {
+    let delay = *this.delay;
+    match now.checked_add(delay) {
+        Some(at) if !decision::too_late(this.setup.policy, delay, this.call.left()) => {
             *this.next = Some(at);
-            *this.wait = *this.delay;
+            *this.wait = delay;
         }
-        (None, _) => no_more(this, Stop::Deadline),
+        _ => no_more(this, Stop::Deadline),
     }
 }

@@ -5,9 +5,10 @@ use core::future::Future;
 use core::marker::PhantomData;
 
 use super::slots::Boxed;
-use super::{Breaker, Hedge, Hedged, Judge, Setup};
+use super::{Breaker, Hedge, Hedged, Setup};
 use crate::__private::Limit;
 use crate::observe::Name;
+use crate::rules::RulesFor;
 use crate::{Policy, RetryBudget};
 
 /// A [`Retry`](crate::Retry) that hedges: made by
@@ -80,7 +81,7 @@ impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
 
 impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules>
 where
-    Rules: Judge<Result<T, E>>,
+    Rules: RulesFor<Result<T, E>>,
 {
     /// Runs hedged attempts of `attempt` until one answers, or all have
     /// failed; see the [module docs](crate::hedge) for when each starts.

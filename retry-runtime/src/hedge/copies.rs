@@ -9,7 +9,8 @@ use core::time::Duration;
 
 use ::tower::Service;
 
-use super::{Judge, MakeAttempt};
+use super::parts::MakeAttempt;
+use crate::rules::RulesFor;
 use crate::tower::Classify;
 use crate::Classification;
 
@@ -113,7 +114,7 @@ pub(super) struct Judged<'a, C, Req, K> {
     pub(super) can_copy: K,
 }
 
-impl<C, Req, Res, E, K> Judge<Result<Res, E>> for Judged<'_, C, Req, K>
+impl<C, Req, Res, E, K> RulesFor<Result<Res, E>> for Judged<'_, C, Req, K>
 where
     C: Classify<Req, Res, E>,
     K: Fn() -> bool,
@@ -128,7 +129,7 @@ where
         }
     }
 
-    fn before_next(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
+    fn before_wait(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
 
     fn error_type(&self, outcome: &Result<Res, E>) -> Option<&'static str> {
         outcome.as_ref().err().map(|_| core::any::type_name::<E>())

@@ -1,17 +1,17 @@
 //! The state of one hedged call (see `call` for how it runs, `settle` for
-//! how an attempt's answer is judged), and the step both take when no
-//! attempt may start any more.
+//! how an attempt's answer is judged), and the steps both take when no
+//! attempt may start for now, or any more.
 
 use core::future::Future;
 use core::time::Duration;
 
-use super::parts::{Bound, Judge, MakeAttempt, Running, Setup};
+use super::parts::{Bound, MakeAttempt, Running, Setup};
 use super::slots::Slots;
-use crate::attempts::Attempts;
-use crate::clock::Instant;
+use crate::call_state::CallState;
+use crate::clock::{Clock, Instant};
 use crate::decision::Stop;
 use crate::rules::Outcome;
-use crate::slots::{NoBreaker, NoBudget};
+use crate::rules::RulesFor;
 use crate::timeout::Limit;
 // The one timer of a hedged call: the next start.
 use crate::sleep::Sleep as Timer;
@@ -26,10 +26,10 @@ pin_project_lite::pin_project! {
         R: Outcome,
     {
         pub(super) setup: Setup<'p, R, L>,
-        // The call's context (attempt number, key, deadline) for its
-        // attempts; its own breaker and budget slots are unused: every
-        // attempt holds a permit of its own.
-        pub(super) attempts: Attempts<'p, NoBreaker, NoBudget>,
+        // The call's state, the retry loop's (attempt number, key,
+        // deadline), which decides on its failures; every attempt holds a
+        // breaker's permit of its own.
+        pub(super) call: CallState<'p>,
         pub(super) make: Mk,
         pub(super) judge: J,
         // Attempts started so far.
@@ -42,10 +42,11 @@ pin_project_lite::pin_project! {
         pub(super) next: Option<Instant>,
         // Why no further attempt will start, once none may.
         pub(super) stop: Stop,
+        // What stops the retry loop stopped the call: no attempt starts
+        // any more, whatever fails later.
+        pub(super) halted: bool,
         // The next start retries a failure (which took a token): no hedge.
         pub(super) retrying: bool,
-        // The nearest deadline, this call's or the enclosing attempt's.
-        pub(super) deadline: Option<Instant>,
         // The last failure to arrive.
         pub(super) last: Option<R>,
         // A retried function called by the attempt that failed last gave
@@ -72,16 +73,16 @@ where
     R: Outcome,
     Mk: MakeAttempt<Attempt = Fut>,
     Fut: Future<Output = R>,
-    J: Judge<R>,
+    J: RulesFor<R>,
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
-        let attempts = Attempts::start(setup.policy, NoBudget, setup.name);
+        let call = CallState::new(setup.policy, setup.name, Clock::Async);
         Hedged {
             setup,
-            attempts,
+            call,
             make,
             judge,
             started: 0,
@@ -89,8 +90,8 @@ where
             wait: Duration::ZERO,
             next: None,
             stop: Stop::Exhausted,
+            halted: false,
             retrying: false,
-            deadline: None,
             last: None,
             last_inner_gave_up: false,
             last_rejected: false,
@@ -104,11 +105,20 @@ where
 
 pub(super) type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 
-/// No attempt starts any more, for `stop`; those running go on.
+/// No attempt is due, for `stop` (no hedge fits before the deadline, or
+/// the budget refused one); those running go on, and a failure may still
+/// start one.
 pub(super) fn no_more<R: Outcome, Mk, J, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     stop: Stop,
 ) {
     *this.next = None;
     *this.stop = stop;
+}
+
+/// What stops the retry loop stops the call, for `stop`: no attempt starts
+/// any more, and a later failure does not undo it (§4.15).
+pub(super) fn halt<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, stop: Stop) {
+    no_more(this, stop);
+    *this.halted = true;
 }

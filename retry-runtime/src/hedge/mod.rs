@@ -36,14 +36,21 @@
 //!   and the attempts still running are dropped, so their work is
 //!   cancelled. An error `on` rejects is returned at once the same way.
 //! - A failure `on` retries starts the next attempt at once instead of
-//!   waiting for the delay, or after the server's hint if it gave one (a
-//!   hint longer than `cap` starts none). When every attempt has failed and
-//!   no more may start, the last failure to arrive is returned, unchanged.
+//!   waiting for the delay, or after the server's hint if it gave one.
+//!   Whether it starts one is the retry loop's decision, made by the same
+//!   code with every attempt started counted: what stops the loop
+//!   (attempts used up, deadline, budget, an open breaker, a hint longer
+//!   than `cap`, an inner call that gave up) starts none, and no later
+//!   failure starts one again. When every attempt has failed and no more
+//!   may start, the last failure to arrive is returned, unchanged, with
+//!   the stop reason the loop would give.
 //! - All attempts share the call's idempotency key;
 //!   [`current_attempt`](crate::current_attempt) inside each says which
 //!   attempt it is.
-//! - `deadline` bounds when attempts may start (none starts at or after
-//!   it); `timeout` bounds each attempt.
+//! - `deadline` bounds when attempts may start, by the retry loop's rule:
+//!   none starts after it, and one due exactly at it starts unless a
+//!   per-attempt `timeout` would leave it no time; `timeout` bounds each
+//!   attempt.
 //! - Each attempt after the first that starts because of the delay is a
 //!   retry for the `budget`: it is made only if the budget allows a retry,
 //!   and takes a token. A failure takes one too, as in the retry loop.
@@ -98,11 +105,9 @@ mod tower;
 use core::time::Duration;
 
 pub(crate) use closure::HedgedRetry;
-pub(crate) use hedged::Hedged;
+use hedged::Hedged;
 pub use latencies::Latencies;
-#[cfg_attr(not(feature = "tower"), allow(unused_imports))]
-pub(crate) use parts::{Bound, Breaker, Judge, MakeAttempt, Running, Setup, Unbounded};
-pub(crate) use slots::Slots;
+use parts::{Breaker, Setup};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
 pub use tower::{AllRepeatable, CloneRequests, HedgeLayer, HedgeService, Repeatable, ReplayBodies};
@@ -212,37 +217,14 @@ impl Hedge {
 #[doc(hidden)]
 pub mod private {
     use core::future::Future;
-    use core::time::Duration;
 
     pub use super::hedged::Hedged;
+    use super::parts::{Bound, Running};
     pub use super::parts::{Setup, Unbounded};
-    pub use super::slots::{Boxed, End, Slot};
-    use super::{Bound, Judge, Running, Slots};
+    pub use super::slots::{Boxed, End, Slot, Slots};
     pub use super::{Hedge, Latencies};
-    use crate::decision::Classification;
     use crate::rules::{Outcome, RulesFor};
     use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
-
-    /// Rules judge a hedged call's outcomes as they judge the retry loop's:
-    /// the closure API's `Rules` and the attribute's `RuleSet` (built as
-    /// the retry loop builds it, a `RuleSet` call per key located at its
-    /// key, so that a rule of the wrong signature is one error, on the
-    /// rule).
-    impl<R: Outcome, X: RulesFor<R>> Judge<R> for X {
-        #[inline]
-        fn verdict(&self, outcome: &R) -> Classification {
-            RulesFor::verdict(self, outcome)
-        }
-
-        fn error_type(&self, outcome: &R) -> Option<&'static str> {
-            RulesFor::error_type(self, outcome)
-        }
-
-        #[inline]
-        fn before_next(&self, outcome: &R, attempt: u32, wait: Duration) {
-            RulesFor::before_wait(self, outcome, attempt, wait);
-        }
-    }
 
     /// `breaker = ...` for a hedged function: every attempt asks it, and a
     /// refused call fails with `E::from(CircuitOpen)`.
@@ -293,7 +275,7 @@ pub mod private {
         R: Outcome,
         Mk: FnMut() -> Fut,
         Fut: Future<Output = R>,
-        J: Judge<R>,
+        J: RulesFor<R>,
         L: Bound<Fut>,
         S: Slots<Running<'p, L::Attempt>>,
     {

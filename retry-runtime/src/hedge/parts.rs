@@ -8,10 +8,10 @@ use core::time::Duration;
 use crate::clock::Instant;
 
 use super::Hedge;
-use crate::decision::Classification;
-use crate::rules::Outcome;
+use crate::breaker::AttemptPermit;
+use crate::rules::{Outcome, RulesFor};
 use crate::timeout::{Limit, Limited};
-use crate::{CircuitBreaker, CircuitOpen, CircuitPermit, Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
 /// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
 /// type of the integration's own (whose type a tower future can name).
@@ -59,23 +59,6 @@ where
     }
 }
 
-/// What the rules make of an outcome, and the hook before the next attempt.
-pub trait Judge<R> {
-    /// Success, a failure to return, or one to retry (with the server's
-    /// hint).
-    fn verdict(&self, outcome: &R) -> Classification;
-
-    /// Called when a failure the rules retry is followed by another attempt
-    /// after `wait`, with the number of the attempt that failed.
-    fn before_next(&self, outcome: &R, attempt: u32, wait: Duration);
-
-    /// The class of error `outcome` failed with, for the `error.type` of
-    /// the event that reports it; `None` for a success or a retried value.
-    fn error_type(&self, _outcome: &R) -> Option<&'static str> {
-        None
-    }
-}
-
 /// How each attempt is bounded in time: by the policy's `timeout` (a
 /// `Limit`, which keeps room for a timer in every slot), or not at all.
 pub trait Bound<F: Future> {
@@ -120,14 +103,11 @@ pin_project_lite::pin_project! {
         pub(super) number: u32,
         // When it started, read only for a percentile hedge's latencies.
         pub(super) started: Option<Instant>,
-        pub(super) permit: Option<CircuitPermit<'p>>,
-        // Another breaker refused a call made inside this attempt: its
-        // failure then says nothing of this attempt's breaker.
+        // The breaker's permit it runs under, as a retry loop's attempt does.
+        pub(super) permit: Option<AttemptPermit<'p>>,
+        // Without a permit: another breaker refused a call made inside this
+        // attempt, whose failure then says nothing of the dependency.
         pub(super) refused_inside: bool,
-        // The last call made under its permit inside it (a retried function
-        // naming the same breaker) failed: the dependency failed, whatever
-        // the attempt made of it.
-        pub(super) nested_failed: bool,
         // The retried functions this attempt called that are in flight, and
         // whether one gave up after retrying (the call's context holds them
         // while the attempt is polled).
@@ -162,9 +142,8 @@ pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
 pub(super) struct Ended<'p> {
     pub(super) number: u32,
     pub(super) started: Option<Instant>,
-    pub(super) permit: Option<CircuitPermit<'p>>,
+    pub(super) permit: Option<AttemptPermit<'p>>,
     pub(super) refused_inside: bool,
-    pub(super) nested_failed: bool,
     pub(super) inner_gave_up: bool,
 }
 
@@ -172,7 +151,7 @@ pub(super) struct Ended<'p> {
 /// with (`error.type`): set just before it, so that no other call's event,
 /// interleaved on the thread while this call waits, can take it.
 #[inline]
-pub(super) fn failed_with<R, J: Judge<R>>(judge: &J, failure: Option<&R>) {
+pub(super) fn failed_with<R, J: RulesFor<R>>(judge: &J, failure: Option<&R>) {
     #[cfg(feature = "tracing")]
     if let Some(class) = failure.and_then(|failure| judge.error_type(failure)) {
         crate::observe::error_type::set(class);

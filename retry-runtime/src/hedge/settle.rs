@@ -4,13 +4,14 @@
 
 use core::time::Duration;
 
-use super::hedged::{no_more, This};
-use super::parts::{Ended, Judge};
-use crate::breaker::attempt_outcome;
+use super::hedged::{halt, This};
+use super::parts::Ended;
+use crate::breaker::AttemptPermit;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
+use crate::observe;
 use crate::rules::Outcome;
-use crate::{observe, CircuitPermit, Nested, RetryBudget};
+use crate::rules::RulesFor;
 
 /// An attempt ended with `outcome`: `Some` when that ends the call.
 pub(super) fn settle<'p, R: Outcome, Mk, J, S, L>(
@@ -19,51 +20,48 @@ pub(super) fn settle<'p, R: Outcome, Mk, J, S, L>(
     ended: Ended<'p>,
 ) -> Option<R>
 where
-    J: Judge<R>,
+    J: RulesFor<R>,
 {
     let Ended {
         number,
         started,
         permit,
         refused_inside,
-        nested_failed,
         inner_gave_up,
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
     let verdict = this.judge.verdict(&outcome);
     if refused_inside && verdict != Classification::Done {
-        record(permit, false, refused_inside, nested_failed);
+        record(permit, false);
         return set_aside_refusal(this, outcome, verdict, inner_gave_up);
     }
     match verdict {
         Classification::Done => {
-            record(permit, true, refused_inside, nested_failed);
-            if let Some(budget) = this.setup.budget {
-                budget.record_success();
-            }
+            record(permit, true);
             if let Some(started) = started {
                 let now = Clock::Async.now();
                 this.setup
                     .hedge
                     .record(now.saturating_duration_since(started));
             }
-            // The call made every attempt it started, whichever answered.
-            this.attempts.set_attempt(*this.started);
-            this.attempts.succeeded();
+            // The call made every attempt it started, whichever answered;
+            // the budget gets its share back.
+            this.call.set_attempt(*this.started);
+            this.call.succeeded(this.setup.budget);
             Some(outcome)
         }
         Classification::Permanent => {
             // Not the dependency's failure: the breaker counts it as a
             // success, as the retry loop does.
-            record(permit, true, refused_inside, nested_failed);
+            record(permit, true);
             returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Unrepeatable => {
             // A transient failure of a request that must not be repeated:
             // returned, and counted as a transient failure is.
-            record(permit, false, refused_inside, nested_failed);
+            record(permit, false);
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
@@ -71,14 +69,8 @@ where
             Some(outcome)
         }
         Classification::Transient(hint) => {
-            record(permit, false, refused_inside, nested_failed);
-            if inner_gave_up && this.setup.policy.nested() == Nested::Once {
-                // A layer below already retried this failure: start no
-                // more attempts because of it (`nested = "once"`).
-                no_more(this, Stop::Nested);
-            } else {
-                schedule_after_failure(this, &outcome, number, hint);
-            }
+            record(permit, false);
+            retry_after_failure(this, &outcome, number, hint, inner_gave_up);
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
             *this.last_rejected = false;
@@ -89,8 +81,7 @@ where
 
 /// An attempt inside which a breaker refused a call failed (under the tower
 /// layer: the `CircuitBreakerLayer` below refused the copy). That is no
-/// answer from the dependency, and no attempt starts any more
-/// ([`schedule_after_failure`]). While other attempts run, the call waits
+/// answer from the dependency, and no attempt starts any more. While other attempts run, the call waits
 /// for them (a half-open circuit's probe among them); when none is left,
 /// it returns the last real failure, as the retry loop does when a retry is
 /// refused, and the refusal only when there is none: as not retryable when
@@ -101,7 +92,7 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
     verdict: Classification,
     inner_gave_up: bool,
 ) -> Option<R> {
-    no_more(this, Stop::Open);
+    halt(this, Stop::Open);
     if this.last.is_none() {
         *this.last = Some(outcome);
         *this.last_inner_gave_up = inner_gave_up;
@@ -114,7 +105,7 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
 /// world, and, when a retried function the attempt called gave up on it,
 /// to the attempt this call runs inside, as the retry loop does: the mark of
 /// a layer below is passed on, so the layers around do not retry it again.
-fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
+fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
     number: u32,
@@ -131,71 +122,45 @@ fn returned_not_retryable<R: Outcome, Mk, J: Judge<R>, S, L>(
     );
 }
 
-/// Tells the attempt's breaker how it ended, by the retry loop's rule
-/// ([`attempt_outcome`]): a permit with no outcome to record is freed.
-fn record(
-    permit: Option<CircuitPermit<'_>>,
-    success: bool,
-    refused_inside: bool,
-    nested_failed: bool,
-) {
-    let Some(permit) = permit else { return };
-    if let Some(success) = attempt_outcome(success, refused_inside, nested_failed) {
+/// Tells the attempt's breaker how it ended, as the retry loop's permit
+/// records ([`AttemptPermit::record`]).
+fn record(permit: Option<AttemptPermit<'_>>, success: bool) {
+    if let Some(mut permit) = permit {
         permit.record(success);
     }
 }
 
-/// A failure the rules retry: the next attempt starts at once, or after the
-/// server's hint, in place of the hedge, if attempts, budget, deadline and
-/// hint allow one.
-fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
+/// A failure the rules retry: the retry loop's decision, made by its code
+/// with every attempt started counted, says whether the next attempt starts
+/// (at once, or after the server's hint, in place of the hedge) or none
+/// starts any more. Once the call is halted, a failure only takes its
+/// budget token, as every retryable failure does.
+fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
     number: u32,
     hint: Option<Duration>,
+    inner_gave_up: bool,
 ) where
-    J: Judge<R>,
+    J: RulesFor<R>,
 {
-    // Every failure the rules retry takes a token, as in the retry loop.
-    let budget_allows = this.setup.budget.is_none_or(RetryBudget::record_failure);
-    if *this.stop == Stop::Open {
-        // A breaker refused an attempt of this call: none starts any more.
+    if *this.halted {
+        if let Some(budget) = this.setup.budget {
+            let _ = budget.record_failure();
+        }
         return;
     }
-    if *this.started >= this.setup.policy.max_attempts() {
-        return no_more(this, Stop::Exhausted);
-    }
-    if !budget_allows {
-        return no_more(this, Stop::Budget);
-    }
-    let wait = match hint {
-        None => Duration::ZERO,
-        Some(hint) => {
-            match this
-                .setup
-                .policy
-                .hinted_wait(Duration::ZERO, hint, crate::rng::next_u64())
-            {
-                Some(wait) => wait,
-                None => return no_more(this, Stop::HintTooLong),
-            }
-        }
+    let breaker = this.setup.breaker.map(|(breaker, _)| breaker);
+    let (started, budget) = (*this.started, this.setup.budget);
+    let decided = (this.call).decide(started, hint, inner_gave_up, true, budget, breaker);
+    let wait = match decided {
+        Ok((wait, _)) => wait,
+        Err(stop) => return halt(this, stop),
     };
-    let now = Clock::Async.now();
-    let Some(at) = now.checked_add(wait) else {
-        return no_more(this, Stop::Deadline);
+    let Some(at) = Clock::Async.now().checked_add(wait) else {
+        return halt(this, Stop::Deadline);
     };
-    if this.deadline.is_some_and(|deadline| at >= deadline) {
-        return no_more(this, Stop::Deadline);
-    }
-    // The failure may have opened the circuit (or found it open): no retry
-    // would be let through, so none is waited for, as in the retry loop.
-    if let Some((breaker, _)) = this.setup.breaker {
-        if breaker.is_open(false) {
-            return no_more(this, Stop::Open);
-        }
-    }
-    this.judge.before_next(outcome, number, wait);
+    this.judge.before_wait(outcome, number, wait);
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.
     super::parts::failed_with(this.judge, Some(outcome));
@@ -206,8 +171,9 @@ fn schedule_after_failure<R: Outcome, Mk, J, S, L>(
     *this.retrying = true;
 }
 
-/// Every attempt failed and none may start: the last failure, unchanged.
-pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
+/// Every attempt failed and none may start: the last failure, unchanged,
+/// stopped as the retry loop stops.
+pub(super) fn give_up<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
 ) -> Option<R> {
     let stop = if *this.last_rejected {
@@ -216,12 +182,7 @@ pub(super) fn give_up<R: Outcome, Mk, J: Judge<R>, S, L>(
         *this.stop
     };
     super::parts::failed_with(this.judge, this.last.as_ref());
-    observe::stopped(this.setup.name, *this.started, stop);
-    // As the retry loop.
-    crate::context::report_stop(
-        this.setup.policy.max_attempts(),
-        stop,
-        *this.last_inner_gave_up,
-    );
+    this.call.set_attempt(*this.started);
+    this.call.stopped(stop, *this.last_inner_gave_up);
     this.last.take()
 }

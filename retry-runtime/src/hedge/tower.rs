@@ -2,6 +2,7 @@
 //! ([`CloneRequests`]), or `http::Request`s whose body is recorded as it is
 //! sent and played back to the copies ([`ReplayBodies`]).
 
+use core::convert::identity;
 use core::task::{Context, Poll};
 use std::sync::Arc;
 
@@ -9,8 +10,9 @@ use ::tower::{Layer, Service};
 use http::Request;
 
 use super::copies::{Copies, Judged};
+use super::parts::Unbounded;
 use super::slots::Boxed;
-use super::{Hedge, Hedged, Setup, Unbounded};
+use super::{Hedge, Hedged, Setup};
 use crate::tower::deadline;
 use crate::tower::{
     BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY,
@@ -150,14 +152,7 @@ impl<M> HedgeLayer<HttpClassifier, M> {
     /// failure; see [`HttpClassifier::boxed_errors`].
     #[must_use]
     pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier, M> {
-        HedgeLayer {
-            policy: self.policy,
-            hedge: self.hedge,
-            budget: self.budget,
-            name: self.name,
-            classifier: self.classifier.boxed_errors(),
-            copies: self.copies,
-        }
+        self.with(HttpClassifier::boxed_errors, identity)
     }
 }
 
@@ -183,14 +178,7 @@ impl<C, M> HedgeLayer<C, M> {
     /// through this layer.
     #[must_use]
     pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<AllRepeatable<C2>, M> {
-        HedgeLayer {
-            policy: self.policy,
-            hedge: self.hedge,
-            budget: self.budget,
-            name: self.name,
-            classifier: AllRepeatable(classifier),
-            copies: self.copies,
-        }
+        self.with(|_| AllRepeatable(classifier), identity)
     }
 
     /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (any
@@ -207,13 +195,23 @@ impl<C, M> HedgeLayer<C, M> {
     /// of each request body: a larger body is sent once, unhedged.
     #[must_use]
     pub fn with_max_body(self, bytes: usize) -> HedgeLayer<C, ReplayBodies> {
+        self.with(identity, |_| ReplayBodies { max_body: bytes })
+    }
+
+    /// This layer with its classifier and its way of copying requests
+    /// changed.
+    fn with<C2, M2>(
+        self,
+        classifier: impl FnOnce(C) -> C2,
+        copies: impl FnOnce(M) -> M2,
+    ) -> HedgeLayer<C2, M2> {
         HedgeLayer {
             policy: self.policy,
             hedge: self.hedge,
             budget: self.budget,
             name: self.name,
-            classifier: self.classifier,
-            copies: ReplayBodies { max_body: bytes },
+            classifier: classifier(self.classifier),
+            copies: copies(self.copies),
         }
     }
 
