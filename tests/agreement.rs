@@ -26,9 +26,8 @@
 //! - hedge_layer: the `HedgeLayer` names no breaker and applies no
 //!   per-attempt timeout (its docs say so).
 //!
-//! Rows that fail today only because the hedge engine decides apart from
-//! the loop (issue 30) are ignored for their hedged groups alone, each with
-//! what it shows today.
+//! Hedged calls decide through the loop's own decision (issue 30): every
+//! row runs through them, and their comments say what each showed before.
 
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::{Arc, Mutex};
