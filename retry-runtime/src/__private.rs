@@ -2,7 +2,6 @@
 //! release.
 
 pub use crate::attempts::Attempts;
-pub use crate::breaker::AttemptPermit;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
 pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};

@@ -10,7 +10,7 @@ use core::future::Future;
 use core::ops::ControlFlow;
 use core::time::Duration;
 
-use crate::breaker::{AttemptPermit, MarkThread};
+use crate::breaker::{CircuitPermit, MarkThread};
 use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
@@ -84,10 +84,10 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
 
     /// Asks `breaker` before every attempt and tells it every outcome.
     #[must_use]
-    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, AttemptPermit<'p>, U> {
+    pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, CircuitPermit<'p>, U> {
         Attempts {
             call: self.call,
-            breaker: AttemptPermit::new(breaker),
+            breaker: CircuitPermit::new(breaker),
             budget: self.budget,
         }
     }
@@ -97,10 +97,10 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     pub(crate) fn with_breaker_if(
         self,
         breaker: Option<&'p CircuitBreaker>,
-    ) -> Attempts<'p, Option<AttemptPermit<'p>>, U> {
+    ) -> Attempts<'p, Option<CircuitPermit<'p>>, U> {
         Attempts {
             call: self.call,
-            breaker: breaker.map(AttemptPermit::new),
+            breaker: breaker.map(CircuitPermit::new),
             budget: self.budget,
         }
     }
@@ -285,22 +285,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
                 ControlFlow::Continue(wait)
             }
             Err(_) => ControlFlow::Break(()),
-        }
-    }
-
-    /// As [`next`](Self::next), but a retried outcome comes back with the
-    /// wait: a loop with a breaker keeps it through the wait and returns it
-    /// should the breaker refuse the retry, since a caller whose own attempt
-    /// failed gets that error back, not `CircuitOpen` (`docs/breaker.md`).
-    #[inline]
-    pub fn next_keeping<R, Rules: RulesFor<R>>(
-        &mut self,
-        rules: &Rules,
-        outcome: R,
-    ) -> ControlFlow<R, (Duration, R)> {
-        match self.next(rules, &outcome) {
-            ControlFlow::Break(()) => ControlFlow::Break(outcome),
-            ControlFlow::Continue(wait) => ControlFlow::Continue((wait, outcome)),
         }
     }
 

@@ -10,11 +10,11 @@ use core::time::Duration;
 mod policies;
 
 use crate::attempts::Attempts;
-use crate::breaker::AttemptPermit;
+use crate::breaker::CircuitPermit;
 use crate::clock::sleep_blocking;
 use crate::guard::{Guard, Guarded, Keep, Refusal, Unguarded};
 use crate::observe::Name;
-use crate::rules::{Rules, RulesFor};
+use crate::rules::{RuleSet, RulesFor};
 use crate::timeout::Limit;
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
@@ -55,7 +55,7 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br = Unguarded> {
     /// its own ([`Guarded`]) once [`breaker`](Retry::breaker) is set, so
     /// that a loop without one keeps no outcome through its waits.
     breaker: Br,
-    rules: Rules<On, OnOk, Ra, RaOk, Hook, HookOk>,
+    rules: RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>,
     /// How an attempt cut off by the policy's timeout fails; never, under an
     /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
     limit: Limit<E>,
@@ -87,7 +87,7 @@ macro_rules! with_rule {
             policy: $self.policy,
             budget: $self.budget,
             breaker: $self.breaker,
-            rules: Rules { $field: $value, $($keep: $self.rules.$keep),* },
+            rules: RuleSet { $field: $value, $($keep: $self.rules.$keep,)* types: PhantomData },
             limit: $self.limit,
             name: $self.name,
             types: PhantomData,
@@ -251,19 +251,22 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     pub fn hedge(
         self,
         hedge: crate::hedge::Hedge,
-    ) -> crate::hedge::HedgedRetry<'p, T, E, Rules<On, OnOk, Ra, RaOk, Hook, HookOk>>
+    ) -> crate::hedge::HedgedRetry<'p, T, E, RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>>
     where
         Br: Guard<'p, E>,
     {
-        crate::hedge::HedgedRetry::new(
-            self.policy,
+        let setup = crate::hedge::private::Setup {
+            policy: self.policy,
             hedge,
-            self.budget,
-            self.breaker.parts(),
-            self.rules,
-            self.limit,
-            self.name,
-        )
+            budget: self.budget,
+            breaker: self.breaker.parts(),
+            limit: self.limit,
+            name: self.name.get(),
+        };
+        crate::hedge::HedgedRetry {
+            setup,
+            rules: self.rules,
+        }
     }
 }
 
@@ -271,7 +274,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 where
-    Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
     Br: Guard<'p, E> + Keep<T, E>,
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
@@ -339,9 +342,9 @@ where
                             None => continue,
                         }
                     };
-                    match attempts.next_keeping(&rules, outcome) {
-                        ControlFlow::Break(outcome) => return outcome,
-                        ControlFlow::Continue((wait, outcome)) => {
+                    match attempts.next(&rules, &outcome) {
+                        ControlFlow::Break(()) => return outcome,
+                        ControlFlow::Continue(wait) => {
                             Br::keep(&mut kept, outcome);
                             wait
                         }
@@ -380,9 +383,9 @@ where
                     None => continue,
                 }
             };
-            match attempts.next_keeping(&rules, outcome) {
-                ControlFlow::Break(outcome) => return outcome,
-                ControlFlow::Continue((wait, outcome)) => {
+            match attempts.next(&rules, &outcome) {
+                ControlFlow::Break(()) => return outcome,
+                ControlFlow::Continue(wait) => {
                     Br::keep(&mut kept, outcome);
                     sleep_blocking(wait);
                 }
@@ -401,7 +404,7 @@ fn start<'p, E>(
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     name: Name,
     blocking: bool,
-) -> Attempts<'p, Option<AttemptPermit<'p>>, Option<&'p RetryBudget>> {
+) -> Attempts<'p, Option<CircuitPermit<'p>>, Option<&'p RetryBudget>> {
     let attempts = if blocking {
         Attempts::start_blocking(policy, budget, name.get())
     } else {

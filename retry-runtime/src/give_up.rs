@@ -8,7 +8,7 @@ use core::future::Future;
 
 use crate::guard::{Guard, Keep};
 use crate::hedge::HedgedRetry;
-use crate::rules::{Rules, RulesFor};
+use crate::rules::{RuleSet, RulesFor};
 use crate::stopped::{self, Stopped};
 use crate::{Retry, Stop};
 
@@ -172,7 +172,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, G>
     WithGiveUp<Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>, G>
 where
-    Rules<On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
     Br: Guard<'p, E> + Keep<T, E>,
     G: OnGiveUp<Result<T, E>>,
 {

@@ -35,14 +35,6 @@ impl<'p, E> Guarded<'p, E> {
     }
 }
 
-impl<E> Clone for Guarded<'_, E> {
-    fn clone(&self) -> Self {
-        *self
-    }
-}
-
-impl<E> Copy for Guarded<'_, E> {}
-
 /// What the loop needs of its breaker, [`Unguarded`] or [`Guarded`]: the
 /// breaker, if any, and where a retried outcome is kept through the wait
 /// (nowhere without a breaker).
@@ -51,26 +43,26 @@ impl<E> Copy for Guarded<'_, E> {}
 /// lifetime: the compiler can then tell that the loop's future is `Send`
 /// whatever the breaker's borrow.
 #[doc(hidden)]
-pub trait Guard<'p, E>: Copy {
+pub trait Guard<'p, E> {
     /// The breaker and what its refusal fails with, if there is one.
-    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)>;
+    fn parts(&self) -> Option<(&'p CircuitBreaker, Refusal<E>)>;
 }
 
 /// Where the loop keeps a retried outcome through the wait: see [`Guard`].
 #[doc(hidden)]
-pub trait Keep<T, E>: Copy {
+pub trait Keep<T, E> {
     /// Where a retried outcome is kept through the wait.
     type Kept: Default;
     /// Keeps a retried outcome through the wait (or drops it at once).
     fn keep(kept: &mut Self::Kept, outcome: Result<T, E>);
     /// The outcome of an attempt the breaker refused: the kept one, or the
     /// refusal. `None` without a breaker, which never refuses.
-    fn refused(self, kept: &mut Self::Kept) -> Option<Result<T, E>>;
+    fn refused(&self, kept: &mut Self::Kept) -> Option<Result<T, E>>;
 }
 
 impl<'p, E> Guard<'p, E> for Unguarded {
     #[inline]
-    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
+    fn parts(&self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
         None
     }
 }
@@ -82,14 +74,14 @@ impl<T, E> Keep<T, E> for Unguarded {
     fn keep((): &mut (), _: Result<T, E>) {}
 
     #[inline]
-    fn refused(self, (): &mut ()) -> Option<Result<T, E>> {
+    fn refused(&self, (): &mut ()) -> Option<Result<T, E>> {
         None
     }
 }
 
 impl<'p, E> Guard<'p, E> for Guarded<'p, E> {
     #[inline]
-    fn parts(self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
+    fn parts(&self) -> Option<(&'p CircuitBreaker, Refusal<E>)> {
         Some((self.breaker, self.refused))
     }
 }
@@ -103,7 +95,7 @@ impl<T, E> Keep<T, E> for Guarded<'_, E> {
     }
 
     #[inline]
-    fn refused(self, kept: &mut Self::Kept) -> Option<Result<T, E>> {
+    fn refused(&self, kept: &mut Self::Kept) -> Option<Result<T, E>> {
         Some(
             kept.take()
                 .unwrap_or_else(|| Err((self.refused)(CircuitOpen))),

@@ -87,24 +87,6 @@ pub trait OnRetry<X>: Fn(&X, u32, Duration) {}
 
 impl<X, F: Fn(&X, u32, Duration)> OnRetry<X> for F {}
 
-/// The rules of one function, each defaulting to "nothing special" (every
-/// error retried, no `Ok` value retried, no hint, no hook).
-#[doc(hidden)]
-pub struct Rules<On, OnOk, Ra, RaOk, Hook, HookOk> {
-    /// Which errors may succeed on a repeat.
-    pub(crate) on: On,
-    /// Which `Ok` values are retried (an HTTP 503).
-    pub(crate) on_ok: OnOk,
-    /// The wait a server asked for, read from a retried error.
-    pub(crate) retry_after: Ra,
-    /// The wait a server asked for, read from a retried `Ok` value.
-    pub(crate) retry_after_ok: RaOk,
-    /// Called before each wait after an error.
-    pub(crate) on_retry: Hook,
-    /// Called before each wait after a retried `Ok` value.
-    pub(crate) on_retry_ok: HookOk,
-}
-
 /// Rules that fit the outcome type `R`. The one place the bounds tying each
 /// rule to `R` are written.
 #[doc(hidden)]
@@ -117,39 +99,6 @@ pub trait RulesFor<R> {
     /// `error.type`: the error's type name; `None` for a retried `Ok`
     /// value.
     fn error_type(&self, outcome: &R) -> Option<&'static str>;
-}
-
-impl<R, On, OnOk, Ra, RaOk, Hook, HookOk> RulesFor<R> for Rules<On, OnOk, Ra, RaOk, Hook, HookOk>
-where
-    R: Outcome,
-    On: RetryIf<R::Error>,
-    OnOk: RetryIf<R::Ok>,
-    Ra: Hint<R::Error>,
-    RaOk: Hint<R::Ok>,
-    Hook: OnRetry<R::Error>,
-    HookOk: OnRetry<R::Ok>,
-{
-    fn verdict(&self, outcome: &R) -> Classification {
-        match outcome.as_result() {
-            Ok(value) if (self.on_ok)(value) => {
-                Classification::Transient((self.retry_after_ok)(value))
-            }
-            Ok(_) => Classification::Done,
-            Err(error) if (self.on)(error) => Classification::Transient((self.retry_after)(error)),
-            Err(_) => Classification::Permanent,
-        }
-    }
-
-    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
-        match outcome.as_result() {
-            Ok(value) => (self.on_retry_ok)(value, attempt, wait),
-            Err(error) => (self.on_retry)(error, attempt, wait),
-        }
-    }
-
-    fn error_type(&self, outcome: &R) -> Option<&'static str> {
-        error_type(outcome)
-    }
 }
 
 /// The type name of the error an outcome failed with, if it failed.
@@ -230,6 +179,14 @@ impl<X, F, Call: Fn(&F, &X) -> bool> Check<X> for Rule<F, Call> {
     }
 }
 
+/// A rule as the closure API holds it: the function itself.
+impl<X, F: Fn(&X) -> bool> Check<X> for F {
+    #[inline]
+    fn check(&self, x: &X) -> bool {
+        self(x)
+    }
+}
+
 /// `retry_after` or `retry_after_ok`, as a [`RuleSet`] holds it.
 #[doc(hidden)]
 pub trait ReadHint<X> {
@@ -240,6 +197,13 @@ impl<X, F, Call: Fn(&F, &X) -> Option<Duration>> ReadHint<X> for Rule<F, Call> {
     #[inline]
     fn hint(&self, x: &X) -> Option<Duration> {
         (self.call)(&self.rule, x)
+    }
+}
+
+impl<X, F: Fn(&X) -> Option<Duration>> ReadHint<X> for F {
+    #[inline]
+    fn hint(&self, x: &X) -> Option<Duration> {
+        self(x)
     }
 }
 
@@ -256,17 +220,31 @@ impl<X, F, Call: Fn(&F, &X, u32, Duration)> Hook<X> for Rule<F, Call> {
     }
 }
 
+impl<X, F: Fn(&X, u32, Duration)> Hook<X> for F {
+    #[inline]
+    fn call(&self, x: &X, attempt: u32, wait: Duration) {
+        self(x, attempt, wait);
+    }
+}
+
 /// The rules of a function that succeeds with `T` and fails with `E`, as
-/// [`rules`] builds them: each a [`Rule`].
+/// [`rules`] builds them (each a [`Rule`]), or as the closure API's
+/// [`Retry`](crate::Retry) holds them (each the function itself).
 #[doc(hidden)]
 pub struct RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
-    on: On,
-    on_ok: OnOk,
-    retry_after: Ra,
-    retry_after_ok: RaOk,
-    on_retry: HookE,
-    on_retry_ok: HookOk,
-    types: PhantomData<fn(&T, &E)>,
+    /// Which errors may succeed on a repeat.
+    pub(crate) on: On,
+    /// Which `Ok` values are retried (an HTTP 503).
+    pub(crate) on_ok: OnOk,
+    /// The wait a server asked for, read from a retried error.
+    pub(crate) retry_after: Ra,
+    /// The wait a server asked for, read from a retried `Ok` value.
+    pub(crate) retry_after_ok: RaOk,
+    /// Called before each wait after an error.
+    pub(crate) on_retry: HookE,
+    /// Called before each wait after a retried `Ok` value.
+    pub(crate) on_retry_ok: HookOk,
+    pub(crate) types: PhantomData<fn(&T, &E)>,
 }
 
 /// Sets one rule of a [`RuleSet`], keeping the others.

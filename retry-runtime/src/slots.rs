@@ -3,7 +3,7 @@
 //! ([`BudgetSlot`]). A call that names neither holds [`NoBreaker`] and
 //! [`NoBudget`], which take no room and compile to nothing.
 
-use crate::breaker::{AttemptPermit, Mark, MarkThread};
+use crate::breaker::{CircuitPermit, Mark, MarkThread};
 use crate::{CircuitBreaker, RetryBudget};
 
 /// The circuit breaker a call asks before each attempt and tells each
@@ -82,19 +82,19 @@ impl BreakerSlot for Watching<'_> {
     fn mark(&mut self) {}
 }
 
-impl<'p> BreakerSlot for AttemptPermit<'p> {
+impl<'p> BreakerSlot for CircuitPermit<'p> {
     #[inline]
     fn acquire(&mut self, blocking: bool) -> bool {
-        AttemptPermit::acquire(self, blocking)
+        CircuitPermit::acquire_next(self, blocking)
     }
 
     #[inline]
     fn record(&mut self, success: bool) -> bool {
-        AttemptPermit::record(self, success)
+        CircuitPermit::record_attempt(self, success)
     }
 
     fn breaker(&self) -> Option<&CircuitBreaker> {
-        Some(AttemptPermit::breaker(self))
+        Some(CircuitPermit::breaker(self))
     }
 
     type Mark<'a>
@@ -103,12 +103,12 @@ impl<'p> BreakerSlot for AttemptPermit<'p> {
         Self: 'a;
 
     fn mark(&mut self) -> Option<Mark<'_, 'p>> {
-        AttemptPermit::mark(self)
+        CircuitPermit::mark(self)
     }
 }
 
 /// A breaker chosen at run time, as the closure API's is.
-impl<'p> BreakerSlot for Option<AttemptPermit<'p>> {
+impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
     fn acquire(&mut self, blocking: bool) -> bool {
         self.as_mut().is_none_or(|slot| slot.acquire(blocking))
     }
@@ -127,7 +127,7 @@ impl<'p> BreakerSlot for Option<AttemptPermit<'p>> {
         Self: 'a;
 
     fn mark(&mut self) -> Option<Mark<'_, 'p>> {
-        self.as_mut().and_then(AttemptPermit::mark)
+        self.as_mut().and_then(CircuitPermit::mark)
     }
 }
 

@@ -32,7 +32,7 @@ pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
 pub(crate) use permit::HedgedMark;
 #[doc(hidden)]
-pub use permit::{AttemptPermit, Mark, MarkThread};
+pub use permit::{Mark, MarkThread};
 
 use window::{Thresholds, Window};
 use word::{StateCell, Word};

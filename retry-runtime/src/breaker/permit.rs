@@ -1,9 +1,9 @@
 //! Permits: what a call the breaker lets through holds until its outcome is
-//! recorded. [`CircuitPermit`] for a call guarded by hand, [`AttemptPermit`]
-//! for the retry loop (the breaker of a call and the permit of its attempt
-//! running), and [`Mark`], which marks the thread while an attempt holding a
-//! permit is polled, so that a retried function it calls with the same
-//! breaker runs under that permit instead of asking for another.
+//! recorded: [`CircuitPermit`], for a call guarded by hand and the retry
+//! loop's attempts alike, and [`Mark`], which marks the thread while an
+//! attempt holding a permit is polled, so that a retried function it calls
+//! with the same breaker runs under that permit instead of asking for
+//! another.
 
 use core::cell::Cell;
 
@@ -25,22 +25,36 @@ pub(super) enum Kind {
 /// with [`record`](CircuitPermit::record); a permit dropped without one
 /// frees its place and counts as nothing (a cancelled call says nothing of
 /// the dependency).
+///
+/// The retry loop holds the same permit, renewed for each attempt, for the
+/// breaker a call names: an attempt that holds one marks its thread, so
+/// that a call to the same breaker made inside it (a hand-guarded call, a
+/// retried function) runs under it, and the outcome is recorded once.
 #[derive(Debug)]
 #[must_use = "record the call's outcome with `CircuitPermit::record`"]
-pub struct CircuitPermit<'a> {
-    breaker: &'a CircuitBreaker,
+pub struct CircuitPermit<'p> {
+    breaker: &'p CircuitBreaker,
+    /// `None` when the breaker refused the attempt running, or once its
+    /// outcome is recorded.
     kind: Option<Kind>,
     clock: Clock,
+    /// Another breaker refused a call made inside the attempt running: its
+    /// failure is then not counted against this one.
+    refused_inside: bool,
+    /// The last call made under this permit inside the attempt running (a
+    /// retried function naming the same breaker) failed: the dependency
+    /// failed, whatever the attempt made of it (a fallback, a cached
+    /// answer), so the attempt's outcome is recorded as a failure.
+    nested_failed: bool,
 }
 
-impl<'a> CircuitPermit<'a> {
-    pub(super) fn acquire(breaker: &'a CircuitBreaker, clock: Clock) -> Result<Self, CircuitOpen> {
-        let kind = breaker.enter(clock)?;
-        Ok(CircuitPermit {
-            breaker,
-            kind: Some(kind),
-            clock,
-        })
+impl<'p> CircuitPermit<'p> {
+    /// [`CircuitBreaker::acquire`].
+    pub(super) fn acquire(breaker: &'p CircuitBreaker, clock: Clock) -> Result<Self, CircuitOpen> {
+        let mut permit = CircuitPermit::new(breaker);
+        permit.kind = Some(breaker.enter(clock)?);
+        permit.clock = clock;
+        Ok(permit)
     }
 
     /// Whether this call is one of the half-open breaker's probes.
@@ -60,45 +74,13 @@ impl<'a> CircuitPermit<'a> {
     /// Records the call's outcome: `false` for a failure the caller would
     /// retry.
     pub fn record(mut self, success: bool) {
-        if let Some(kind) = self.kind.take() {
-            self.breaker.settle(kind, Some(success), self.clock);
-        }
+        self.record_attempt(success);
     }
-}
 
-impl Drop for CircuitPermit<'_> {
-    fn drop(&mut self) {
-        if let Some(kind) = self.kind.take() {
-            self.breaker.settle(kind, None, self.clock);
-        }
-    }
-}
-
-/// The breaker of a call that names one, and the permit of the attempt
-/// running: a [`CircuitPermit`] without a second copy of the breaker's
-/// address. A permit dropped unrecorded (the call's future dropped
-/// mid-attempt) frees its place, as a dropped [`CircuitPermit`] does.
-#[doc(hidden)]
-#[derive(Debug)]
-pub struct AttemptPermit<'p> {
-    breaker: &'p CircuitBreaker,
-    /// `None` when the breaker refused the attempt running, or once its
-    /// outcome is recorded.
-    kind: Option<Kind>,
-    clock: Clock,
-    /// Another breaker refused a call made inside the attempt running: its
-    /// failure is then not counted against this one.
-    refused_inside: bool,
-    /// The last call made under this permit inside the attempt running (a
-    /// retried function naming the same breaker) failed: the dependency
-    /// failed, whatever the attempt made of it (a fallback, a cached
-    /// answer), so the attempt's outcome is recorded as a failure.
-    nested_failed: bool,
-}
-
-impl<'p> AttemptPermit<'p> {
+    /// The retry loop's permit of `breaker`, holding none until
+    /// [`acquire_next`](Self::acquire_next).
     pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
-        AttemptPermit {
+        CircuitPermit {
             breaker,
             kind: None,
             clock: Clock::Async,
@@ -111,7 +93,7 @@ impl<'p> AttemptPermit<'p> {
     // Inlined: before every attempt of a call with a breaker, where a closed
     // circuit is a load and a test (benches/instructions.sh).
     #[inline]
-    pub(crate) fn acquire(&mut self, blocking: bool) -> bool {
+    pub(crate) fn acquire_next(&mut self, blocking: bool) -> bool {
         if let Some(unrecorded) = self.kind.take() {
             self.breaker.settle(unrecorded, None, self.clock);
         }
@@ -130,7 +112,7 @@ impl<'p> AttemptPermit<'p> {
     // Inlined: after every attempt of a call with a breaker
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn record(&mut self, success: bool) -> bool {
+    pub(crate) fn record_attempt(&mut self, success: bool) -> bool {
         let Some(kind) = self.kind.take() else {
             return false;
         };
@@ -176,7 +158,7 @@ const fn attempt_outcome(success: bool, refused_inside: bool, nested_failed: boo
     }
 }
 
-impl Drop for AttemptPermit<'_> {
+impl Drop for CircuitPermit<'_> {
     // Inlined: every call with a breaker drops one, nearly always recorded
     // already (benches/instructions.sh).
     #[inline]
@@ -291,7 +273,7 @@ pub(super) fn refused_here() {
 #[doc(hidden)]
 #[derive(Debug)]
 pub struct Mark<'a, 'p> {
-    permit: &'a mut AttemptPermit<'p>,
+    permit: &'a mut CircuitPermit<'p>,
 }
 
 impl Mark<'_, '_> {
@@ -334,7 +316,7 @@ fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Ho
 }
 
 /// What a hedged attempt marks its thread with while it is polled: the
-/// [`Mark`] of its [`AttemptPermit`], as the retry loop's attempt, or,
+/// [`Mark`] of its [`CircuitPermit`], as the retry loop's attempt, or,
 /// without a breaker, a watch to which a refusal by a breaker inside it
 /// (under the tower layer, a `CircuitBreakerLayer` refusing the copy
 /// itself) is handed back.
@@ -347,8 +329,8 @@ pub(crate) enum HedgedMark<'a, 'p> {
 impl<'a, 'p> HedgedMark<'a, 'p> {
     /// The mark of an attempt running under `permit`, if it holds one, or
     /// one that hands a refusal inside it to `refused`.
-    pub(crate) fn of(permit: Option<&'a mut AttemptPermit<'p>>, refused: &'a mut bool) -> Self {
-        match permit.and_then(AttemptPermit::mark) {
+    pub(crate) fn of(permit: Option<&'a mut CircuitPermit<'p>>, refused: &'a mut bool) -> Self {
+        match permit.and_then(CircuitPermit::mark) {
             Some(mark) => HedgedMark::Permit(mark),
             None => HedgedMark::Watch(refused),
         }
@@ -389,7 +371,7 @@ pub struct Hold<'a, N: LastCall> {
 }
 
 /// Where a [`Hold`] hands how the last call made under its permit ended:
-/// the retry loop's permit, which records it ([`AttemptPermit::record`]),
+/// the retry loop's permit, which records it ([`CircuitPermit::record`]),
 /// or a hedged attempt's ([`HedgedMark`], which may hold none); or nowhere,
 /// whose way out then does not look.
 #[doc(hidden)]

@@ -7,7 +7,7 @@ use core::marker::PhantomData;
 
 use super::{DefaultRetry, Retry};
 use crate::guard::Unguarded;
-use crate::rules::{every_error, no_hint, no_hook, no_value, Rules};
+use crate::rules::{every_error, no_hint, no_hook, no_value, RuleSet};
 use crate::timeout::{Limit, TimedOut};
 use crate::{Policy, UntimedPolicy};
 
@@ -127,13 +127,14 @@ fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
         policy,
         budget: None,
         breaker: Unguarded,
-        rules: Rules {
+        rules: RuleSet {
             on: every_error::<E>,
             on_ok: no_value::<T>,
             retry_after: no_hint::<E>,
             retry_after_ok: no_hint::<T>,
             on_retry: no_hook::<E>,
             on_retry_ok: no_hook::<T>,
+            types: PhantomData,
         },
         limit,
         name: crate::observe::Name::CLOSURE,

@@ -19,7 +19,7 @@ use super::hedged::{halt, no_more, Hedged, This};
 use super::parts::{Bound, Ended, MakeAttempt, Running};
 use super::settle::{give_up, settle};
 use super::slots::Slots;
-use crate::breaker::{AttemptPermit, HedgedMark, MarkThread};
+use crate::breaker::{CircuitPermit, HedgedMark, MarkThread};
 use crate::clock::{Clock, Instant};
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{self, Stop};
@@ -106,7 +106,7 @@ where
                 number: *attempt.number,
                 started: *attempt.started,
                 refused_inside: (permit.as_ref())
-                    .map_or(*attempt.refused_inside, AttemptPermit::refused_inside),
+                    .map_or(*attempt.refused_inside, CircuitPermit::refused_inside),
                 permit,
                 inner_gave_up: attempt.nesting.1,
             };
@@ -237,8 +237,11 @@ where
     let mut permit = this
         .setup
         .breaker
-        .map(|(breaker, _)| AttemptPermit::new(breaker));
-    if permit.as_mut().is_some_and(|permit| !permit.acquire(false)) {
+        .map(|(breaker, _)| CircuitPermit::new(breaker));
+    if permit
+        .as_mut()
+        .is_some_and(|permit| !permit.acquire_next(false))
+    {
         halt(this, Stop::Open);
         return false;
     }

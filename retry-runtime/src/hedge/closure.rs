@@ -2,14 +2,10 @@
 //! `policy.on(..).hedge(Hedge::after(d)).run(|| async { .. })`.
 
 use core::future::Future;
-use core::marker::PhantomData;
 
 use super::slots::Boxed;
-use super::{Breaker, Hedge, Hedged, Setup};
-use crate::__private::Limit;
-use crate::observe::Name;
+use super::{Hedged, Setup};
 use crate::rules::RulesFor;
-use crate::{Policy, RetryBudget};
 
 /// A [`Retry`](crate::Retry) that hedges: made by
 /// [`Retry::hedge`](crate::Retry::hedge).
@@ -46,37 +42,10 @@ use crate::{Policy, RetryBudget};
 /// used (at most 16, however large `max` is).
 #[must_use = "a `HedgedRetry` does nothing until `.run(...)` is awaited"]
 pub struct HedgedRetry<'p, T, E, Rules> {
-    policy: &'p Policy,
-    hedge: Hedge,
-    budget: Option<&'p RetryBudget>,
-    breaker: Breaker<'p, E>,
-    rules: Rules,
-    limit: Limit<E>,
-    name: Name,
-    types: PhantomData<fn(&T, &E)>,
-}
-
-impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules> {
-    pub(crate) fn new(
-        policy: &'p Policy,
-        hedge: Hedge,
-        budget: Option<&'p RetryBudget>,
-        breaker: Breaker<'p, E>,
-        rules: Rules,
-        limit: Limit<E>,
-        name: Name,
-    ) -> Self {
-        HedgedRetry {
-            policy,
-            hedge,
-            budget,
-            breaker,
-            rules,
-            limit,
-            name,
-            types: PhantomData,
-        }
-    }
+    /// The loop's policy, budget, breaker, time limit and name, with when
+    /// to hedge.
+    pub(crate) setup: Setup<'p, Result<T, E>>,
+    pub(crate) rules: Rules,
 }
 
 impl<'p, T, E, Rules> HedgedRetry<'p, T, E, Rules>
@@ -94,19 +63,7 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        Hedged::new(
-            Setup {
-                policy: self.policy,
-                hedge: self.hedge,
-                budget: self.budget,
-                breaker: self.breaker,
-                limit: self.limit,
-                name: self.name.get(),
-            },
-            Boxed::new(self.policy.max_attempts()),
-            self.rules,
-            attempt,
-        )
-        .await
+        let slots = Boxed::new(self.setup.policy.max_attempts());
+        Hedged::new(self.setup, slots, self.rules, attempt).await
     }
 }

@@ -8,7 +8,7 @@ use core::time::Duration;
 use crate::clock::Instant;
 
 use super::Hedge;
-use crate::breaker::AttemptPermit;
+use crate::breaker::CircuitPermit;
 use crate::rules::{Outcome, RulesFor};
 use crate::timeout::{Limit, Limited};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
@@ -104,7 +104,7 @@ pin_project_lite::pin_project! {
         // When it started, read only for a percentile hedge's latencies.
         pub(super) started: Option<Instant>,
         // The breaker's permit it runs under, as a retry loop's attempt does.
-        pub(super) permit: Option<AttemptPermit<'p>>,
+        pub(super) permit: Option<CircuitPermit<'p>>,
         // Without a permit: another breaker refused a call made inside this
         // attempt, whose failure then says nothing of the dependency.
         pub(super) refused_inside: bool,
@@ -142,7 +142,7 @@ pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
 pub(super) struct Ended<'p> {
     pub(super) number: u32,
     pub(super) started: Option<Instant>,
-    pub(super) permit: Option<AttemptPermit<'p>>,
+    pub(super) permit: Option<CircuitPermit<'p>>,
     pub(super) refused_inside: bool,
     pub(super) inner_gave_up: bool,
 }

@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use super::hedged::{halt, This};
 use super::parts::Ended;
-use crate::breaker::AttemptPermit;
+use crate::breaker::CircuitPermit;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::observe;
@@ -123,9 +123,9 @@ fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
 }
 
 /// Tells the attempt's breaker how it ended, as the retry loop's permit
-/// records ([`AttemptPermit::record`]).
-fn record(permit: Option<AttemptPermit<'_>>, success: bool) {
-    if let Some(mut permit) = permit {
+/// records ([`CircuitPermit::record`]).
+fn record(permit: Option<CircuitPermit<'_>>, success: bool) {
+    if let Some(permit) = permit {
         permit.record(success);
     }
 }

@@ -1,6 +1,6 @@
 //! Marks of attempts holding permits, nested deeper than the thread keeps.
 
-use super::{held_here, refused_here, AttemptPermit, MarkThread};
+use super::{held_here, refused_here, CircuitPermit, MarkThread};
 use crate::CircuitBreaker;
 
 /// Attempts holding permits, one inside another, deeper than the marks
@@ -12,12 +12,15 @@ fn nested_marks_are_kept_and_set_back_beyond_their_depth() {
     static OUTER: CircuitBreaker = CircuitBreaker::new();
     static INNER: CircuitBreaker = CircuitBreaker::new();
     static OTHER: CircuitBreaker = CircuitBreaker::new();
-    let mut outer = AttemptPermit::new(&OUTER);
-    assert!(outer.acquire(true));
-    let mut inner: Vec<AttemptPermit<'static>> =
-        (0..6).map(|_| AttemptPermit::new(&INNER)).collect();
+    let mut outer = CircuitPermit::new(&OUTER);
+    assert!(outer.acquire_next(true));
+    let mut inner: Vec<CircuitPermit<'static>> =
+        (0..6).map(|_| CircuitPermit::new(&INNER)).collect();
     for permit in &mut inner {
-        assert!(permit.acquire(true), "nested calls run under the permit");
+        assert!(
+            permit.acquire_next(true),
+            "nested calls run under the permit"
+        );
     }
     {
         let mut outer_mark = outer.mark();
@@ -25,7 +28,7 @@ fn nested_marks_are_kept_and_set_back_beyond_their_depth() {
         assert!(held_here(&OUTER));
         assert!(!held_here(&INNER));
         {
-            let mut marks: Vec<_> = inner.iter_mut().map(AttemptPermit::mark).collect();
+            let mut marks: Vec<_> = inner.iter_mut().map(CircuitPermit::mark).collect();
             let mut holds: Vec<_> = marks.iter_mut().map(MarkThread::hold).collect();
             assert!(held_here(&OUTER) && held_here(&INNER));
             assert!(!held_here(&OTHER));
