@@ -109,14 +109,19 @@ impl<'p> BreakerSlot for CircuitPermit<'p> {
 
 /// A breaker chosen at run time, as the closure API's is.
 impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
+    // Inlined: without a breaker, one test before every attempt
+    // (benches/instructions.sh).
+    #[inline]
     fn acquire(&mut self, blocking: bool) -> bool {
         self.as_mut().is_none_or(|slot| slot.acquire(blocking))
     }
 
+    #[inline]
     fn record(&mut self, success: bool) -> bool {
         self.as_mut().is_none_or(|slot| slot.record(success))
     }
 
+    #[inline]
     fn breaker(&self) -> Option<&CircuitBreaker> {
         self.as_ref().and_then(BreakerSlot::breaker)
     }
@@ -126,6 +131,7 @@ impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
     where
         Self: 'a;
 
+    #[inline]
     fn mark(&mut self) -> Option<Mark<'_, 'p>> {
         self.as_mut().and_then(CircuitPermit::mark)
     }
