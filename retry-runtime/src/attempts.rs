@@ -129,7 +129,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     }
 
     /// Hedging runs several attempts at once: the one polled next.
-    #[inline]
     pub(crate) fn set_attempt(&mut self, attempt: u32) {
         self.call.scope().frame.set_attempt(attempt);
     }
@@ -139,7 +138,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// next left there (the retried calls it has in flight, and whether one
     /// gave up after retrying), and hands back what the one polled before
     /// left, so that one attempt's calls are never taken for another's.
-    #[inline]
     pub(crate) fn swap_nesting(&mut self, nesting: (u32, bool)) -> (u32, bool) {
         let scope = self.call.scope();
         let before = (scope.in_flight, scope.inner_gave_up);
@@ -187,7 +185,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// As [`scoped_in`](Self::scoped_in), marked with `mark` rather than
     /// the call's breaker: a hedged attempt holds a permit of its own.
-    #[inline]
     pub(crate) fn scoped_marked<F: Future, M: MarkThread>(
         &mut self,
         attempt: F,
@@ -199,7 +196,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// As [`make`](Self::make), marked with `mark` rather than the call's
     /// breaker.
-    #[inline]
     pub(crate) fn make_marked<R, M: MarkThread>(
         &mut self,
         mut mark: M,
@@ -374,6 +370,16 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             self.succeeded();
             return Err(Stop::Done);
         }
+        self.judge_failure(verdict)
+    }
+
+    /// [`judge`](Self::judge) for an attempt that did not succeed. Not
+    /// inlined, and generic only over the breaker's and the budget's slots,
+    /// so that retried functions share it rather than each carrying a copy
+    /// (benches/build-cost.sh); a call to it is a few instructions beside a
+    /// retry's wait.
+    #[inline(never)]
+    fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         let ran = self.breaker.record(!verdict.is_transient());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.

@@ -70,7 +70,6 @@ pub trait GiveUpHook<R> {
 }
 
 impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
-    #[inline]
     fn gave_up(&self, outcome: &R, stopped: &Stopped) {
         self(outcome, stopped);
     }
@@ -81,7 +80,6 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
 /// hook of the wrong type is one error, on the key's value. The result is
 /// opaque, so that the call that uses it still type-checks then.
 #[doc(hidden)]
-#[inline]
 pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
     hook
 }
@@ -90,7 +88,6 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
 /// started at `started`, gave up: returned an error, or a retried `Ok`
 /// value. What the expansion calls for the key, right after the loop.
 #[doc(hidden)]
-#[inline]
 pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, started: Started, outcome: &R) {
     if let Some(ended) = stopped::last_call() {
         if ended.reason() != Stop::Done {
