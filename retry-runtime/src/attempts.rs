@@ -314,6 +314,16 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             self.succeeded();
             return Err(Stop::Done);
         }
+        self.judge_failure(verdict)
+    }
+
+    /// [`judge`](Self::judge) for an attempt that did not succeed. Not
+    /// inlined, and generic only over the breaker's and the budget's slots,
+    /// so that retried functions share it rather than each carrying a copy
+    /// (benches/build-cost.sh); a call to it is a few instructions beside a
+    /// retry's wait.
+    #[inline(never)]
+    fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         let ran = self.breaker.record(!verdict.is_transient());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
