@@ -59,6 +59,9 @@
 //!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
+//! Each attempt runs in the call's attempt context, as the tower layer's
+//! does: a middleware after this one reads it with
+//! [`current_attempt`](crate::current_attempt).
 //!
 //! [`reqwest_middleware`]: https://docs.rs/reqwest-middleware/0.5/reqwest_middleware/
 
