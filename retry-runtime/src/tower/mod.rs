@@ -254,7 +254,8 @@ impl<C, U> RetryLayer<C, U> {
     /// no breaker. A breaker the registry's factory
     /// leaves unnamed is named after the authority, so its `tracing`
     /// events and metrics say which host it guards (see
-    /// [Names](crate::registry#names)).
+    /// [Names](crate::registry#names)). The layer's `U` is then
+    /// [`PerAuthority`].
     ///
     /// ```
     /// use std::sync::Arc;
