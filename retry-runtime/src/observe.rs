@@ -274,20 +274,3 @@ pub(crate) fn http_attempt_span(function: &'static str, attempt: u32) -> Attempt
         AttemptSpan
     }
 }
-
-/// `future`, run inside `span` (feature `attempt-spans`).
-#[cfg(feature = "attempt-spans")]
-#[allow(dead_code)]
-pub(crate) fn in_span<F: core::future::Future>(
-    span: AttemptSpan,
-    future: F,
-) -> impl core::future::Future<Output = F::Output> {
-    tracing::Instrument::instrument(future, span)
-}
-
-/// `future` itself: no spans without the feature `attempt-spans`.
-#[cfg(not(feature = "attempt-spans"))]
-#[allow(dead_code)]
-pub(crate) fn in_span<F: core::future::Future>(_: AttemptSpan, future: F) -> F {
-    future
-}

@@ -414,6 +414,22 @@ where
 }
 
 /// Which requests may be hedged: sent again while a copy is outstanding.
+/// The [`HttpClassifier`] of a [`HedgeLayer`] hedges requests safe to
+/// repeat; one given with [`HedgeLayer::with_classifier`] hedges every
+/// request ([`AllRepeatable`]).
+///
+/// ```
+/// use retry_runtime::hedge::{AllRepeatable, Repeatable};
+/// use retry_runtime::tower::HttpClassifier;
+///
+/// let get = http::Request::get("/").body(()).unwrap();
+/// let post = http::Request::post("/").body(()).unwrap();
+/// let keyed = http::Request::post("/").header("idempotency-key", "7f3a").body(()).unwrap();
+/// let http = HttpClassifier::default();
+/// assert!(http.is_repeatable(&get) && http.is_repeatable(&keyed));
+/// assert!(!http.is_repeatable(&post));
+/// assert!(AllRepeatable(()).is_repeatable(&post));
+/// ```
 pub trait Repeatable<Req> {
     /// Whether `request` is safe to send twice.
     fn is_repeatable(&self, request: &Req) -> bool;

@@ -41,7 +41,8 @@ pub struct CircuitBreakerLayer<C = HttpClassifier, K = CloneRequests> {
 /// How a [`CircuitBreakerService`] made with
 /// [`request_heads`](CircuitBreakerLayer::request_heads) keeps each
 /// `http::Request<B>` for its classifier: its head, with an empty body
-/// ([`ReplayBody::empty`]), so that `B` need not be `Clone`.
+/// ([`ReplayBody::empty`]), so that `B` need not be `Clone`. See
+/// [`CircuitBreakerService`] for an example.
 #[derive(Clone, Copy, Debug, Default)]
 pub struct RequestHead;
 
@@ -95,7 +96,34 @@ impl<S, C: Clone, K> Layer<S> for CircuitBreakerLayer<C, K> {
     }
 }
 
-/// The service of a [`CircuitBreakerLayer`].
+/// The service of a [`CircuitBreakerLayer`]: `K` is how it keeps each
+/// request for its classifier (a clone, or its head alone, [`RequestHead`]).
+///
+/// ```
+/// use retry_runtime::tower::{
+///     BreakerError, CircuitBreakerLayer, CircuitBreakerService, HttpClassifier, RequestHead,
+/// };
+/// use retry_runtime::CircuitBreaker;
+/// use tower::{ServiceBuilder, ServiceExt};
+///
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new().with_consecutive_failures(1);
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // Stands for a dependency that is down.
+/// let down = tower::service_fn(|_: http::Request<String>| async {
+///     Ok::<_, std::io::Error>(http::Response::builder().status(503).body(()).unwrap())
+/// });
+/// let guarded: CircuitBreakerService<_, HttpClassifier, RequestHead> = ServiceBuilder::new()
+///     .layer(CircuitBreakerLayer::new(&BREAKER).request_heads())
+///     .service(down);
+/// let get = || http::Request::get("/").body(String::new()).unwrap();
+/// let first = guarded.clone().oneshot(get()).await;
+/// assert_eq!(first.unwrap().status(), 503); // the circuit opens
+/// let refused = guarded.oneshot(get()).await;
+/// assert!(matches!(refused, Err(BreakerError::Open(_)))); // not sent
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerService<S, C = HttpClassifier, K = CloneRequests> {
     inner: S,

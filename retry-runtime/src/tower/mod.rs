@@ -123,6 +123,14 @@
 //!   (a retry refused returns the failed attempt's answer).
 //!   [`RetryLayer::per_authority`] does the same with one breaker and one
 //!   budget per upstream host, from a [`Registry`].
+//! - Each attempt runs in the call's attempt context, as a retried
+//!   function's does: code in the service (a `service_fn`, a layer below)
+//!   reads it with [`current_attempt`](crate::current_attempt), a retried
+//!   call inside it never runs past the layer's deadline, and when that
+//!   call gives up on what fails the attempt, the layer does not retry it
+//!   (reason `nested`; DESIGN §4.11), unless the policy says
+//!   [`Nested::Retry`](crate::Nested::Retry). A [`HedgeLayer`](crate::hedge::HedgeLayer)
+//!   below is such a call.
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
@@ -246,7 +254,8 @@ impl<C, U> RetryLayer<C, U> {
     /// no breaker. A breaker the registry's factory
     /// leaves unnamed is named after the authority, so its `tracing`
     /// events and metrics say which host it guards (see
-    /// [Names](crate::registry#names)).
+    /// [Names](crate::registry#names)). The layer's `U` is then
+    /// [`PerAuthority`].
     ///
     /// ```
     /// use std::sync::Arc;
