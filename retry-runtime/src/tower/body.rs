@@ -11,10 +11,14 @@ use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
-/// A request body the retry layer can send on every attempt.
+/// A request body that the layers ([`RetryLayer`](super::RetryLayer),
+/// [`HedgeLayer`](crate::hedge::HedgeLayer)) can send again on a later
+/// attempt: the one way a request is copied. The
+/// [`CircuitBreakerLayer`](super::CircuitBreakerLayer) keeps the request's
+/// head with an [`empty`](Self::empty) body for its classifier.
 ///
-/// A body that is `Clone` (`Full`, `Empty`, `String`) is cloned for each
-/// attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
+/// A body that is `Clone` (`Full`, `Empty`, `String`, `()`) is cloned for
+/// each attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
 /// attempt sends it, up to a bound
 /// ([`RetryLayer::with_max_body`](super::RetryLayer::with_max_body), 64 KiB
 /// by default); a later attempt plays the recording back. A body no attempt
@@ -22,18 +26,20 @@ use http_body::{Body, Frame, SizeHint};
 /// handed back whole, and the next attempt sends it as the first would
 /// have. A body over the bound, or one the first attempt sent only part of
 /// (the server answered first), is not recorded whole: the request is then
-/// sent once, and its transient failure is returned as
-/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable).
+/// sent once (the hedge layer starts no hedge), and its transient failure is
+/// returned as
+/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable):
+/// the call stops with [`Stop::NotRetryable`](crate::Stop::NotRetryable).
 /// The first attempt streams as it would without the layer: nothing waits
 /// for the body to be read first, so client and bidirectional streams work.
 ///
-/// Implemented for `http_body_util::{Full, Empty}`, `String`, the boxed
+/// Implemented for `http_body_util::{Full, Empty}`, `String`, `()`, the boxed
 /// bodies `http_body_util::combinators::{BoxBody, UnsyncBoxBody}` of
 /// `Bytes`, and `tonic::body::Body` (feature `grpc`). For a body type of
 /// your own, implement it by cloning (`type Source = Self`, as `Full` does)
 /// if the body is cheap to clone, or box the body
 /// (`http_body_util::BodyExt::boxed`) into a `BoxBody`, which is recorded.
-pub trait ReplayBody: Body + Sized + Send + 'static {
+pub trait ReplayBody: Sized + Send + 'static {
     /// What the later attempts' bodies are made from.
     type Source: Send + 'static;
 
@@ -81,6 +87,7 @@ macro_rules! replay_by_clone {
 }
 
 replay_by_clone! {
+    () => [] ();
     String => [] String::new();
     http_body_util::Full<D> => [D: bytes::Buf + Clone + Send + 'static] http_body_util::Full::default();
     http_body_util::Empty<D> => [D: bytes::Buf + Send + 'static] http_body_util::Empty::new();

@@ -143,7 +143,7 @@ use std::sync::Arc;
 use ::tower::Layer;
 
 pub use self::body::ReplayBody;
-pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService, RequestHead};
+pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
