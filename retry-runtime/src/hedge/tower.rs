@@ -97,7 +97,8 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// is not applied: add `tower::timeout` inside this layer, with
 /// [`boxed_errors`](Self::boxed_errors) for the `BoxError` it fails with. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
-/// inside it guards each copy. A copy it refuses sends nothing and starts no
+/// inside it (its [`CircuitBreakerService`](crate::tower::CircuitBreakerService))
+/// guards each copy. A copy it refuses sends nothing and starts no
 /// other; the call waits for the copies already sent (a half-open circuit's
 /// probe among them) or returns the earlier failure, and ends with
 /// [`BreakerError::Open`](crate::tower::BreakerError::Open) only when the
@@ -139,7 +140,8 @@ impl HedgeLayer {
     /// failure; see [`HttpClassifier::boxed_errors`].
     #[must_use]
     pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier> {
-        self.with(HttpClassifier::boxed_errors, false)
+        let all_repeatable = self.all_repeatable;
+        self.with(HttpClassifier::boxed_errors, all_repeatable)
     }
 }
 
