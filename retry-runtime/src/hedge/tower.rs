@@ -7,6 +7,7 @@ use core::task::{Context, Poll};
 use core::time::Duration;
 use std::sync::Arc;
 
+use ::tower::util::Oneshot;
 use ::tower::{Layer, Service};
 use http::Request;
 
@@ -306,13 +307,19 @@ where
 {
     type Attempt = RequestCopy<S, Request<B>>;
 
-    fn make(&mut self) -> Self::Attempt {
-        // The hedged call makes its first attempt with `make`, when `first`
-        // is always there, and the others with `try_make`; a copy that
-        // cannot be made fails no request here, it just never becomes ready.
-        self.try_make().unwrap_or_else(|| RequestCopy::Waiting {
-            service: self.service.clone(),
-            request: None,
+    fn make(&mut self) -> Option<Self::Attempt> {
+        if let Some(first) = self.first.take() {
+            let first = Request::from_parts(self.head.clone(), first);
+            return Some(RequestCopy::First {
+                future: self.service.call(first),
+            });
+        }
+        let body = B::replay(self.source)?;
+        let mut head = self.head.clone();
+        deadline::tell_time_left(&mut head.headers, self.grpc_deadline);
+        let copy = Request::from_parts(head, body);
+        Some(RequestCopy::Later {
+            future: Oneshot::new(self.service.clone(), copy),
         })
     }
 
@@ -323,56 +330,25 @@ where
     fn sends_http(&self) -> bool {
         true
     }
-
-    fn try_make(&mut self) -> Option<Self::Attempt> {
-        if let Some(first) = self.first.take() {
-            let first = Request::from_parts(self.head.clone(), first);
-            return Some(RequestCopy::Sent {
-                future: self.service.call(first),
-            });
-        }
-        let body = B::replay(self.source)?;
-        let mut head = self.head.clone();
-        deadline::tell_time_left(&mut head.headers, self.grpc_deadline);
-        Some(RequestCopy::Waiting {
-            service: self.service.clone(),
-            request: Some(Request::from_parts(head, body)),
-        })
-    }
 }
 
 pin_project_lite::pin_project! {
-    /// One copy of the request: its service made ready, then called.
+    /// One copy of the request: the first, sent by the service polled
+    /// ready, or a later one, sent by a clone of it once ready.
     #[project = RequestCopyProjection]
-    enum RequestCopy<S, Req>
-    where
-        S: Service<Req>,
-    {
-        // Waiting for its service to be ready.
-        Waiting { service: S, request: Option<Req> },
-        // Sent.
-        Sent { #[pin] future: S::Future },
+    enum RequestCopy<S: Service<Req>, Req> {
+        First { #[pin] future: S::Future },
+        Later { #[pin] future: Oneshot<S, Req> },
     }
 }
 
 impl<S: Service<Req>, Req> Future for RequestCopy<S, Req> {
     type Output = Result<S::Response, S::Error>;
 
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        loop {
-            let future = match self.as_mut().project() {
-                RequestCopyProjection::Sent { future } => return future.poll(cx),
-                RequestCopyProjection::Waiting { service, request } => {
-                    if let Err(error) = core::task::ready!(service.poll_ready(cx)) {
-                        return Poll::Ready(Err(error));
-                    }
-                    let Some(request) = request.take() else {
-                        return Poll::Pending;
-                    };
-                    service.call(request)
-                }
-            };
-            self.set(RequestCopy::Sent { future });
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            RequestCopyProjection::First { future } => future.poll(cx),
+            RequestCopyProjection::Later { future } => future.poll(cx),
         }
     }
 }
