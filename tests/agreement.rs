@@ -481,18 +481,18 @@ async fn through_tower(shape: Shape, env: &Env) -> Answer {
 }
 
 /// The tower `HedgeLayer` over a `service_fn` that answers as the row says,
-/// its requests `()` (cloned for each copy). It names no breaker.
+/// its requests `Request<()>` (cloned for each copy). It names no breaker.
 async fn through_hedge_layer(shape: Shape, env: &Env) -> Answer {
     let dependency = env.clone();
-    let service = tower::service_fn(move |(): ()| {
+    let service = tower::service_fn(move |_: Request<()>| {
         let env = dependency.clone();
         async move { env.attempt().await }
     });
     let layer = HedgeLayer::new(shape.policy(), Hedge::after(Duration::from_secs(10)))
         .with_budget(Arc::clone(&env.budget))
-        .with_classifier(|(): &(), answer: &Answer| classify(answer));
+        .with_classifier(|_: &Request<()>, answer: &Answer| classify(answer));
     let mut client = tower::ServiceBuilder::new().layer(layer).service(service);
-    client.ready().await.unwrap().call(()).await
+    client.ready().await.unwrap().call(Request::new(())).await
 }
 
 /// The answer as the server writes it: the status a real server would send

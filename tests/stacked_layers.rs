@@ -70,13 +70,8 @@ where
     grpc_server::say(channel, request).await
 }
 
-fn hedging() -> HedgeLayer<
-    retry_runtime::hedge::AllRepeatable<HttpClassifier>,
-    retry_runtime::hedge::ReplayBodies,
-> {
-    HedgeLayer::new(&HEDGE, AFTER)
-        .with_classifier(HttpClassifier::default())
-        .replay_bodies()
+fn hedging() -> HedgeLayer<HttpClassifier> {
+    HedgeLayer::new(&HEDGE, AFTER).with_classifier(HttpClassifier::default())
 }
 
 // (1) Retry over hedge, and hedge over retry, over a tonic channel.
