@@ -2,8 +2,8 @@
 //! not `Clone`, against a real tonic server on 127.0.0.1: alone, and inside
 //! a `HedgeLayer` as docs/hedging.md puts it ("a `CircuitBreakerLayer`
 //! inside it guards each copy"). The layer kept a clone of every request
-//! for its classifier, so neither stack compiled; `request_heads()` keeps
-//! the request's head alone.
+//! for its classifier, so neither stack compiled; it now keeps the
+//! request's head alone.
 
 #[path = "support/grpc.rs"]
 mod grpc_server;
@@ -42,7 +42,7 @@ async fn a_breaker_layer_guards_a_tonic_channel() {
     ])
     .await;
     let channel = ServiceBuilder::new()
-        .layer(CircuitBreakerLayer::new(&GUARD).request_heads())
+        .layer(CircuitBreakerLayer::new(&GUARD))
         .service(channel);
 
     for _ in 0..2 {
@@ -66,10 +66,9 @@ async fn a_breaker_layer_inside_the_hedge_layer_guards_each_copy() {
     let channel = ServiceBuilder::new()
         .layer(
             HedgeLayer::new(&POLICY, Hedge::after(Duration::from_secs(60)))
-                .with_classifier(HttpClassifier::default())
-                .replay_bodies(),
+                .with_classifier(HttpClassifier::default()),
         )
-        .layer(CircuitBreakerLayer::new(&GUARD).request_heads())
+        .layer(CircuitBreakerLayer::new(&GUARD))
         .service(channel);
 
     let reply = grpc_server::say(channel, hello()).await.unwrap();

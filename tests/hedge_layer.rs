@@ -236,3 +236,29 @@ async fn the_layer_over_a_tower_timeout_keeps_the_default_rules() {
     assert!(error.is::<tower::timeout::error::Elapsed>(), "{error}");
     assert_eq!(counts.sent.load(Ordering::SeqCst), 1);
 }
+
+/// `with_classifier` hedges every request; `boxed_errors` after it keeps
+/// that (it changes how errors are judged, not which requests are hedged):
+/// a POST without a key is hedged.
+#[tokio::test(start_paused = true)]
+async fn boxed_errors_after_with_classifier_still_hedges_every_request() {
+    let counts = Arc::new(Counts::default());
+    let inner = server(
+        Arc::clone(&counts),
+        |n| if n == 1 { 1000 } else { 5 },
+        |_| StatusCode::OK,
+    );
+    let layer = HedgeLayer::new(&POLICY, HEDGE)
+        .with_classifier(retry_runtime::tower::HttpClassifier::default())
+        .boxed_errors();
+    let mut client = ServiceBuilder::new()
+        .layer(layer)
+        .timeout(Duration::from_secs(10))
+        .service(inner);
+    let started = Instant::now();
+    let post = Request::post("http://upstream/").body(()).unwrap();
+    let response = client.ready().await.unwrap().call(post).await.unwrap();
+    assert_eq!(*response.body(), 2, "the hedge answered");
+    assert_eq!(started.elapsed(), Duration::from_millis(25));
+    assert_eq!(counts.sent.load(Ordering::SeqCst), 2);
+}

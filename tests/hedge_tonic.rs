@@ -1,7 +1,7 @@
 //! The tower `HedgeLayer` around a tonic channel, in front of a real tonic
 //! server on 127.0.0.1: tonic's request bodies are not `Clone`, so the layer
 //! records the body as the first copy sends it and plays it back to the
-//! hedged copy (`replay_bodies`). The server's slowness is a signal the
+//! hedged copy (`ReplayBody`). The server's slowness is a signal the
 //! test gives, never a duration; the client's clock is paused, so the hedge
 //! delay passes whenever the runtime is idle.
 
@@ -122,15 +122,8 @@ where
 /// Every gRPC call is a POST: the user says which are safe to hedge (gRFC
 /// A6 hedges the methods its service config names) by taking every request
 /// through this layer as repeatable.
-fn hedging(
-    policy: impl Into<retry_runtime::Shared<Policy>>,
-) -> HedgeLayer<
-    retry_runtime::hedge::AllRepeatable<HttpClassifier>,
-    retry_runtime::hedge::ReplayBodies,
-> {
-    HedgeLayer::new(policy, HEDGE)
-        .with_classifier(HttpClassifier::default())
-        .replay_bodies()
+fn hedging(policy: impl Into<retry_runtime::Shared<Policy>>) -> HedgeLayer<HttpClassifier> {
+    HedgeLayer::new(policy, HEDGE).with_classifier(HttpClassifier::default())
 }
 
 /// Lets the paused clock run well past the hedge delay: the runtime goes

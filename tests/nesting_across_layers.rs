@@ -2,7 +2,9 @@
 //! `#[retry]` function: calls retried by the tower layer, and hedged calls.
 //! An inner call that gave up fails the enclosing attempt without a retry
 //! when its error is propagated, and a give-up the body handled leaves the
-//! body's own failure to be retried.
+//! body's own failure to be retried. And the other way round: a retried
+//! call inside a tower layer's attempt sees that attempt (its number and
+//! the layer's deadline), as it would inside a retried function's.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -12,7 +14,7 @@ mod counting;
 use counting::{calls, count, own_call};
 
 use std::sync::atomic::AtomicU32;
-use std::sync::Arc;
+use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use axum::http::StatusCode;
@@ -24,7 +26,7 @@ use http_body_util::Full;
 use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use retry_runtime::tower::RetryLayer;
-use retry_runtime::{retry, Policy};
+use retry_runtime::{current_attempt, last_call, retry, Jitter, Policy, Stop};
 use tower::{ServiceBuilder, ServiceExt};
 
 #[derive(Debug, Clone, PartialEq, Default)]
@@ -127,4 +129,57 @@ async fn a_handled_hedged_give_up_leaves_the_own_failure_to_the_outer() {
     // As with an unhedged inner call: three handler attempts, each with the
     // two attempts of the hedged call.
     assert_eq!((calls(&own), calls(&inner)), (3, 6));
+}
+
+/// The layer's policy: 5 attempts, but a deadline 250 ms after the call
+/// starts.
+static LAYER_WITH_A_DEADLINE: Policy = Policy::new()
+    .with_max_attempts(5)
+    .with_base(Duration::from_millis(10))
+    .with_jitter(Jitter::None)
+    .with_deadline(Duration::from_millis(250));
+
+/// Fails every time; on its own, 10 attempts over 51 s.
+#[retry(max = 10, base = "100ms", jitter = "none")]
+async fn inner_lookup(calls: &AtomicU32) -> Result<(), Error> {
+    count(calls);
+    Err(Error::Down)
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_retried_call_inside_a_tower_layer_attempt_sees_it_and_its_deadline() {
+    let start = tokio::time::Instant::now();
+    let inner = Arc::new(AtomicU32::new(0));
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let (lookups, contexts) = (Arc::clone(&inner), Arc::clone(&seen));
+    let service = tower::service_fn(move |_: http::Request<String>| {
+        let (lookups, contexts) = (Arc::clone(&lookups), Arc::clone(&contexts));
+        async move {
+            let context = current_attempt().map(|a| (a.attempt(), a.deadline()));
+            contexts.lock().unwrap().push(context);
+            let status = match inner_lookup(&lookups).await {
+                Ok(()) => StatusCode::OK,
+                Err(Error::Down) => StatusCode::SERVICE_UNAVAILABLE,
+            };
+            let response = http::Response::builder().status(status).body(String::new());
+            Ok::<_, std::convert::Infallible>(response.unwrap())
+        }
+    });
+    let response = ServiceBuilder::new()
+        .layer(RetryLayer::new(&LAYER_WITH_A_DEADLINE))
+        .service(service)
+        .oneshot(http::Request::get("/").body(String::new()).unwrap())
+        .await
+        .unwrap();
+    assert_eq!(response.status(), StatusCode::SERVICE_UNAVAILABLE);
+    // The attempt showed its number and the layer's deadline.
+    let deadline = start + Duration::from_millis(250);
+    assert_eq!(*seen.lock().unwrap(), [Some((1, Some(deadline)))]);
+    // The inner call stopped at the layer's deadline (attempts at 0 and
+    // 100 ms; the next, at 300 ms, would pass it) ...
+    assert_eq!(calls(&inner), 2, "inner calls");
+    assert!(start.elapsed() <= Duration::from_millis(250));
+    // ... and its give-up failed the layer's attempt without a retry.
+    let last = last_call().unwrap();
+    assert_eq!((last.reason(), last.attempts()), (Stop::Nested, 1));
 }

@@ -1,5 +1,5 @@
-//! The expansion matches an attempt's outcome as an `Ok` or an `Err`
-//! through `<Ret as Outcome>::Split`, whatever the return type is called: a
+//! The expansion declares an attempt's outcome as the return type and
+//! judges it through `Ret: Outcome`, whatever the return type is called: a
 //! function returning `Result<T, E>` and one returning an alias of it must
 //! behave alike with every key that judges or keeps an outcome: `on` and
 //! `on_ok`, the hooks, a breaker (which keeps a retried outcome through the

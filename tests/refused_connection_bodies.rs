@@ -129,7 +129,10 @@ async fn the_hedge_layer_retries_a_refused_put_with_its_body() {
     let start = Once::new(move || start_http_server(addr, server_hits));
     let below = hyper_client().map_result(start.on_refusal());
     let mut service = ServiceBuilder::new()
-        .layer(HedgeLayer::new(&POLICY, Hedge::after(Duration::from_secs(60))).replay_bodies())
+        .layer(HedgeLayer::new(
+            &POLICY,
+            Hedge::after(Duration::from_secs(60)),
+        ))
         .service(below);
 
     let response = service

@@ -1,6 +1,7 @@
 //! The reqwest-middleware retry against a real axum server on 127.0.0.1:
 //! Retry-After honoured, only requests safe to repeat retried, a dropped
-//! connection retried, deadline and budget as `#[retry]` has them.
+//! connection retried, deadline and budget as `#[retry]` has them; a
+//! middleware after it runs in each attempt's context.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -263,5 +264,55 @@ async fn one_breaker_on_the_middleware_and_one_below_counts_a_failure_once() {
         SHARED.state(),
         retry_runtime::CircuitState::Closed,
         "one failure, counted twice"
+    );
+}
+
+/// A middleware after the retry: records what `current_attempt()` shows
+/// for each attempt it passes on.
+#[derive(Clone, Default)]
+struct SeesTheAttempt(Arc<std::sync::Mutex<Vec<Seen>>>);
+
+/// An attempt's number and deadline, if the code runs in one.
+type Seen = Option<(u32, Option<Instant>)>;
+
+#[async_trait::async_trait]
+impl reqwest_middleware::Middleware for SeesTheAttempt {
+    async fn handle(
+        &self,
+        request: reqwest::Request,
+        extensions: &mut http::Extensions,
+        next: reqwest_middleware::Next<'_>,
+    ) -> reqwest_middleware::Result<reqwest::Response> {
+        let attempt = retry_runtime::current_attempt().map(|a| (a.attempt(), a.deadline()));
+        self.0.lock().unwrap().push(attempt);
+        next.run(request, extensions).await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_middleware_after_the_retry_sees_each_attempt_and_the_deadline() {
+    let (server, hits) = server(0).await;
+    let policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(10))
+        .with_jitter(Jitter::None)
+        .with_deadline(Duration::from_secs(1));
+    let seen = SeesTheAttempt::default();
+    let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+        .with(RetryMiddleware::new(policy))
+        .with(seen.clone())
+        .build();
+    let started = Instant::now();
+    let response = client.get(server.url("/down")).send().await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(hits.load(Ordering::SeqCst), 3);
+    let deadline = Some(started + Duration::from_secs(1));
+    assert_eq!(
+        *seen.0.lock().unwrap(),
+        [
+            Some((1, deadline)),
+            Some((2, deadline)),
+            Some((3, deadline))
+        ]
     );
 }

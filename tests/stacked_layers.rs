@@ -36,7 +36,7 @@ use metrics_util::MetricKind;
 use retry_runtime::hedge::{Hedge, HedgeLayer};
 use retry_runtime::registry::{Registry, Upstream};
 use retry_runtime::tower::{BreakerError, CircuitBreakerLayer, HttpClassifier, RetryLayer};
-use retry_runtime::{retry, CircuitBreaker, CircuitState, Jitter, Policy};
+use retry_runtime::{last_call, retry, CircuitBreaker, CircuitState, Jitter, Nested, Policy, Stop};
 use tokio::time::Instant;
 use tonic::{Code, Status};
 use tower::{Service, ServiceBuilder, ServiceExt};
@@ -45,6 +45,10 @@ static RETRY: Policy = Policy::new()
     .with_max_attempts(3)
     .with_base(Duration::from_millis(10))
     .with_jitter(Jitter::None);
+/// `RETRY` over a layer that retries too, retrying what it gave up on
+/// (DESIGN §4.11's opt-out): the retry layer's attempts run in its attempt
+/// context, so under `RETRY` a hedge layer's give-up below is not retried.
+static RETRY_AGAIN: Policy = RETRY.with_nested(Nested::Retry);
 static HEDGE: Policy = Policy::new().with_max_attempts(2);
 const AFTER: Hedge = Hedge::after(Duration::from_millis(20));
 
@@ -66,13 +70,8 @@ where
     grpc_server::say(channel, request).await
 }
 
-fn hedging() -> HedgeLayer<
-    retry_runtime::hedge::AllRepeatable<HttpClassifier>,
-    retry_runtime::hedge::ReplayBodies,
-> {
-    HedgeLayer::new(&HEDGE, AFTER)
-        .with_classifier(HttpClassifier::default())
-        .replay_bodies()
+fn hedging() -> HedgeLayer<HttpClassifier> {
+    HedgeLayer::new(&HEDGE, AFTER).with_classifier(HttpClassifier::default())
 }
 
 // (1) Retry over hedge, and hedge over retry, over a tonic channel.
@@ -157,8 +156,9 @@ async fn the_calls_timeout_bounds_both_orders_of_the_stack() {
     }
 }
 
-/// A server that fails twice then answers: whichever layer is outside,
-/// the answer comes back, in at most 3 calls.
+/// A server that fails twice then answers: whichever layer is outside
+/// (the retry layer retrying what the hedge layer gave up on), the answer
+/// comes back, in at most 3 calls.
 #[tokio::test(start_paused = true)]
 async fn a_recovering_server_answers_through_both_orders() {
     for retry_outside in [true, false] {
@@ -166,7 +166,7 @@ async fn a_recovering_server_answers_through_both_orders() {
         let timeout = Duration::from_secs(1);
         let result = if retry_outside {
             let channel = ServiceBuilder::new()
-                .layer(RetryLayer::new(&RETRY))
+                .layer(RetryLayer::new(&RETRY_AGAIN))
                 .layer(hedging())
                 .service(channel);
             say(channel, timeout).await
@@ -184,6 +184,24 @@ async fn a_recovering_server_answers_through_both_orders() {
             "retry outside: {retry_outside}"
         );
     }
+}
+
+/// The same server under the retry layer's default `nested = once`: the
+/// hedge layer's 2 copies fail and it gives up, which fails the retry
+/// layer's attempt without a retry (DESIGN §4.11): 2 calls, not 3.
+#[tokio::test(start_paused = true)]
+async fn retry_over_hedge_returns_the_hedge_layers_give_up_at_once() {
+    let (channel, calls) = grpc_server::serve(unavailable(2, None)).await;
+    let channel = ServiceBuilder::new()
+        .layer(RetryLayer::new(&RETRY))
+        .layer(hedging())
+        .service(channel);
+    let error = say(channel, Duration::from_secs(1)).await.unwrap_err();
+    assert_eq!(error.code(), Code::Unavailable, "{error:?}");
+    assert_eq!(error.message(), "scripted");
+    assert_eq!(calls.load(Ordering::SeqCst), 2);
+    let last = last_call().unwrap();
+    assert_eq!((last.reason(), last.attempts()), (Stop::Nested, 1));
 }
 
 // (2) One breaker named by two layers of the same stack.
@@ -382,7 +400,8 @@ fn counter(recorded: &Recorded, name: &str, labels: &[(&str, &str)]) -> u64 {
 const CALLS: &str = "retry_runtime_calls_total";
 const RETRIES: &str = "retry_runtime_retries_total";
 
-/// Retry over hedge, a server that fails twice then answers. Each layer's
+/// Retry over hedge (the retry layer retrying what the hedge layer gave up
+/// on), a server that fails twice then answers. Each layer's
 /// calls plus its retries are the attempts it made: the hedge layer's are
 /// the server's calls, the retry layer's are the hedge layer's calls.
 #[test]
@@ -398,7 +417,7 @@ fn metrics_count_each_attempt_once_across_retry_over_hedge() {
         runtime.block_on(async {
             let (channel, calls) = grpc_server::serve(unavailable(2, None)).await;
             let channel = ServiceBuilder::new()
-                .layer(RetryLayer::new(&RETRY).named("stack.retry"))
+                .layer(RetryLayer::new(&RETRY_AGAIN).named("stack.retry"))
                 .layer(hedging().named("stack.hedge"))
                 .service(channel);
             let answer = say(channel, Duration::from_secs(5)).await.unwrap();

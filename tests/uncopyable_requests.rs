@@ -6,8 +6,10 @@
 //! (gRFC A6: the budget sees the same traffic whatever is retried). The
 //! tower layer cannot copy a streaming body longer than `with_max_body`; the
 //! middleware cannot copy a streaming body at all (reqwest gives no clone of
-//! it). Each test also runs the copyable request, which is retried to
-//! `exhausted`, so that the limit is what stops the retries.
+//! it). The hedge layer, whose body limit is the retry layer's, sends such
+//! a request once and starts no hedge. Each test also runs the copyable
+//! request, which is retried (or hedged) to `exhausted`, so that the limit
+//! is what stops the retries.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -23,6 +25,7 @@ use axum::routing::any;
 use axum::Router;
 use http_body_util::combinators::UnsyncBoxBody;
 use http_body_util::{BodyExt, Full};
+use retry_runtime::hedge::{Hedge, HedgeLayer};
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::RetryLayer;
 use retry_runtime::{Policy, RetryBudget, Stop};
@@ -95,6 +98,51 @@ async fn the_retry_layer_sends_a_body_over_its_limit_once_as_not_retryable() {
         "the failure takes a token: {tokens} then {}",
         budget.tokens()
     );
+}
+
+/// A server that reads each request's body and answers 503 after 100 ms,
+/// counting: slow enough for the hedge layer's copies to be due.
+async fn slowly_unavailable() -> (servers::Server, Arc<AtomicU32>) {
+    let hits = Arc::new(AtomicU32::new(0));
+    let router = Router::new()
+        .route(
+            "/",
+            any(
+                |State(hits): State<Arc<AtomicU32>>, _body: Bytes| async move {
+                    hits.fetch_add(1, Ordering::SeqCst);
+                    tokio::time::sleep(Duration::from_millis(100)).await;
+                    StatusCode::SERVICE_UNAVAILABLE
+                },
+            ),
+        )
+        .with_state(Arc::clone(&hits));
+    (servers::serve(router, 0).await, hits)
+}
+
+#[tokio::test(start_paused = true)]
+async fn the_hedge_layer_sends_a_body_over_its_limit_once_and_hedges_nothing() {
+    let (server, hits) = slowly_unavailable().await;
+    let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
+        .build_http::<Body>();
+    let layer = HedgeLayer::new(&POLICY, Hedge::after(Duration::from_millis(20)));
+    let mut within = ServiceBuilder::new()
+        .layer(layer.clone())
+        .service(client.clone());
+    let mut over = ServiceBuilder::new()
+        .layer(layer.with_max_body(4))
+        .service(client);
+
+    let response = within.ready().await.unwrap();
+    let response = response.call(put(&server.url("/"))).await.unwrap();
+    assert_eq!(response.status(), 503);
+    assert_eq!(last(), (Stop::Exhausted, 3), "11 bytes within 64 KiB");
+    assert_eq!(hits.swap(0, Ordering::SeqCst), 3, "two hedges");
+
+    let response = over.ready().await.unwrap();
+    let response = response.call(put(&server.url("/"))).await.unwrap();
+    assert_eq!(response.status(), 503, "the failure, as it came");
+    assert_eq!(last(), (Stop::NotRetryable, 1), "11 bytes over 4");
+    assert_eq!(hits.load(Ordering::SeqCst), 1, "sent once, no hedge");
 }
 
 #[tokio::test(start_paused = true)]

@@ -315,3 +315,36 @@ mod tests {
         );
     }
 }
+
+#[cfg(test)]
+mod expansion_size {
+    use quote::quote;
+
+    /// The expansion of a one-line body (printed with `cargo test -p
+    /// retry-macros --lib expansion_size -- --nocapture`) judges the outcome
+    /// once: one `match`, on what the step says, and no dead branch. It
+    /// matched the outcome as an `Ok` and an `Err`, judged each apart, and
+    /// kept a dead `'probe` branch in each of three declarations, so that a
+    /// return type that is not a `Result` stayed one error.
+    #[test]
+    fn a_one_line_body_is_judged_once() {
+        let expanded = super::retry_impl(
+            quote!(max = 4, base = "100ms", cap = "10s", on = is_transient),
+            quote! {
+                pub async fn f(dependency: &Dependency, x: u64) -> Result<u64, Failure> {
+                    dependency.call(x).await
+                }
+            },
+        )
+        .to_string();
+        println!("{expanded}");
+        assert_eq!(expanded.matches("match ").count(), 1, "{expanded}");
+        assert_eq!(
+            expanded.matches("Attempts :: step").count(),
+            1,
+            "{expanded}"
+        );
+        assert!(!expanded.contains("'probe"), "{expanded}");
+        assert!(!expanded.contains("if false { let outcome"), "{expanded}");
+    }
+}

@@ -18,7 +18,6 @@ use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
 
 /// `budget = ...` as the loop takes it; a function argument, so that `&LAZY`
 /// and other references that deref to a `RetryBudget` coerce.
-#[inline]
 #[must_use]
 pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
     Some(budget)
@@ -99,66 +98,54 @@ pub trait Expresses<P: ?Sized>: Sized {
 }
 
 impl<E: From<TimedOut>> Expresses<Policy> for E {
-    #[inline]
     fn policy(policy: &Policy) -> Policy {
         *policy
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         Limit::new(E::from)
     }
 }
 
 impl<E> Expresses<UntimedPolicy> for E {
-    #[inline]
     fn policy(policy: &UntimedPolicy) -> Policy {
         *policy.policy()
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         Limit::untimed()
     }
 }
 
 impl<E: Expresses<P>, P: ?Sized> Expresses<&P> for E {
-    #[inline]
     fn policy(policy: &&P) -> Policy {
         <E as Expresses<P>>::policy(*policy)
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
 
 impl<E: Expresses<P>, P, F: FnOnce() -> P> Expresses<std::sync::LazyLock<P, F>> for E {
-    #[inline]
     fn policy(policy: &std::sync::LazyLock<P, F>) -> Policy {
         <E as Expresses<P>>::policy(std::sync::LazyLock::force(policy))
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
 
 impl<E: Expresses<P>, P: ?Sized> Expresses<std::sync::Arc<P>> for E {
-    #[inline]
     fn policy(policy: &std::sync::Arc<P>) -> Policy {
         <E as Expresses<P>>::policy(policy)
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
 }
 
 impl<E: Expresses<P>, P: ?Sized> Expresses<Box<P>> for E {
-    #[inline]
     fn policy(policy: &Box<P>) -> Policy {
         <E as Expresses<P>>::policy(policy)
     }
-    #[inline]
     fn limit() -> Limit<Self> {
         <E as Expresses<P>>::limit()
     }
@@ -224,7 +211,6 @@ pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
 /// the way a cut-off attempt fails. The one place the expansion of `policy`
 /// states its bounds, so that an error type that cannot express a timeout is
 /// one error, on the policy.
-#[inline]
 #[must_use]
 /// The error type is a parameter of its own, as in [`timeout_key`]: `R:
 /// Outcome` is reported on the return type, where a return type that is not
@@ -335,7 +321,6 @@ impl<T: Copy> MovedByRule<T> for () {}
 
 /// A check, never run, that a by-value argument a `move` closure among the
 /// rules names is `Copy`: see [`MovedByRule`].
-#[inline]
 pub fn moved_by_rule<T>(_: impl FnOnce() -> T)
 where
     (): MovedByRule<T>,

@@ -21,31 +21,6 @@ use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
 use crate::{AttemptContext, CircuitBreaker, Policy};
 
-pin_project_lite::pin_project! {
-    /// An attempt's future polled with its breaker's mark `M` on the thread
-    /// ([`MarkThread`]) and no context of its own: see
-    /// [`Attempts::marked`].
-    #[must_use = "futures do nothing unless polled"]
-    pub(crate) struct Marked<F, M> {
-        #[pin]
-        attempt: F,
-        mark: M,
-    }
-}
-
-impl<F: Future, M: MarkThread> Future for Marked<F, M> {
-    type Output = F::Output;
-
-    fn poll(
-        self: core::pin::Pin<&mut Self>,
-        cx: &mut core::task::Context<'_>,
-    ) -> core::task::Poll<F::Output> {
-        let this = self.project();
-        let _hold = this.mark.hold();
-        this.attempt.poll(cx)
-    }
-}
-
 /// One call across its attempts, with its circuit breaker `B` and its
 /// budget `U`: [`NoBreaker`] and [`NoBudget`], which take no room, unless
 /// the call names them. Holds no error and no value, so it never makes the
@@ -155,20 +130,18 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
-    /// Makes an attempt's future with `make` and polls it with the thread
-    /// marked by this attempt's breaker permit, if it holds one, but without
-    /// the attempt's context: the tower layer's attempts, so that a
-    /// `CircuitBreakerLayer` (or a hand-made `acquire`) below the layer
-    /// naming the same breaker runs under this permit instead of counting
-    /// the attempt a second time.
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) fn marked<F: Future>(&mut self, make: impl FnOnce() -> F) -> Marked<F, B::Mark<'_>> {
-        let mut mark = self.breaker.mark();
-        let attempt = {
-            let _hold = mark.hold();
-            make()
-        };
-        Marked { attempt, mark }
+    /// As [`scoped`](Self::scoped), in a span of the caller's making: the
+    /// HTTP driver's attempts carry the request's method and URL.
+    #[cfg_attr(
+        not(any(feature = "tower", feature = "reqwest-middleware")),
+        allow(dead_code)
+    )]
+    pub(crate) fn scoped_in<F: Future>(
+        &mut self,
+        attempt: F,
+        span: observe::AttemptSpan,
+    ) -> Scoped<'_, F, B::Mark<'_>> {
+        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
     /// The call stops before its attempt was made, for a reason of the
@@ -298,6 +271,16 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             self.succeeded();
             return Err(Stop::Done);
         }
+        self.judge_failure(verdict)
+    }
+
+    /// [`judge`](Self::judge) for an attempt that did not succeed. Not
+    /// inlined, and generic only over the breaker's and the budget's slots,
+    /// so that retried functions share it rather than each carrying a copy
+    /// (benches/build-cost.sh); a call to it is a few instructions beside a
+    /// retry's wait.
+    #[inline(never)]
+    fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         let ran = self.breaker.record(!verdict.is_transient());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.

@@ -27,7 +27,6 @@ pub(crate) enum Clock {
 
 impl Clock {
     /// The clock of a call that blocks its thread or not.
-    #[inline]
     pub(crate) fn of(blocking: bool) -> Self {
         if blocking {
             Clock::Blocking
@@ -60,7 +59,6 @@ impl Clock {
 /// Never panics: on a JS host, which cannot block, it spins on the host's
 /// clock (prefer an `async fn` there).
 #[doc(hidden)]
-#[inline]
 pub fn sleep_blocking(wait: Duration) {
     crate::timer::block_for(wait);
 }
@@ -76,12 +74,10 @@ pub(crate) struct Deadline(Option<Instant>);
 impl Deadline {
     pub(crate) const NONE: Self = Deadline(None);
 
-    #[inline]
     pub(crate) const fn new(at: Option<Instant>) -> Self {
         Deadline(at)
     }
 
-    #[inline]
     pub(crate) const fn get(self) -> Option<Instant> {
         self.0
     }
@@ -94,7 +90,6 @@ impl PartialOrd for Deadline {
 }
 
 impl Ord for Deadline {
-    #[inline]
     fn cmp(&self, other: &Self) -> core::cmp::Ordering {
         match (self.0, other.0) {
             (Some(a), Some(b)) => a.cmp(&b),

@@ -83,7 +83,6 @@ pub trait GiveUpHook<R> {
 }
 
 impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
-    #[inline]
     fn gave_up(&self, outcome: &R, stopped: &Stopped) {
         self(outcome, stopped);
     }
@@ -94,7 +93,6 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
 /// hook of the wrong type is one error, on the key's value. The result is
 /// opaque, so that the call that uses it still type-checks then.
 #[doc(hidden)]
-#[inline]
 pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
     hook
 }
@@ -103,7 +101,6 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
 /// started at `started`, gave up: returned an error, or a retried `Ok`
 /// value. What the expansion calls for the key, right after the loop.
 #[doc(hidden)]
-#[inline]
 pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, mut started: Started, outcome: &R) {
     started.before = None;
     if let Some(ended) = stopped::last_call() {

@@ -93,9 +93,17 @@ pub(crate) async fn exchange<X: Exchange>(
             return unready;
         }
         let span = crate::observe::http_attempt_span(name, call.attempt());
-        // Marked with the attempt's breaker permit: a layer below that asks
-        // the same breaker runs under it, and counts the attempt once.
-        let answer = crate::observe::in_span(span, call.marked(|| exchange.send(request))).await;
+        // Made and polled in the attempt's context, as a retried function's
+        // attempt is: a retried call inside it (in a `service_fn`, or a
+        // layer or middleware below) sees the attempt and its deadline, and
+        // its give-up is seen here. Marked with the attempt's breaker
+        // permit: a layer below that asks the same breaker runs under it,
+        // and counts the attempt once.
+        let answer = {
+            let attempt = call.make(|| exchange.send(request));
+            call.scoped_in(attempt, span)
+        }
+        .await;
         let mut outcome = exchange.classify(&answer);
         let next = match outcome {
             Classification::Transient(_) => exchange.copy(),

@@ -74,7 +74,14 @@ pub(crate) use crate::circuit::{CIRCUIT_STATE, CIRCUIT_TRANSITIONS_TOTAL};
 #[cfg(feature = "metrics")]
 pub(crate) const RETRIES_TOTAL_BEFORE_0_2: &str = "retry_retries_total";
 
-/// Describes the facade's metrics to the installed recorder.
+/// Describes the facade's metrics to the installed recorder: call it once,
+/// after installing it (a recorder installed later hears no descriptions).
+///
+/// ```
+/// // Install your exporter's recorder first, e.g.
+/// // `metrics_exporter_prometheus::PrometheusBuilder::new().install()?`.
+/// retry_runtime::metrics::describe();
+/// ```
 #[cfg(feature = "metrics")]
 #[cfg_attr(docsrs, doc(cfg(feature = "metrics")))]
 pub fn describe() {

@@ -193,7 +193,6 @@ pub(crate) mod error_type {
     }
 
     /// The attempt being judged failed with an error of this class.
-    #[inline]
     #[allow(dead_code)]
     pub(crate) fn set(class: &'static str) {
         let _ = FAILED_WITH.try_with(|failed| failed.set(Some(class)));
@@ -209,7 +208,6 @@ pub(crate) mod error_type {
 /// is the `error.type` of the event the judgment emits (a response, like a
 /// retried `Ok` value, has none). Set only when an event follows, so that it
 /// never reaches another.
-#[inline]
 #[allow(dead_code)]
 pub(crate) fn failed_with<T, E>(result: &Result<T, E>, verdict: &crate::Classification) {
     #[cfg(feature = "tracing")]
@@ -236,14 +234,12 @@ pub(crate) struct Entered;
 
 #[cfg(not(feature = "attempt-spans"))]
 impl AttemptSpan {
-    #[inline]
     pub(crate) fn enter(&self) -> Entered {
         Entered
     }
 }
 
 /// The span of attempt `attempt` of `function`.
-#[inline]
 pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
     #[cfg(feature = "attempt-spans")]
     return tracing::info_span!(
@@ -262,7 +258,6 @@ pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan 
 /// The span of HTTP attempt `attempt` of the layer or middleware named
 /// `function`: `http.request.resend_count` is `attempt - 1`, on resends
 /// only, as OpenTelemetry's HTTP conventions ask.
-#[inline]
 #[allow(dead_code)]
 pub(crate) fn http_attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
     #[cfg(feature = "attempt-spans")]
@@ -278,22 +273,4 @@ pub(crate) fn http_attempt_span(function: &'static str, attempt: u32) -> Attempt
         let _ = (function, attempt);
         AttemptSpan
     }
-}
-
-/// `future`, run inside `span` (feature `attempt-spans`).
-#[cfg(feature = "attempt-spans")]
-#[allow(dead_code)]
-pub(crate) fn in_span<F: core::future::Future>(
-    span: AttemptSpan,
-    future: F,
-) -> impl core::future::Future<Output = F::Output> {
-    tracing::Instrument::instrument(future, span)
-}
-
-/// `future` itself: no spans without the feature `attempt-spans`.
-#[cfg(not(feature = "attempt-spans"))]
-#[inline]
-#[allow(dead_code)]
-pub(crate) fn in_span<F: core::future::Future>(_: AttemptSpan, future: F) -> F {
-    future
 }

@@ -59,6 +59,9 @@
 //!
 //! When the retries stop, the caller gets the last response or error,
 //! unchanged. Dropping the future cancels the call; nothing is spawned.
+//! Each attempt runs in the call's attempt context, as the tower layer's
+//! does: a middleware after this one reads it with
+//! [`current_attempt`](crate::current_attempt).
 //!
 //! [`reqwest_middleware`]: https://docs.rs/reqwest-middleware/0.5/reqwest_middleware/
 
@@ -74,7 +77,30 @@ use crate::integration::{exchange, Exchange, Selected};
 use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
-/// What a request's attempt came to.
+/// What a request's attempt came to: what a classifier given to
+/// [`RetryMiddleware::with_classifier`] judges.
+///
+/// ```
+/// use retry_runtime::reqwest_middleware::{Outcome, RetryMiddleware};
+/// use retry_runtime::{Classification, Policy};
+///
+/// /// A 503 or a refused connection is retried, whatever the method.
+/// fn busy_or_refused(_: &reqwest::Request, outcome: &Outcome) -> Classification {
+///     match outcome {
+///         Ok(response) if response.status() == 503 => Classification::Transient(None),
+///         Ok(_) => Classification::Done,
+///         Err(error) if error.is_connect() => Classification::Transient(None),
+///         Err(_) => Classification::Permanent,
+///     }
+/// }
+///
+/// let middleware = RetryMiddleware::new(Policy::new().with_max_attempts(3))
+///     .with_classifier(busy_or_refused);
+/// let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+///     .with(middleware)
+///     .build();
+/// # let _ = client;
+/// ```
 pub type Outcome = ::reqwest_middleware::Result<Response>;
 
 impl Classify<Request, Response, ::reqwest_middleware::Error> for HttpClassifier {

@@ -26,14 +26,6 @@ pub trait Outcome {
     type Ok;
     /// The error type.
     type Error;
-    /// `Self`, named through the trait: the type the expansion declares the
-    /// outcome with, to match it as an `Ok` or an `Err` and return it as the
-    /// function's return type (so it must be `Self`). Should the return type
-    /// not be a `Result`, this projection fails with the one error about it,
-    /// and the expansion's dead "probe" branch (`retry-macros`,
-    /// `expand/step.rs`) keeps the patterns and the return from adding
-    /// mismatches of their own.
-    type Split;
     /// A view of the outcome as a `Result`.
     fn as_result(&self) -> Result<&Self::Ok, &Self::Error>;
     /// The outcome of an attempt that failed with `error`.
@@ -43,7 +35,6 @@ pub trait Outcome {
 impl<T, E> Outcome for Result<T, E> {
     type Ok = T;
     type Error = E;
-    type Split = Result<T, E>;
 
     fn as_result(&self) -> Result<&T, &E> {
         self.as_ref()

@@ -112,7 +112,6 @@ pin_project_lite::pin_project! {
 impl Future for Sleep {
     type Output = ();
 
-    #[inline]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timer = self.project().timer;
         match timer.as_mut().project() {
@@ -150,7 +149,6 @@ impl Future for Sleep {
 /// The first poll: tokio's timer inside a tokio runtime, the timer thread
 /// elsewhere, set to `end` and polled.
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-#[inline]
 fn pick(mut timer: Pin<&mut Timer>, end: crate::timer::Instant, cx: &mut Context<'_>) -> Poll<()> {
     if !crate::timer::in_tokio() {
         return elsewhere(timer, end, cx);

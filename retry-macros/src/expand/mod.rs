@@ -11,7 +11,7 @@
 //!     loop {
 //!         let wait = {
 //!             let outcome: Ret = { /* the attempt: see `attempt` */ };
-//!             // An `Ok` and an `Err` apart, when `Ret` is named `Result`: see `step`
+//!             // one match, on what the step says: see `step`
 //!             match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules::<..>().on(is_transient), &outcome) {
 //!                 Break(()) => return outcome,    // see `rules`
 //!                 Continue(wait) => wait,

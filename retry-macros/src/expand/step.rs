@@ -4,27 +4,25 @@
 //! ```text
 //! // Output:
 //! let wait = {
-//!     let outcome: <Ret as Outcome>::Split = /* the attempt */;
+//!     let _: PhantomData<<Ret as Outcome>::Ok>;  // a `Ret` that is no `Result`: its error, from here
+//!     let outcome: Ret = /* the attempt */;
 //!     let rules = /* see `rules` */;
-//!     match outcome {
-//!         Ok(ok) => {
-//!             let outcome: <Ret as Outcome>::Split = Ok(ok);
-//!             match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules, &outcome) {
-//!                 Break(()) => return outcome,
-//!                 Continue(wait) => wait,
-//!             }
-//!         }
-//!         Err(err) => { /* the same, with `Err(err)` */ }
+//!     match Attempts::step::<Ret, _, _, _>(&mut attempts, &rules, &outcome) {
+//!         Break(()) => return outcome,
+//!         Continue(wait) => wait,
 //!     }
 //! };
 //! ```
 //!
-//! An `Ok` and an `Err` are judged apart, each where it is known to be one,
-//! so that a success is returned as it came rather than stored and read
-//! back (benches/instructions.sh: 7 instructions a successful call). Split
-//! by the patterns themselves: through functions of the runtime, even ones
-//! always inlined, the outcome goes through memory again. A return type
-//! that is not a `Result` is one error, on it: see `Split` below.
+//! One match, on what the step says: the outcome is never matched as an
+//! `Ok` or an `Err` here, so a return type that is not a `Result` (`type
+//! Answer = Option<u32>`) has no pattern to mismatch, and its one error is
+//! the unmet `Ret: Outcome`, located at the return type by the step and the
+//! rules alike. (It matched an `Ok` and an `Err` apart, so that a success
+//! was returned as it came rather than read back: 7 instructions a
+//! successful call, benches/instructions.sh, which the issue 30 bound of +40
+//! over a hand loop allows; the split needed the step twice and a dead
+//! branch in each of three declarations.)
 
 use proc_macro2::{Span, TokenStream};
 use quote::{quote, quote_spanned};
@@ -94,71 +92,26 @@ impl Expansion<'_> {
             quote_spanned!(step_span=> &mut #attempts_at, &#rules_at, &#outcome_at),
             step_span,
         );
-        // Judged by reference and returned from where it stands. In each
-        // arm of the match below: only the step and the hook's call, so
-        // that the rules and the hook the user wrote are built once.
-        let judge = quote! {
+        // `<Ret as Outcome>::Ok` named first, located at the return type as
+        // the rules' projections are: should `Ret` not be a `Result`, its
+        // one error is reported from here, before any call of the runtime
+        // that bounds `Ret` (a time limit's, a breaker's) is met, and so
+        // without a note about that call's bound. No code.
+        let ok = self.projection("Ok");
+        let quiet = super::spans::output_lints();
+        // Judged by reference and returned from where it stands.
+        let wait_block = quote! {{
+            #[allow(#quiet)]
+            let _: ::core::marker::PhantomData<#ok>;
+            let #outcome: #output = #attempt;
+            let #rules_at = #rules;
+            #bind_hook
             match #next {
                 #private::ControlFlow::Break(()) => {
                     #call_hook
                     return #outcome;
                 }
                 #continued
-            }
-        };
-        let (ok, err) = (
-            Ident::new("ok", Span::mixed_site()),
-            Ident::new("err", Span::mixed_site()),
-        );
-        // Each `outcome` is declared as `<Ret as Outcome>::Split`, which is
-        // `Ret` for a `Result` (the arms return it as `Ret`). Should `Ret`
-        // not be one (`type Answer = Option<u32>`), the projection cannot
-        // be resolved: its error, located at the return type as the step's
-        // is, is the one reported, and the type it stands for is left to
-        // inference. The dead branch in each declaration makes that type
-        // the compiler's error type before anything meets it: it breaks out
-        // of the block with a value of the unknown type, then calls a method
-        // on it, which the compiler must resolve the type for, and, unable
-        // to, takes as an error it has already reported. Neither the value
-        // nor the patterns nor the `return` of it as `Ret` is then reported
-        // as a mismatch. No code is generated for the branch
-        // (benches/instructions.sh: the same counts as a plain `let`;
-        // declaring the outcome first and assigning it after cost 6 more
-        // with a breaker).
-        let split = self.projection("Split");
-        let probe = syn::Lifetime::new("'probe", Span::mixed_site());
-        let declare = |value: TokenStream| {
-            quote! {
-                // The projection, at the user's return type, must not
-                // make it "very complex" where they did not write it.
-                #[allow(clippy::type_complexity)]
-                let #outcome: #split = #probe: {
-                    #[allow(unreachable_code)]
-                    if false {
-                        let #outcome = loop {};
-                        break #probe #outcome;
-                        let _ = #outcome.is_ok();
-                    }
-                    #value
-                };
-            }
-        };
-        let attempted = declare(attempt);
-        let succeeded = declare(quote!(::core::result::Result::Ok(#ok)));
-        let failed = declare(quote!(::core::result::Result::Err(#err)));
-        let wait_block = quote! {{
-            #attempted
-            let #rules_at = #rules;
-            #bind_hook
-            match #outcome {
-                ::core::result::Result::Ok(#ok) => {
-                    #succeeded
-                    #judge
-                }
-                ::core::result::Result::Err(#err) => {
-                    #failed
-                    #judge
-                }
             }
         }};
         (keep, wait_block)

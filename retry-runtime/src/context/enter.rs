@@ -62,52 +62,51 @@ impl Drop for Leave<'_> {
 
 /// The way in and out for a plain function's attempt, one with a deadline
 /// or a key, or one inside an attempt whose poll has marks already: the
-/// thread's deadline, key and marks are set aside, the attempt's put in,
-/// and the ones set aside put back after (only the deadline, for an
-/// attempt that has nothing else).
+/// attempt called from one place, between the slow way in and out, which
+/// are not generic, so that a retried function carries only this call of
+/// its own (benches/build-cost.sh: with the way in and out inlined here,
+/// and the attempt's poll once for each way, 414 bytes a function).
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
-    let only_deadline =
-        THREAD.with(|thread| thread.marks.get()) == Marks::NONE && scope.flags == DEADLINE;
-    if only_deadline {
-        // A deadline of its own and nothing else: only the thread's nearest
-        // deadline is set, and set back after. Kept for `deadline = ..`:
-        // through the slow way, `attribute-deadline` took 300 instructions
-        // on the success path instead of 253, and 12,179 instead of 11,984
-        // for three failures (benches/instructions.sh, 2026-12-06).
-        let deadline = THREAD.with(|thread| {
-            let enclosing = thread.deadline.get();
-            thread.deadline.set(scope.deadline().min(enclosing));
-            enclosing
-        });
-        let _leave = LeaveDeadline {
-            _leave: Leave { scope, outer },
-            deadline,
-        };
-        return attempt();
-    }
-    let saved = THREAD.with(|thread| enter_slow(thread, scope));
-    let _leave = LeaveSlow {
-        scope,
-        outer,
-        saved,
-    };
+    let _leave = enter_slow_way(scope, outer);
     attempt()
 }
 
-/// Sets the enclosing attempt's nearest deadline back when dropped, then
-/// (its `Leave`) the frame.
-struct LeaveDeadline<'a> {
-    /// Held for its `Drop`, which runs after this one's.
-    _leave: Leave<'a>,
-    deadline: Deadline,
+/// The slow way in: the thread's deadline, key and marks are set aside, the
+/// attempt's put in, and the ones set aside put back when the guard
+/// returned is dropped (only the deadline, for an attempt that has nothing
+/// else).
+#[inline(never)]
+fn enter_slow_way(scope: &mut Scope, outer: Frame) -> LeaveSlow<'_> {
+    let set_aside = THREAD.with(|thread| {
+        if thread.marks.get() == Marks::NONE && scope.flags == DEADLINE {
+            // A deadline of its own and nothing else: only the thread's
+            // nearest deadline is set, and set back after. Kept for
+            // `deadline = ..`: without it, `attribute-deadline` took 300
+            // instructions on the success path instead of 253, and 12,179
+            // instead of 11,984 for three failures (benches/instructions.sh,
+            // measured before the way in and out left the generic code).
+            let enclosing = thread.deadline.get();
+            thread.deadline.set(scope.deadline().min(enclosing));
+            SetAside::Deadline(enclosing)
+        } else {
+            SetAside::All(enter_slow(thread, scope))
+        }
+    });
+    LeaveSlow {
+        scope,
+        outer,
+        set_aside,
+    }
 }
 
-impl Drop for LeaveDeadline<'_> {
-    #[inline]
-    fn drop(&mut self) {
-        THREAD.with(|thread| thread.deadline.set(self.deadline));
-    }
+/// What the slow way in set aside.
+#[derive(Clone, Copy)]
+enum SetAside {
+    /// The enclosing nearest deadline, and nothing else.
+    Deadline(Deadline),
+    /// The thread's whole context beside the frame.
+    All(Saved),
 }
 
 /// The thread's context beside the frame, set aside by an attempt that
@@ -151,15 +150,24 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
 struct LeaveSlow<'a> {
     scope: &'a mut Scope,
     outer: Frame,
-    saved: Saved,
+    set_aside: SetAside,
 }
 
 impl Drop for LeaveSlow<'_> {
+    #[inline(never)]
     fn drop(&mut self) {
         THREAD.with(|thread| {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
-            leave_slow_on(thread, self.scope, marks, Some(self.saved));
+            match self.set_aside {
+                SetAside::Deadline(deadline) => {
+                    thread.deadline.set(deadline);
+                    if marks != Marks::NONE {
+                        leave_slow_on(thread, self.scope, marks, None);
+                    }
+                }
+                SetAside::All(saved) => leave_slow_on(thread, self.scope, marks, Some(saved)),
+            }
         });
     }
 }

@@ -263,18 +263,10 @@ where
     let mut refused_inside = false;
     let mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
     this.call.swap_nesting((0, false));
-    // The first attempt is always made: a call with nothing to return
-    // would wait for ever.
     let made = {
         let mut mark = mark;
         let _hold = mark.hold();
-        scoped_call(this.call.scope(), || {
-            if number == 1 {
-                Some(make.make())
-            } else {
-                make.try_make()
-            }
-        })
+        scoped_call(this.call.scope(), || make.make())
     };
     let nesting = this.call.swap_nesting((0, false));
     let Some(made) = made else {

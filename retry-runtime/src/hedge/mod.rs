@@ -92,8 +92,6 @@
 
 mod call;
 mod closure;
-#[cfg(feature = "tower")]
-mod copies;
 mod hedged;
 mod latencies;
 mod parts;
@@ -110,7 +108,7 @@ pub use latencies::Latencies;
 use parts::{Breaker, Setup};
 #[cfg(feature = "tower")]
 #[cfg_attr(docsrs, doc(cfg(feature = "tower")))]
-pub use tower::{AllRepeatable, CloneRequests, HedgeLayer, HedgeService, Repeatable, ReplayBodies};
+pub use tower::{HedgeLayer, HedgeService};
 
 /// When to start another attempt while none has answered: after a fixed
 /// delay, or at a percentile of the recent latencies of successful

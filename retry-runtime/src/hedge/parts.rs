@@ -18,8 +18,9 @@ use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 pub trait MakeAttempt {
     /// An attempt.
     type Attempt: Future;
-    /// Starts another attempt.
-    fn make(&mut self) -> Self::Attempt;
+    /// Starts another attempt, or `None` when none can be made (the call
+    /// then starts no more; the first attempt can always be made).
+    fn make(&mut self) -> Option<Self::Attempt>;
 
     /// Whether another attempt can be made now; asked, after the first,
     /// before a hedge takes a token from the budget. `true` unless
@@ -27,13 +28,6 @@ pub trait MakeAttempt {
     /// cannot be sent again.
     fn can_make(&self) -> bool {
         true
-    }
-
-    /// Starts another attempt after the first (which [`make`](Self::make)
-    /// starts), or `None` when none can be made (the call then starts no
-    /// more). [`make`](Self::make) unless overridden.
-    fn try_make(&mut self) -> Option<Self::Attempt> {
-        Some(self.make())
     }
 
     /// Whether each attempt sends an HTTP request, whose span (feature
@@ -54,8 +48,8 @@ where
     type Attempt = Fut;
 
     #[inline]
-    fn make(&mut self) -> Fut {
-        self()
+    fn make(&mut self) -> Option<Fut> {
+        Some(self())
     }
 }
 

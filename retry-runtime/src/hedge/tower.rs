@@ -1,18 +1,21 @@
-//! Hedging as a tower layer, for requests that are safe to repeat: cloned
-//! ([`CloneRequests`]), or `http::Request`s whose body is recorded as it is
-//! sent and played back to the copies ([`ReplayBodies`]).
+//! Hedging as a tower layer, for `http::Request`s whose body is played back
+//! to the copies ([`ReplayBody`]).
 
-use core::convert::identity;
+use core::future::Future;
+use core::pin::Pin;
 use core::task::{Context, Poll};
+use core::time::Duration;
 use std::sync::Arc;
 
+use ::tower::util::Oneshot;
 use ::tower::{Layer, Service};
 use http::Request;
 
-use super::copies::{Copies, Judged};
-use super::parts::Unbounded;
+use super::parts::{MakeAttempt, Unbounded};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup};
+use crate::clock::Instant;
+use crate::rules::RulesFor;
 use crate::tower::deadline;
 use crate::tower::{
     BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY,
@@ -58,31 +61,34 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// or gRPC pushback, if given). The service is cloned for each copy
 /// (`S: Clone`), and each clone is driven to readiness before it is called.
 ///
-/// Requests are cloned for each copy ([`CloneRequests`], the default).
-/// For an `http::Request<B>` whose body is not `Clone` (any body with a
-/// [`ReplayBody`]: a tonic channel's, or a boxed body, into which a proxy
-/// boxes hyper's `Incoming` or axum's `Body` with `.boxed_unsync()`),
-/// [`replay_bodies`](Self::replay_bodies) records the
-/// body as the first copy sends it, up to a bound, and plays it back to the
-/// later copies ([`ReplayBodies`], [`ReplayBody`]); a body over the bound,
-/// or one still being sent when a copy is due, is sent once, unhedged. The
-/// policy and budget are `&'static` or `Arc` ([`Shared`]).
+/// The layer takes `http::Request<B>`s of any body with a [`ReplayBody`]
+/// (a `Clone` body such as `String` or `Full`, a tonic channel's, or a
+/// boxed body, into which a proxy boxes hyper's `Incoming` or axum's `Body`
+/// with `.boxed_unsync()`): the body is recorded as the first copy sends
+/// it, up to [`with_max_body`](Self::with_max_body) bytes (64 KiB by
+/// default), and played back to the later copies, as the retry layer does.
+/// A request whose body cannot be played back (over the bound, or still
+/// being sent when a copy is due) is sent once and starts no hedge; its
+/// transient failure is returned as it came, and the call stops with
+/// [`Stop::NotRetryable`](crate::Stop::NotRetryable). A gRPC call's own
+/// timeout (`grpc-timeout`) bounds the call, and each later copy carries
+/// the time the call has left. The policy and budget are `&'static` or
+/// `Arc` ([`Shared`]).
 ///
 /// ```
 /// use std::sync::Arc;
 /// use std::time::Duration;
-/// use retry_runtime::hedge::{AllRepeatable, Hedge, HedgeLayer, HedgeService, ReplayBodies};
+/// use retry_runtime::hedge::{Hedge, HedgeLayer, HedgeService};
 /// use retry_runtime::tower::HttpClassifier;
 /// use retry_runtime::Policy;
 /// use tonic::transport::Channel;
 ///
-/// type Hedged = HedgeService<Channel, AllRepeatable<HttpClassifier>, ReplayBodies>;
+/// type Hedged = HedgeService<Channel, HttpClassifier>;
 ///
 /// // gRPC calls are POSTs: this layer hedges every call it is given.
 /// fn hedged(channel: Channel, policy: Arc<Policy>) -> tonic::client::Grpc<Hedged> {
 ///     let layer = HedgeLayer::new(policy, Hedge::after(Duration::from_millis(20)))
-///         .with_classifier(HttpClassifier::default())
-///         .replay_bodies();
+///         .with_classifier(HttpClassifier::default());
 ///     tonic::client::Grpc::new(tower::ServiceBuilder::new().layer(layer).service(channel))
 /// }
 /// ```
@@ -92,39 +98,23 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// is not applied: add `tower::timeout` inside this layer, with
 /// [`boxed_errors`](Self::boxed_errors) for the `BoxError` it fails with. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
-/// inside it guards each copy (with
-/// [`request_heads`](crate::tower::CircuitBreakerLayer::request_heads) when
-/// the body is not `Clone`). A copy it refuses sends nothing and starts no
+/// inside it (its [`CircuitBreakerService`](crate::tower::CircuitBreakerService))
+/// guards each copy. A copy it refuses sends nothing and starts no
 /// other; the call waits for the copies already sent (a half-open circuit's
 /// probe among them) or returns the earlier failure, and ends with
 /// [`BreakerError::Open`](crate::tower::BreakerError::Open) only when the
 /// first copy is refused.
 #[derive(Clone, Debug)]
-pub struct HedgeLayer<C = HttpClassifier, M = CloneRequests> {
+pub struct HedgeLayer<C = HttpClassifier> {
     policy: Shared<Policy>,
     hedge: Hedge,
     budget: Option<Shared<RetryBudget>>,
     name: &'static str,
     classifier: C,
-    copies: M,
-}
-
-/// How a [`HedgeLayer`] makes the copies of a request: by cloning it (any
-/// `Req: Clone`). The default.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct CloneRequests;
-
-/// How a [`HedgeLayer`] made with [`replay_bodies`](HedgeLayer::replay_bodies)
-/// or [`with_max_body`](HedgeLayer::with_max_body) makes the copies of an
-/// `http::Request<B>`: its head is cloned, and its body ([`ReplayBody`]) is
-/// recorded as the first copy sends it, up to a bound, and played back to
-/// the later copies. A body over the bound, or one still being sent when a
-/// copy is due (a client stream that has not ended), cannot be played back:
-/// the request is then not hedged, and a failure of it is retried only if
-/// its whole body was recorded by the time the failure came back.
-#[derive(Clone, Copy, Debug)]
-pub struct ReplayBodies {
     max_body: usize,
+    /// Every request is hedged, not only those safe to repeat (a
+    /// classifier of the user's).
+    all_repeatable: bool,
 }
 
 impl HedgeLayer {
@@ -139,24 +129,24 @@ impl HedgeLayer {
             budget: None,
             name: "tower",
             classifier: HttpClassifier::default(),
-            copies: CloneRequests,
+            max_body: DEFAULT_MAX_BODY,
+            all_repeatable: false,
         }
     }
-}
 
-impl<M> HedgeLayer<HttpClassifier, M> {
     /// Keeps the default classifier's rules (which requests are hedged, and
     /// which outcomes retried) for a service that fails with tower's
     /// `BoxError`: one with `tower::timeout` inside this layer, its
     /// per-attempt timeout. A copy cut off by the timeout is a transient
     /// failure; see [`HttpClassifier::boxed_errors`].
     #[must_use]
-    pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier, M> {
-        self.with(HttpClassifier::boxed_errors, identity)
+    pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier> {
+        let all_repeatable = self.all_repeatable;
+        self.with(HttpClassifier::boxed_errors, all_repeatable)
     }
 }
 
-impl<C, M> HedgeLayer<C, M> {
+impl<C> HedgeLayer<C> {
     /// Hedges and retries draw from a shared budget (a `&'static
     /// RetryBudget` or an `Arc<RetryBudget>`).
     #[must_use]
@@ -177,41 +167,28 @@ impl<C, M> HedgeLayer<C, M> {
     /// hedges every request: only put requests that are safe to repeat
     /// through this layer.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<AllRepeatable<C2>, M> {
-        self.with(|_| AllRepeatable(classifier), identity)
+    pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<C2> {
+        self.with(|_| classifier, true)
     }
 
-    /// Hedges `http::Request<B>`s whose body `B` need not be `Clone` (any
-    /// [`ReplayBody`]: a tonic channel's, or a boxed body): the body is
-    /// recorded as the first
-    /// copy sends it, up to 64 KiB, and played back to
-    /// the copies that follow; see [`ReplayBodies`].
+    /// Records at most `bytes` of each request body for the later copies
+    /// (default 64 KiB); a larger body is sent once, unhedged.
     #[must_use]
-    pub fn replay_bodies(self) -> HedgeLayer<C, ReplayBodies> {
-        self.with_max_body(DEFAULT_MAX_BODY)
+    pub fn with_max_body(mut self, bytes: usize) -> Self {
+        self.max_body = bytes;
+        self
     }
 
-    /// As [`replay_bodies`](Self::replay_bodies), recording at most `bytes`
-    /// of each request body: a larger body is sent once, unhedged.
-    #[must_use]
-    pub fn with_max_body(self, bytes: usize) -> HedgeLayer<C, ReplayBodies> {
-        self.with(identity, |_| ReplayBodies { max_body: bytes })
-    }
-
-    /// This layer with its classifier and its way of copying requests
-    /// changed.
-    fn with<C2, M2>(
-        self,
-        classifier: impl FnOnce(C) -> C2,
-        copies: impl FnOnce(M) -> M2,
-    ) -> HedgeLayer<C2, M2> {
+    /// This layer with its classifier changed.
+    fn with<C2>(self, classifier: impl FnOnce(C) -> C2, all_repeatable: bool) -> HedgeLayer<C2> {
         HedgeLayer {
             policy: self.policy,
             hedge: self.hedge,
             budget: self.budget,
             name: self.name,
             classifier: classifier(self.classifier),
-            copies: copies(self.copies),
+            max_body: self.max_body,
+            all_repeatable,
         }
     }
 
@@ -222,8 +199,8 @@ impl<C, M> HedgeLayer<C, M> {
     }
 }
 
-impl<S, C: Clone, M: Clone> Layer<S> for HedgeLayer<C, M> {
-    type Service = HedgeService<S, C, M>;
+impl<S, C: Clone> Layer<S> for HedgeLayer<C> {
+    type Service = HedgeService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
         HedgeService {
@@ -235,12 +212,12 @@ impl<S, C: Clone, M: Clone> Layer<S> for HedgeLayer<C, M> {
 
 /// The service [`HedgeLayer`] makes.
 #[derive(Debug)]
-pub struct HedgeService<S, C = HttpClassifier, M = CloneRequests> {
+pub struct HedgeService<S, C = HttpClassifier> {
     inner: S,
-    layer: Arc<HedgeLayer<C, M>>,
+    layer: Arc<HedgeLayer<C>>,
 }
 
-impl<S: Clone, C, M> Clone for HedgeService<S, C, M> {
+impl<S: Clone, C> Clone for HedgeService<S, C> {
     fn clone(&self) -> Self {
         HedgeService {
             inner: self.inner.clone(),
@@ -249,40 +226,15 @@ impl<S: Clone, C, M> Clone for HedgeService<S, C, M> {
     }
 }
 
-impl<S, C, M> HedgeService<S, C, M> {
-    /// The service polled ready, which sends the first copy; a clone of it
-    /// stays behind for the next request (as tower's `Retry` does).
-    fn take_ready(&mut self) -> S
-    where
-        S: Clone,
-    {
-        let clone = self.inner.clone();
-        core::mem::replace(&mut self.inner, clone)
-    }
-
-    /// The hedge for `request`: none for a request that is not safe to
-    /// repeat (its failure is still retried if the classifier says so).
-    fn hedge_for<Req>(&self, request: &Req) -> Hedge
-    where
-        C: Repeatable<Req>,
-    {
-        if self.layer.classifier.is_repeatable(request) {
-            self.layer.hedge
-        } else {
-            Hedge::never()
-        }
-    }
-}
-
-/// Requests that are `Clone`: each copy is a clone.
-impl<S, C, Req> Service<Req> for HedgeService<S, C, CloneRequests>
+impl<S, C, B> Service<Request<B>> for HedgeService<S, C>
 where
-    S: Service<Req> + Clone + Send + 'static,
+    S: Service<Request<B>> + Clone + Send + 'static,
     S::Future: Send,
     S::Response: Send + 'static,
     S::Error: Send + 'static,
-    C: Classify<Req, S::Response, S::Error> + Repeatable<Req> + Send + Sync + 'static,
-    Req: Clone + Send + 'static,
+    C: Classify<Request<B>, S::Response, S::Error> + Send + Sync + 'static,
+    B: ReplayBody,
+    B::Source: Sync,
 {
     type Response = S::Response;
     type Error = S::Error;
@@ -292,164 +244,143 @@ where
         self.inner.poll_ready(cx)
     }
 
-    fn call(&mut self, request: Req) -> Self::Future {
-        let hedge = self.hedge_for(&request);
-        let service = self.take_ready();
-        let layer = Arc::clone(&self.layer);
-        ResponseFuture::new(async move {
-            let policy = *layer.policy;
-            let judged = request.clone();
-            let source = request.clone();
-            let copy = move || Some(source.clone());
-            run(
-                service,
-                &layer,
-                &policy,
-                hedge,
-                request,
-                judged,
-                copy,
-                || true,
-            )
-            .await
-        })
-    }
-}
-
-/// `http::Request`s whose body is recorded as the first copy sends it and
-/// played back to the others ([`ReplayBody`]). A gRPC call's own timeout
-/// (`grpc-timeout`) bounds the call, and each later copy carries the time
-/// the call has left, as the retry layer does.
-impl<S, C, B, ResB> Service<Request<B>> for HedgeService<S, C, ReplayBodies>
-where
-    S: Service<Request<B>, Response = http::Response<ResB>> + Clone + Send + 'static,
-    S::Future: Send,
-    S::Error: Send + 'static,
-    C: Classify<Request<B>, http::Response<ResB>, S::Error>
-        + Repeatable<Request<B>>
-        + Send
-        + Sync
-        + 'static,
-    B: ReplayBody,
-    B::Source: Sync,
-    ResB: Send + 'static,
-{
-    type Response = http::Response<ResB>;
-    type Error = S::Error;
-    type Future = ResponseFuture<http::Response<ResB>, S::Error>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-        self.inner.poll_ready(cx)
-    }
-
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        let hedge = self.hedge_for(&request);
-        let service = self.take_ready();
+        // No hedge for a request that is not safe to repeat (its failure is
+        // still retried if the classifier says so).
         let layer = Arc::clone(&self.layer);
+        let hedge = if layer.all_repeatable
+            || crate::idempotency::is_repeatable(request.method(), request.headers())
+        {
+            layer.hedge
+        } else {
+            Hedge::never()
+        };
+        // The service polled ready sends the first copy; a clone of it stays
+        // behind for the next request (as tower's `Retry` does).
+        let clone = self.inner.clone();
+        let service = core::mem::replace(&mut self.inner, clone);
         ResponseFuture::new(async move {
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let (policy, grpc_deadline) = deadline::bound(&layer.policy, &head.headers);
-            let (first, source) = body.record(layer.copies.max_body);
-            let judged = Request::from_parts(head.clone(), B::empty());
-            let first = Request::from_parts(head.clone(), first);
-            let source = &source;
-            let copy = move || {
-                let body = B::replay(source)?;
-                let mut head = head.clone();
-                deadline::tell_time_left(&mut head.headers, grpc_deadline);
-                Some(Request::from_parts(head, body))
+            let (first, source) = body.record(layer.max_body);
+            let setup = Setup {
+                policy: &policy,
+                hedge,
+                budget: layer.budget.as_deref(),
+                breaker: None,
+                limit: Unbounded,
+                name: layer.name,
             };
-            let can_copy = move || B::can_replay(source);
-            run(
-                service, &layer, &policy, hedge, first, judged, copy, can_copy,
-            )
-            .await
+            let judged = Judged::<C, B> {
+                classifier: &layer.classifier,
+                request: Request::from_parts(head.clone(), B::empty()),
+                source: &source,
+            };
+            let copies = Copies::<S, B> {
+                service,
+                first: Some(first),
+                head,
+                source: &source,
+                grpc_deadline,
+            };
+            Hedged::new(setup, Boxed::new(policy.max_attempts()), judged, copies).await
         })
     }
 }
 
-/// One request's copies, hedged under `policy` (the layer's, or this
-/// call's, bounded by its `grpc-timeout`).
-#[allow(clippy::too_many_arguments)]
-async fn run<S, C, M, Req, F, K>(
+/// Makes each copy of the request: the first is sent by the service polled
+/// ready, the others (the body played back) by its clones, once ready.
+struct Copies<'a, S, B: ReplayBody> {
     service: S,
-    layer: &HedgeLayer<C, M>,
-    policy: &Policy,
-    hedge: Hedge,
-    first: Req,
-    judged: Req,
-    copy: F,
-    can_copy: K,
-) -> Result<S::Response, S::Error>
+    first: Option<B>,
+    head: http::request::Parts,
+    source: &'a B::Source,
+    /// When the call's `grpc-timeout` passes, if it has one.
+    grpc_deadline: Option<Instant>,
+}
+
+impl<S, B> MakeAttempt for Copies<'_, S, B>
 where
-    S: Service<Req> + Clone,
-    C: Classify<Req, S::Response, S::Error>,
-    F: Fn() -> Option<Req>,
-    K: Fn() -> bool + Copy,
+    S: Service<Request<B>> + Clone,
+    B: ReplayBody,
 {
-    Hedged::new(
-        Setup {
-            policy,
-            hedge,
-            budget: layer.budget.as_deref(),
-            breaker: None,
-            limit: Unbounded,
-            name: layer.name,
-        },
-        Boxed::new(policy.max_attempts()),
-        Judged {
-            classifier: &layer.classifier,
-            request: judged,
-            can_copy,
-        },
-        Copies {
-            service,
-            first: Some(first),
-            copy,
-            can_copy,
-        },
-    )
-    .await
-}
+    type Attempt = RequestCopy<S, Request<B>>;
 
-/// Which requests may be hedged: sent again while a copy is outstanding.
-pub trait Repeatable<Req> {
-    /// Whether `request` is safe to send twice.
-    fn is_repeatable(&self, request: &Req) -> bool;
-}
-
-/// An idempotent method (GET, HEAD, OPTIONS, TRACE, PUT, DELETE), or a
-/// request with an `Idempotency-Key` header.
-impl<B> Repeatable<::http::Request<B>> for HttpClassifier {
-    fn is_repeatable(&self, request: &::http::Request<B>) -> bool {
-        crate::idempotency::is_repeatable(request.method(), request.headers())
+    fn make(&mut self) -> Option<Self::Attempt> {
+        if let Some(first) = self.first.take() {
+            let first = Request::from_parts(self.head.clone(), first);
+            return Some(RequestCopy::First {
+                future: self.service.call(first),
+            });
+        }
+        let body = B::replay(self.source)?;
+        let mut head = self.head.clone();
+        deadline::tell_time_left(&mut head.headers, self.grpc_deadline);
+        let copy = Request::from_parts(head, body);
+        Some(RequestCopy::Later {
+            future: Oneshot::new(self.service.clone(), copy),
+        })
     }
-}
 
-/// As [`HttpClassifier`]'s.
-impl<B> Repeatable<::http::Request<B>> for BoxedHttpClassifier {
-    fn is_repeatable(&self, request: &::http::Request<B>) -> bool {
-        crate::idempotency::is_repeatable(request.method(), request.headers())
+    fn can_make(&self) -> bool {
+        self.first.is_some() || B::can_replay(self.source)
     }
-}
 
-/// A classifier of the user's, under which every request is taken as safe
-/// to repeat: made by [`HedgeLayer::with_classifier`].
-#[derive(Clone, Copy, Debug)]
-pub struct AllRepeatable<C>(pub C);
-
-impl<C, Req> Repeatable<Req> for AllRepeatable<C> {
-    fn is_repeatable(&self, _: &Req) -> bool {
+    fn sends_http(&self) -> bool {
         true
     }
 }
 
-impl<C, Req, Res, E> Classify<Req, Res, E> for AllRepeatable<C>
+pin_project_lite::pin_project! {
+    /// One copy of the request: the first, sent by the service polled
+    /// ready, or a later one, sent by a clone of it once ready.
+    #[project = RequestCopyProjection]
+    enum RequestCopy<S: Service<Req>, Req> {
+        First { #[pin] future: S::Future },
+        Later { #[pin] future: Oneshot<S, Req> },
+    }
+}
+
+impl<S: Service<Req>, Req> Future for RequestCopy<S, Req> {
+    type Output = Result<S::Response, S::Error>;
+
+    fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
+        match self.project() {
+            RequestCopyProjection::First { future } => future.poll(cx),
+            RequestCopyProjection::Later { future } => future.poll(cx),
+        }
+    }
+}
+
+/// The classifier, with the request it judges outcomes of: its head and an
+/// empty body (the copies sent theirs).
+struct Judged<'a, C, B: ReplayBody> {
+    classifier: &'a C,
+    request: Request<B>,
+    source: &'a B::Source,
+}
+
+impl<C, B, Res, E> RulesFor<Result<Res, E>> for Judged<'_, C, B>
 where
-    C: Classify<Req, Res, E>,
+    C: Classify<Request<B>, Res, E>,
+    B: ReplayBody,
 {
-    fn classify(&self, request: &Req, result: &Result<Res, E>) -> Classification {
-        self.0.classify(request, result)
+    fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
+        match self.classifier.classify(&self.request, outcome) {
+            // The request cannot be sent again (its body was over the bound,
+            // or not sent to its end): a failure for the budget and the
+            // breaker, returned as it came, as the retry layer does.
+            Classification::Transient(_) if !B::can_replay(self.source) => {
+                Classification::Unrepeatable
+            }
+            verdict => verdict,
+        }
+    }
+
+    fn before_wait(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
+
+    fn error_type(&self, outcome: &Result<Res, E>) -> Option<&'static str> {
+        outcome.as_ref().err().map(|_| core::any::type_name::<E>())
     }
 }

@@ -5,16 +5,20 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{ready, Context, Poll};
 use std::collections::VecDeque;
-use std::sync::{Arc, Mutex, PoisonError};
+use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
 use http::HeaderMap;
 use http_body::{Body, Frame, SizeHint};
 
-/// A request body the retry layer can send on every attempt.
+/// A request body that the layers ([`RetryLayer`](super::RetryLayer),
+/// [`HedgeLayer`](crate::hedge::HedgeLayer)) can send again on a later
+/// attempt: the one way a request is copied. The
+/// [`CircuitBreakerLayer`](super::CircuitBreakerLayer) keeps the request's
+/// head with an [`empty`](Self::empty) body for its classifier.
 ///
-/// A body that is `Clone` (`Full`, `Empty`, `String`) is cloned for each
-/// attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
+/// A body that is `Clone` (`Full`, `Empty`, `String`, `()`) is cloned for
+/// each attempt. A streaming body (tonic's, a `BoxBody`) is recorded as the first
 /// attempt sends it, up to a bound
 /// ([`RetryLayer::with_max_body`](super::RetryLayer::with_max_body), 64 KiB
 /// by default); a later attempt plays the recording back. A body no attempt
@@ -22,18 +26,20 @@ use http_body::{Body, Frame, SizeHint};
 /// handed back whole, and the next attempt sends it as the first would
 /// have. A body over the bound, or one the first attempt sent only part of
 /// (the server answered first), is not recorded whole: the request is then
-/// sent once, and its transient failure is returned as
-/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable).
+/// sent once (the hedge layer starts no hedge), and its transient failure is
+/// returned as
+/// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable):
+/// the call stops with [`Stop::NotRetryable`](crate::Stop::NotRetryable).
 /// The first attempt streams as it would without the layer: nothing waits
 /// for the body to be read first, so client and bidirectional streams work.
 ///
-/// Implemented for `http_body_util::{Full, Empty}`, `String`, the boxed
+/// Implemented for `http_body_util::{Full, Empty}`, `String`, `()`, the boxed
 /// bodies `http_body_util::combinators::{BoxBody, UnsyncBoxBody}` of
 /// `Bytes`, and `tonic::body::Body` (feature `grpc`). For a body type of
 /// your own, implement it by cloning (`type Source = Self`, as `Full` does)
 /// if the body is cheap to clone, or box the body
 /// (`http_body_util::BodyExt::boxed`) into a `BoxBody`, which is recorded.
-pub trait ReplayBody: Body + Sized + Send + 'static {
+pub trait ReplayBody: Sized + Send + 'static {
     /// What the later attempts' bodies are made from.
     type Source: Send + 'static;
 
@@ -81,6 +87,7 @@ macro_rules! replay_by_clone {
 }
 
 replay_by_clone! {
+    () => [] ();
     String => [] String::new();
     http_body_util::Full<D> => [D: bytes::Buf + Clone + Send + 'static] http_body_util::Full::default();
     http_body_util::Empty<D> => [D: bytes::Buf + Send + 'static] http_body_util::Empty::new();
@@ -96,19 +103,25 @@ macro_rules! replay_by_tape {
             type Source = Tape;
 
             fn record(self, limit: usize) -> (Self, Tape) {
-                let (recording, tape) = Tape::record_whole(self, limit);
-                (Self::new(recording), tape)
+                let tape = Tape(Arc::new(Mutex::new(Recorded {
+                    limit,
+                    ..Recorded::default()
+                })));
+                (Self::new(tape.record(self)), tape)
             }
 
             fn replay(tape: &Tape) -> Option<Self> {
-                match tape.take_unread::<Self>() {
-                    Some(unread) => Some(Self::new(tape.record_again(unread))),
-                    None => tape.replay::<$error>().map(Self::new),
+                // Only one attempt at a time can send the unread body.
+                let unread = tape.lock().unread.take().and_then(|body| body.downcast::<Self>().ok());
+                match unread {
+                    Some(unread) => Some(Self::new(tape.record(*unread))),
+                    None => tape.playback::<$error>().map(Self::new),
                 }
             }
 
             fn can_replay(tape: &Tape) -> bool {
-                tape.can_send_again()
+                let recorded = tape.lock();
+                recorded.is_whole() || recorded.unread.is_some()
             }
 
             fn empty() -> Self {
@@ -126,12 +139,10 @@ replay_by_tape! {
 }
 
 /// What the first attempt's body sent, for the later attempts.
-#[derive(Clone, Debug)]
-pub struct Tape {
-    recorded: Arc<Mutex<Recorded>>,
-}
+#[derive(Clone)]
+pub struct Tape(Arc<Mutex<Recorded>>);
 
-#[derive(Debug, Default)]
+#[derive(Default)]
 struct Recorded {
     chunks: Vec<Bytes>,
     len: usize,
@@ -144,103 +155,27 @@ struct Recorded {
     /// The body itself, given back by an attempt that dropped it before it
     /// gave up a frame (a refused connection sends nothing): the next
     /// attempt sends it as the first would have.
-    unread: Unread,
-}
-
-/// A body no attempt has read from, kept for the next one.
-#[derive(Default)]
-struct Unread(Option<Box<dyn core::any::Any + Send>>);
-
-impl core::fmt::Debug for Unread {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str(if self.0.is_some() {
-            "Unread(..)"
-        } else {
-            "Unread(None)"
-        })
-    }
+    unread: Option<Box<dyn core::any::Any + Send>>,
 }
 
 impl Tape {
-    /// A tape with nothing on it yet, that keeps at most `limit` bytes.
-    fn blank(limit: usize) -> Tape {
-        Tape {
-            recorded: Arc::new(Mutex::new(Recorded {
-                limit,
-                ..Recorded::default()
-            })),
-        }
+    fn lock(&self) -> MutexGuard<'_, Recorded> {
+        self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
 
-    /// Records `body` as it is sent, keeping at most `limit` bytes.
-    pub fn record<B: Body<Data = Bytes>>(body: B, limit: usize) -> (Recording<B>, Tape) {
-        let tape = Tape::blank(limit);
-        let recording = Recording {
-            body,
-            recorded: Arc::clone(&tape.recorded),
-        };
-        (recording, tape)
-    }
-
-    /// Whether [`replay`](Self::replay) would give a body now: the first
-    /// attempt sent its whole body, within the bound.
-    #[must_use]
-    pub fn is_replayable(&self) -> bool {
-        self.recorded
-            .lock()
-            .unwrap_or_else(PoisonError::into_inner)
-            .is_whole()
-    }
-
-    /// Whether the next attempt can have a body: a recording to play back
-    /// ([`is_replayable`](Self::is_replayable)), or the body itself, handed
-    /// back unread ([`take_unread`](Self::take_unread)).
-    pub(crate) fn can_send_again(&self) -> bool {
-        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        recorded.is_whole() || recorded.unread.0.is_some()
-    }
-
-    /// As [`record`](Self::record), for a body that the tape also gets back
-    /// whole when the attempt sending it drops it before reading a frame
-    /// (the connection was refused: nothing was sent), so that the next
-    /// attempt can send it ([`take_unread`](Self::take_unread)).
-    pub(crate) fn record_whole<B>(body: B, limit: usize) -> (Recording<Whole<B>>, Tape)
-    where
-        B: Body<Data = Bytes> + Unpin + Send + 'static,
-    {
-        let tape = Tape::blank(limit);
-        (tape.record_again(body), tape)
-    }
-
-    /// The body an attempt dropped unread, given back whole, if there is
-    /// one: only one attempt at a time can send it.
-    pub(crate) fn take_unread<B: 'static>(&self) -> Option<B> {
-        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
-        let unread = recorded.unread.0.take()?;
-        unread.downcast::<B>().ok().map(|body| *body)
-    }
-
-    /// `body`, given back unread, recorded again on this tape as the next
-    /// attempt sends it.
-    pub(crate) fn record_again<B>(&self, body: B) -> Recording<Whole<B>>
-    where
-        B: Body<Data = Bytes> + Unpin + Send + 'static,
-    {
+    /// `body`, recorded on this tape as an attempt sends it.
+    fn record<B: Send + 'static>(&self, body: B) -> Recording<B> {
         Recording {
-            body: Whole {
-                body: Some(body),
-                read: false,
-                recorded: Arc::clone(&self.recorded),
-            },
-            recorded: Arc::clone(&self.recorded),
+            body: Some(body),
+            read: false,
+            tape: self.clone(),
         }
     }
 
     /// A body that plays the recording back, or `None` when the first
     /// attempt did not send its whole body, or it was over the bound.
-    #[must_use]
-    pub fn replay<E>(&self) -> Option<Playback<E>> {
-        let recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+    fn playback<E>(&self) -> Option<Playback<E>> {
+        let recorded = self.lock();
         recorded.is_whole().then(|| Playback {
             chunks: recorded.chunks.iter().cloned().collect(),
             trailers: recorded.trailers.clone(),
@@ -249,27 +184,30 @@ impl Tape {
     }
 }
 
-pin_project_lite::pin_project! {
-    /// The first attempt's body, recorded on a [`Tape`] as it is sent.
-    #[derive(Debug)]
-    pub struct Recording<B> {
-        #[pin]
-        body: B,
-        recorded: Arc<Mutex<Recorded>>,
-    }
+/// An attempt's body, recorded on a [`Tape`] as it is sent. Until it gives
+/// up a frame it is whole, and when dropped so (its request was never
+/// sent) it goes back to the tape for the next attempt.
+struct Recording<B: Send + 'static> {
+    body: Option<B>,
+    read: bool,
+    tape: Tape,
 }
 
-impl<B: Body<Data = Bytes>> Body for Recording<B> {
+impl<B: Body<Data = Bytes> + Unpin + Send + 'static> Body for Recording<B> {
     type Data = Bytes;
     type Error = B::Error;
 
     fn poll_frame(
-        self: Pin<&mut Self>,
+        mut self: Pin<&mut Self>,
         cx: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let this = self.project();
-        let frame = ready!(this.body.poll_frame(cx));
-        let mut recorded = this.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let this = &mut *self;
+        let Some(body) = this.body.as_mut() else {
+            return Poll::Ready(None);
+        };
+        let frame = ready!(Pin::new(body).poll_frame(cx));
+        this.read = true;
+        let mut recorded = this.tape.lock();
         match &frame {
             Some(Ok(frame)) => {
                 if let Some(data) = frame.data_ref() {
@@ -285,53 +223,12 @@ impl<B: Body<Data = Bytes>> Body for Recording<B> {
     }
 
     fn is_end_stream(&self) -> bool {
-        let end = self.body.is_end_stream();
+        let end = self.body.as_ref().is_none_or(Body::is_end_stream);
         if end {
             // A sender that sees the end here does not poll again.
-            self.recorded
-                .lock()
-                .unwrap_or_else(PoisonError::into_inner)
-                .ended = true;
+            self.tape.lock().ended = true;
         }
         end
-    }
-
-    fn size_hint(&self) -> SizeHint {
-        self.body.size_hint()
-    }
-}
-
-/// A body recorded by [`Tape::record_whole`]: until it gives up a frame, it
-/// is whole, and when dropped so (its request was never sent) it goes back
-/// to the tape for the next attempt.
-pub(crate) struct Whole<B: Send + 'static> {
-    body: Option<B>,
-    read: bool,
-    recorded: Arc<Mutex<Recorded>>,
-}
-
-impl<B> Body for Whole<B>
-where
-    B: Body<Data = Bytes> + Unpin + Send + 'static,
-{
-    type Data = Bytes;
-    type Error = B::Error;
-
-    fn poll_frame(
-        mut self: Pin<&mut Self>,
-        cx: &mut Context<'_>,
-    ) -> Poll<Option<Result<Frame<Bytes>, B::Error>>> {
-        let this = &mut *self;
-        let Some(body) = this.body.as_mut() else {
-            return Poll::Ready(None);
-        };
-        let frame = ready!(Pin::new(body).poll_frame(cx));
-        this.read = true;
-        Poll::Ready(frame)
-    }
-
-    fn is_end_stream(&self) -> bool {
-        self.body.as_ref().is_none_or(Body::is_end_stream)
     }
 
     fn size_hint(&self) -> SizeHint {
@@ -341,7 +238,7 @@ where
     }
 }
 
-impl<B: Send + 'static> Drop for Whole<B> {
+impl<B: Send + 'static> Drop for Recording<B> {
     fn drop(&mut self) {
         if self.read {
             return;
@@ -349,9 +246,9 @@ impl<B: Send + 'static> Drop for Whole<B> {
         let Some(body) = self.body.take() else {
             return;
         };
-        let mut recorded = self.recorded.lock().unwrap_or_else(PoisonError::into_inner);
+        let mut recorded = self.tape.lock();
         if !recorded.ended && !recorded.spoilt {
-            recorded.unread = Unread(Some(Box::new(body)));
+            recorded.unread = Some(Box::new(body));
         }
     }
 }
@@ -383,8 +280,7 @@ impl Recorded {
 }
 
 /// A later attempt's body: the first attempt's, played back.
-#[derive(Debug)]
-pub struct Playback<E> {
+struct Playback<E> {
     chunks: VecDeque<Bytes>,
     trailers: Option<HeaderMap>,
     error: PhantomData<fn() -> E>,
@@ -449,33 +345,42 @@ mod tests {
         ]))
     }
 
+    /// `body`, recorded on a tape that keeps at most `limit` bytes.
+    fn record<B: Send + 'static>(body: B, limit: usize) -> (Recording<B>, Tape) {
+        let tape = Tape(Arc::new(Mutex::new(Recorded {
+            limit,
+            ..Recorded::default()
+        })));
+        (tape.record(body), tape)
+    }
+
     #[tokio::test]
     async fn a_recorded_body_plays_back_the_same_bytes_and_trailers() {
-        let (recording, tape) = Tape::record(frames(), 6);
+        let (recording, tape) = record(frames(), 6);
         assert!(
-            tape.replay::<()>().is_none(),
+            tape.playback::<()>().is_none(),
             "nothing to replay before it is sent"
         );
         let sent = recording.collect().await.unwrap();
-        let replayed = tape.replay::<()>().unwrap().collect().await.unwrap();
+        let replayed = tape.playback::<()>().unwrap().collect().await.unwrap();
         assert_eq!(replayed.trailers().unwrap()["x-sum"], "6");
         assert_eq!(replayed.to_bytes(), "abcdef");
         assert_eq!(sent.to_bytes(), "abcdef");
-        let again = tape.replay::<()>().unwrap().collect().await.unwrap();
+        let again = tape.playback::<()>().unwrap().collect().await.unwrap();
         assert_eq!(again.to_bytes(), "abcdef", "as many times as asked");
     }
 
     #[tokio::test]
     async fn a_body_over_the_bound_or_not_sent_to_its_end_is_not_replayed() {
-        let (recording, tape) = Tape::record(frames(), 5);
+        let (recording, tape) = record(frames(), 5);
         let sent = recording.collect().await.unwrap();
         assert_eq!(sent.to_bytes(), "abcdef", "the first attempt sends it all");
-        assert!(tape.replay::<()>().is_none());
+        assert!(tape.playback::<()>().is_none());
 
-        let (mut recording, tape) = Tape::record(frames(), 64);
+        let (mut recording, tape) = record(frames(), 64);
         let first = recording.frame().await.unwrap().unwrap();
         assert_eq!(first.into_data().unwrap(), "ab");
         drop(recording);
-        assert!(tape.replay::<()>().is_none());
+        assert!(tape.playback::<()>().is_none());
     }
 }

@@ -10,7 +10,6 @@ use ::tower::{Layer, Service};
 
 use super::body::ReplayBody;
 use crate::classify::http::{Classify, HttpClassifier};
-use crate::hedge::CloneRequests;
 use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that asks a shared [`CircuitBreaker`] before every call and
@@ -23,27 +22,15 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 /// [`RetryLayer::with_breaker`](super::RetryLayer::with_breaker) asks the
 /// breaker before each attempt itself.
 ///
-/// The classifier judges each outcome with the request that was sent, so
-/// the service keeps a clone of it (`Req: Clone`,
-/// [`CloneRequests`](crate::hedge::CloneRequests), as the hedge layer
-/// copies requests). For an `http::Request`
-/// whose body is not `Clone` (a tonic channel's, a boxed body),
-/// [`request_heads`](Self::request_heads) keeps its head alone, as the
-/// retry layer does: the classifier then sees the request's method and
-/// headers with an empty body.
+/// The classifier judges each outcome with the request's head and an
+/// empty body ([`ReplayBody::empty`]; the body was sent), as the retry
+/// layer's does: the service takes `http::Request<B>`s of any body with a
+/// [`ReplayBody`] (`String`, `Full`, a tonic channel's, a boxed body).
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerLayer<C = HttpClassifier, K = CloneRequests> {
+pub struct CircuitBreakerLayer<C = HttpClassifier> {
     pub(super) breaker: &'static CircuitBreaker,
     pub(super) classifier: C,
-    keep: K,
 }
-
-/// How a [`CircuitBreakerService`] made with
-/// [`request_heads`](CircuitBreakerLayer::request_heads) keeps each
-/// `http::Request<B>` for its classifier: its head, with an empty body
-/// ([`ReplayBody::empty`]), so that `B` need not be `Clone`.
-#[derive(Clone, Copy, Debug, Default)]
-pub struct RequestHead;
 
 impl CircuitBreakerLayer {
     /// Guards calls with `breaker`, judging outcomes with the
@@ -53,58 +40,42 @@ impl CircuitBreakerLayer {
         CircuitBreakerLayer {
             breaker,
             classifier: HttpClassifier::new(),
-            keep: CloneRequests,
         }
     }
 }
 
-impl<C, K> CircuitBreakerLayer<C, K> {
+impl<C> CircuitBreakerLayer<C> {
     /// Judges outcomes with `classifier`.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2, K> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> CircuitBreakerLayer<C2> {
         CircuitBreakerLayer {
             breaker: self.breaker,
             classifier,
-            keep: self.keep,
-        }
-    }
-
-    /// Keeps the head of each `http::Request` for the classifier, not a
-    /// clone of the whole request: for bodies that are not `Clone` (a
-    /// tonic channel's, a `BoxBody`), and no body is copied.
-    #[must_use]
-    pub fn request_heads(self) -> CircuitBreakerLayer<C, RequestHead> {
-        CircuitBreakerLayer {
-            breaker: self.breaker,
-            classifier: self.classifier,
-            keep: RequestHead,
         }
     }
 }
 
-impl<S, C: Clone, K> Layer<S> for CircuitBreakerLayer<C, K> {
-    type Service = CircuitBreakerService<S, C, K>;
+impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
+    type Service = CircuitBreakerService<S, C>;
 
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService {
             inner,
             breaker: self.breaker,
             classifier: self.classifier.clone(),
-            keep: core::marker::PhantomData,
         }
     }
 }
 
 /// The service of a [`CircuitBreakerLayer`].
 #[derive(Clone, Debug)]
-pub struct CircuitBreakerService<S, C = HttpClassifier, K = CloneRequests> {
+pub struct CircuitBreakerService<S, C = HttpClassifier> {
     inner: S,
     breaker: &'static CircuitBreaker,
     classifier: C,
-    keep: core::marker::PhantomData<K>,
 }
 
-impl<S, C, B> Service<http::Request<B>> for CircuitBreakerService<S, C, RequestHead>
+impl<S, C, B> Service<http::Request<B>> for CircuitBreakerService<S, C>
 where
     S: Service<http::Request<B>>,
     C: Classify<http::Request<B>, S::Response, S::Error> + Clone,
@@ -118,50 +89,15 @@ where
         self.inner.poll_ready(cx).map_err(BreakerError::Service)
     }
 
+    /// Sends `request` if the breaker lets it through, keeping its head for
+    /// the classifier; a refused request is neither sent nor kept.
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        self.guarded(request, |request| {
-            let (head, body) = request.into_parts();
-            let kept = http::Request::from_parts(head.clone(), B::empty());
-            (http::Request::from_parts(head, body), kept)
-        })
-    }
-}
-
-impl<S, C, Req> Service<Req> for CircuitBreakerService<S, C, CloneRequests>
-where
-    S: Service<Req>,
-    C: Classify<Req, S::Response, S::Error> + Clone,
-    Req: Clone,
-{
-    type Response = S::Response;
-    type Error = BreakerError<S::Error>;
-    type Future = CircuitBreakerFuture<S::Future, C, Req>;
-
-    fn poll_ready(&mut self, cx: &mut Context<'_>) -> Poll<Result<(), Self::Error>> {
-        self.inner.poll_ready(cx).map_err(BreakerError::Service)
-    }
-
-    fn call(&mut self, request: Req) -> Self::Future {
-        self.guarded(request, |request| (request.clone(), request))
-    }
-}
-
-impl<S, C: Clone, K> CircuitBreakerService<S, C, K> {
-    /// Sends `request` if the breaker lets it through, keeping for the
-    /// classifier what `keep` splits off it (a clone, or its head); a
-    /// refused request is neither sent nor kept.
-    fn guarded<Req, Kept>(
-        &mut self,
-        request: Req,
-        keep: impl FnOnce(Req) -> (Req, Kept),
-    ) -> CircuitBreakerFuture<S::Future, C, Kept>
-    where
-        S: Service<Req>,
-    {
         let (future, permit, kept) = match self.breaker.acquire() {
             Ok(permit) => {
-                let (sent, kept) = keep(request);
-                (Some(self.inner.call(sent)), Some(permit), Some(kept))
+                let (head, body) = request.into_parts();
+                let kept = http::Request::from_parts(head.clone(), B::empty());
+                let future = self.inner.call(http::Request::from_parts(head, body));
+                (Some(future), Some(permit), Some(kept))
             }
             Err(CircuitOpen) => (None, None, None),
         };

@@ -97,7 +97,7 @@
 //!
 //! Any other classification is a closure
 //! `Fn(&Req, &Result<Res, E>) -> Classification` given to
-//! [`RetryLayer::with_classifier`]; it sees the request's head (its body
+//! [`RetryLayer::with_classifier`] (any [`Classify`]); it sees the request's head (its body
 //! was sent).
 //!
 //! # Guarantees
@@ -115,14 +115,22 @@
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
 //!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that,
-//!   with [`HttpClassifier::boxed_errors`] as the classifier (a timeout
+//!   with [`HttpClassifier::boxed_errors`] ([`BoxedHttpClassifier`]) as the classifier (a timeout
 //!   fails with tower's `BoxError`; an attempt it cuts off is retried).
-//! - [`RetryLayer::with_breaker`] asks a shared [`CircuitBreaker`] before
+//! - [`RetryLayer::with_breaker`] ([`OneBreaker`]) asks a shared [`CircuitBreaker`] before
 //!   every attempt: while it is open, requests fail at once with
 //!   [`BreakerError::Open`] without reaching the service, and retries stop
 //!   (a retry refused returns the failed attempt's answer).
-//!   [`RetryLayer::per_authority`] does the same with one breaker and one
+//!   [`RetryLayer::per_authority`] ([`PerAuthority`]) does the same with one breaker and one
 //!   budget per upstream host, from a [`Registry`].
+//! - Each attempt runs in the call's attempt context, as a retried
+//!   function's does: code in the service (a `service_fn`, a layer below)
+//!   reads it with [`current_attempt`](crate::current_attempt), a retried
+//!   call inside it never runs past the layer's deadline, and when that
+//!   call gives up on what fails the attempt, the layer does not retry it
+//!   (reason `nested`; DESIGN §4.11), unless the policy says
+//!   [`Nested::Retry`](crate::Nested::Retry). A [`HedgeLayer`](crate::hedge::HedgeLayer)
+//!   below is such a call.
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
@@ -143,7 +151,7 @@ use std::sync::Arc;
 use ::tower::Layer;
 
 pub use self::body::ReplayBody;
-pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService, RequestHead};
+pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
@@ -246,7 +254,8 @@ impl<C, U> RetryLayer<C, U> {
     /// no breaker. A breaker the registry's factory
     /// leaves unnamed is named after the authority, so its `tracing`
     /// events and metrics say which host it guards (see
-    /// [Names](crate::registry#names)).
+    /// [Names](crate::registry#names)). The layer's `U` is then
+    /// [`PerAuthority`].
     ///
     /// ```
     /// use std::sync::Arc;

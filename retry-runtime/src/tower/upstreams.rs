@@ -87,6 +87,31 @@ with_breaker_error! {
 
 /// One breaker in front of every attempt
 /// ([`RetryLayer::with_breaker`](super::RetryLayer::with_breaker)).
+///
+/// ```
+/// use retry_runtime::tower::{BreakerError, HttpClassifier, OneBreaker, RetryLayer};
+/// use retry_runtime::{CircuitBreaker, Policy};
+/// use tower::{ServiceBuilder, ServiceExt};
+///
+/// static POLICY: Policy = Policy::new().with_max_attempts(3);
+/// static BREAKER: CircuitBreaker = CircuitBreaker::new().with_consecutive_failures(2);
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// // Stands for a dependency that is down.
+/// let down = tower::service_fn(|_: http::Request<String>| async {
+///     Ok::<_, std::io::Error>(http::Response::builder().status(503).body(()).unwrap())
+/// });
+/// let layer: RetryLayer<HttpClassifier, OneBreaker> = RetryLayer::new(&POLICY).with_breaker(&BREAKER);
+/// let client = ServiceBuilder::new().layer(layer).service(down);
+/// let get = || http::Request::get("/").body(String::new()).unwrap();
+/// // Two attempts open the circuit, which refuses the third: the second
+/// // attempt's answer is returned.
+/// assert_eq!(client.clone().oneshot(get()).await.unwrap().status(), 503);
+/// let refused = client.oneshot(get()).await;
+/// assert!(matches!(refused, Err(BreakerError::Open(_))));
+/// # }
+/// ```
 #[derive(Clone, Debug)]
 pub struct OneBreaker(pub(super) Shared<CircuitBreaker>);
 

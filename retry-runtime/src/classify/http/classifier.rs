@@ -13,6 +13,46 @@ use crate::Classification;
 /// `Fn(&Req, &Result<Res, E>) -> Classification`, or the [`HttpClassifier`].
 /// For the reqwest middleware, `Req` is `reqwest::Request` and the result
 /// its `Outcome`.
+///
+/// A classifier of your own, for rules a closure would repeat: here, the
+/// default rules, plus a 404 from a store that is still replicating, retried
+/// for reads. Give it to `RetryLayer::with_classifier` (or the middleware's,
+/// or the hedge and breaker layers').
+///
+/// ```
+/// use retry_runtime::classify::http::{Classify, HttpClassifier};
+/// use retry_runtime::Classification;
+///
+/// struct Replicating;
+///
+/// impl<B, ResB, E: std::error::Error + 'static>
+///     Classify<http::Request<B>, http::Response<ResB>, E> for Replicating
+/// {
+///     fn classify(
+///         &self,
+///         request: &http::Request<B>,
+///         result: &Result<http::Response<ResB>, E>,
+///     ) -> Classification {
+///         match result {
+///             Ok(response) if response.status() == 404 && request.method() == "GET" => {
+///                 Classification::Transient(None)
+///             }
+///             _ => HttpClassifier::default().classify(request, result),
+///         }
+///     }
+/// }
+///
+/// let get = http::Request::get("/objects/7").body(()).unwrap();
+/// let not_yet = http::Response::builder().status(404).body(()).unwrap();
+/// let judged = Replicating.classify(&get, &Ok::<_, std::io::Error>(not_yet));
+/// assert!(judged.is_transient());
+/// // Anything else as the default rules judge it: a write's 404 is
+/// // returned as it is.
+/// let put = http::Request::put("/objects/7").body(()).unwrap();
+/// let not_found = http::Response::builder().status(404).body(()).unwrap();
+/// let judged = Replicating.classify(&put, &Ok::<_, std::io::Error>(not_found));
+/// assert_eq!(judged, Classification::Done);
+/// ```
 pub trait Classify<Req, Res, E> {
     /// What the outcome of `request` means for a retry.
     fn classify(&self, request: &Req, result: &Result<Res, E>) -> Classification;
@@ -113,7 +153,34 @@ impl HttpClassifier {
 
 /// [`HttpClassifier`] for a service below the layer that fails with tower's
 /// `BoxError`, from [`HttpClassifier::boxed_errors`]. A
-/// `tower::timeout::error::Elapsed` is a transient error.
+/// `tower::timeout::error::Elapsed` is a transient error: the classifier
+/// for a `RetryLayer` over tower's `TimeoutLayer` (each attempt's timeout).
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
+/// use retry_runtime::tower::RetryLayer;
+/// use retry_runtime::Policy;
+/// use tower::timeout::error::Elapsed;
+/// use tower::ServiceBuilder;
+///
+/// static POLICY: Policy = Policy::new().with_max_attempts(3);
+///
+/// let classifier: BoxedHttpClassifier = HttpClassifier::default().boxed_errors();
+/// // An attempt the timeout cut off is retried.
+/// let get = http::Request::get("/").body(()).unwrap();
+/// let cut_off: Result<http::Response<()>, tower::BoxError> = Err(Elapsed::new().into());
+/// assert!(classifier.classify(&get, &cut_off).is_transient());
+///
+/// let client = tower::service_fn(|_: http::Request<String>| async {
+///     Ok::<_, std::io::Error>(http::Response::new(()))
+/// });
+/// let service = ServiceBuilder::new()
+///     .layer(RetryLayer::new(&POLICY).with_classifier(classifier))
+///     .timeout(Duration::from_secs(2))
+///     .service(client);
+/// # let _ = service;
+/// ```
 #[cfg(feature = "tower")]
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub struct BoxedHttpClassifier(pub(crate) HttpClassifier);
