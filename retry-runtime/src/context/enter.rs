@@ -66,7 +66,7 @@ impl Drop for Leave<'_> {
                 let marks = thread.marks.get();
                 thread.frame.set(self.outer);
                 if marks != Marks::NONE {
-                    leave_slow(self.scope, marks, None);
+                    leave_slow(self.scope, marks);
                 }
             }),
             // By reference: what was set aside is not copied here.
@@ -174,15 +174,16 @@ fn leave_slow_way(leave: &mut Leave<'_>) {
     });
 }
 
-/// The way out when the attempt's poll left marks, or the way in set the
-/// thread's context aside: hands the marks to the call, and sets the
-/// enclosing attempt's context back.
+/// The usual way out when the attempt's poll left marks: hands them to the
+/// call. Takes nothing set aside, which the usual way has not: passing a
+/// `None` of what the slow way sets aside was written out in every retried
+/// function (benches/build-cost.sh).
 #[cold]
 #[inline(never)]
 // Reads the thread's context itself, so that the usual way, which calls it
 // only when marked, needs no address of it (benches/instructions.sh).
-fn leave_slow(scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
-    THREAD.with(|thread| leave_slow_on(thread, scope, marks, saved));
+fn leave_slow(scope: &mut Scope, marks: Marks) {
+    THREAD.with(|thread| leave_slow_on(thread, scope, marks, None));
 }
 
 fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
