@@ -1,6 +1,7 @@
 #!/bin/sh
 # Instructions per call under callgrind, for each contender and path:
 #   benches/instructions.sh [calls]        (default 2000)
+#   CONTENDERS="hand attribute" benches/instructions.sh 1000   (only those)
 # Builds benches/benches/instructions.rs in release, runs it once per
 # contender and path under `valgrind --tool=callgrind`, counting only inside
 # its `measure_*` functions, and prints a Markdown table.
@@ -19,7 +20,7 @@ per_call() {
 }
 echo "| contender | success path, instructions/call | three failures, instructions/call |"
 echo "|---|---|---|"
-for contender in dependency hand attribute closure backon attribute-breaker hand-deadline attribute-deadline; do
+for contender in ${CONTENDERS:-dependency hand attribute closure backon attribute-breaker hand-deadline attribute-deadline}; do
     echo "| $contender | $(per_call "$contender" success) | $(per_call "$contender" failures) |"
 done
 rm -rf "$out"

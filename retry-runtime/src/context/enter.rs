@@ -33,43 +33,46 @@ fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
         let outer = thread.frame.replace(scope.frame);
         (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
     });
-    if usual {
-        let _leave = Leave { scope, outer };
-        attempt()
+    // The attempt is called from one place, whichever way in was taken, so
+    // that a retried function carries its attempt's poll once
+    // (benches/build-cost.sh: with the attempt called again from a generic
+    // function of the slow way, 322 bytes of code a retried function, and
+    // its symbol, unwind tables and jump table).
+    let _leave = if usual {
+        Leave {
+            scope,
+            outer,
+            slow: None,
+        }
     } else {
-        in_context_slow(scope, outer, attempt)
-    }
+        enter_slow_way(scope, outer)
+    };
+    attempt()
 }
 
-/// Sets the enclosing attempt's frame back when dropped.
+/// Sets the enclosing attempt's frame back when dropped, and after the slow
+/// way in, what it set aside.
 struct Leave<'a> {
     scope: &'a mut Scope,
     outer: Frame,
+    slow: Option<SetAside>,
 }
 
 impl Drop for Leave<'_> {
     #[inline]
     fn drop(&mut self) {
-        THREAD.with(|thread| {
-            let marks = thread.marks.get();
-            thread.frame.set(self.outer);
-            if marks != Marks::NONE {
-                leave_slow(self.scope, marks, None);
-            }
-        });
+        match self.slow {
+            None => THREAD.with(|thread| {
+                let marks = thread.marks.get();
+                thread.frame.set(self.outer);
+                if marks != Marks::NONE {
+                    leave_slow(self.scope, marks);
+                }
+            }),
+            // By reference: what was set aside is not copied here.
+            Some(_) => leave_slow_way(self),
+        }
     }
-}
-
-/// The way in and out for a plain function's attempt, one with a deadline
-/// or a key, or one inside an attempt whose poll has marks already: the
-/// attempt called from one place, between the slow way in and out, which
-/// are not generic, so that a retried function carries only this call of
-/// its own (benches/build-cost.sh: with the way in and out inlined here,
-/// and the attempt's poll once for each way, 414 bytes a function).
-#[inline(never)]
-fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
-    let _leave = enter_slow_way(scope, outer);
-    attempt()
 }
 
 /// The slow way in: the thread's deadline, key and marks are set aside, the
@@ -77,7 +80,7 @@ fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() ->
 /// returned is dropped (only the deadline, for an attempt that has nothing
 /// else).
 #[inline(never)]
-fn enter_slow_way(scope: &mut Scope, outer: Frame) -> LeaveSlow<'_> {
+fn enter_slow_way(scope: &mut Scope, outer: Frame) -> Leave<'_> {
     let set_aside = THREAD.with(|thread| {
         if thread.marks.get() == Marks::NONE && scope.flags == DEADLINE {
             // A deadline of its own and nothing else: only the thread's
@@ -93,10 +96,10 @@ fn enter_slow_way(scope: &mut Scope, outer: Frame) -> LeaveSlow<'_> {
             SetAside::All(enter_slow(thread, scope))
         }
     });
-    LeaveSlow {
+    Leave {
         scope,
         outer,
-        set_aside,
+        slow: Some(set_aside),
     }
 }
 
@@ -145,42 +148,42 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
     saved
 }
 
-/// Sets the enclosing attempt's context back when dropped, after the slow
-/// way in.
-struct LeaveSlow<'a> {
-    scope: &'a mut Scope,
-    outer: Frame,
-    set_aside: SetAside,
-}
-
-impl Drop for LeaveSlow<'_> {
-    #[inline(never)]
-    fn drop(&mut self) {
-        THREAD.with(|thread| {
-            let marks = thread.marks.get();
-            thread.frame.set(self.outer);
-            match self.set_aside {
-                SetAside::Deadline(deadline) => {
-                    thread.deadline.set(deadline);
-                    if marks != Marks::NONE {
-                        leave_slow_on(thread, self.scope, marks, None);
-                    }
+/// Sets the enclosing attempt's context back, after the slow way in.
+#[inline(never)]
+fn leave_slow_way(leave: &mut Leave<'_>) {
+    THREAD.with(|thread| {
+        let marks = thread.marks.get();
+        thread.frame.set(leave.outer);
+        match leave.slow {
+            Some(SetAside::Deadline(deadline)) => {
+                thread.deadline.set(deadline);
+                if marks != Marks::NONE {
+                    leave_slow_on(thread, leave.scope, marks, None);
                 }
-                SetAside::All(saved) => leave_slow_on(thread, self.scope, marks, Some(saved)),
             }
-        });
-    }
+            Some(SetAside::All(saved)) => {
+                leave_slow_on(thread, leave.scope, marks, Some(saved));
+            }
+            // The usual way set nothing aside: only marks to hand over.
+            None => {
+                if marks != Marks::NONE {
+                    leave_slow_on(thread, leave.scope, marks, None);
+                }
+            }
+        }
+    });
 }
 
-/// The way out when the attempt's poll left marks, or the way in set the
-/// thread's context aside: hands the marks to the call, and sets the
-/// enclosing attempt's context back.
+/// The usual way out when the attempt's poll left marks: hands them to the
+/// call. Takes nothing set aside, which the usual way has not: passing a
+/// `None` of what the slow way sets aside was written out in every retried
+/// function (benches/build-cost.sh).
 #[cold]
 #[inline(never)]
 // Reads the thread's context itself, so that the usual way, which calls it
 // only when marked, needs no address of it (benches/instructions.sh).
-fn leave_slow(scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
-    THREAD.with(|thread| leave_slow_on(thread, scope, marks, saved));
+fn leave_slow(scope: &mut Scope, marks: Marks) {
+    THREAD.with(|thread| leave_slow_on(thread, scope, marks, None));
 }
 
 fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
@@ -262,7 +265,34 @@ impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
     }
 }
 
-/// Runs a plain function's attempt with its context set.
+/// Runs a plain function's attempt (or makes a closure's attempt future)
+/// with its context set: as `in_context`, but with the attempt called from
+/// each way in, the slow one out of line. The closure API makes every
+/// attempt's future through here: with the one call site of `in_context`,
+/// its success path took 238 instructions instead of 235
+/// (benches/instructions.sh); the size it saves is a retried function's,
+/// whose attempts are polled through `in_context`.
 pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
-    in_context(scope, attempt)
+    let (outer, usual) = THREAD.with(|thread| {
+        let outer = thread.frame.replace(scope.frame);
+        (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
+    });
+    if usual {
+        let _leave = Leave {
+            scope,
+            outer,
+            slow: None,
+        };
+        attempt()
+    } else {
+        in_context_slow(scope, outer, attempt)
+    }
+}
+
+/// The slow way in and out around a plain function's attempt (or the making
+/// of a closure's attempt future): see `scoped_call`.
+#[inline(never)]
+fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
+    let _leave = enter_slow_way(scope, outer);
+    attempt()
 }
