@@ -17,34 +17,50 @@ use crate::clock::Instant;
 use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
-/// What every request of a layer shares.
-#[derive(Debug)]
-pub(super) struct Settings<C> {
-    pub(super) policy: Shared<Policy>,
-    pub(super) budget: Option<Shared<RetryBudget>>,
-    pub(super) name: &'static str,
-    pub(super) classifier: C,
-    pub(super) max_body: usize,
+/// What every request of a retry or hedge layer shares, and the builder
+/// methods both layers have for it (`layer_settings!`).
+#[derive(Clone, Debug)]
+pub(crate) struct Settings<C> {
+    pub(crate) policy: Shared<Policy>,
+    pub(crate) budget: Option<Shared<RetryBudget>>,
+    pub(crate) name: &'static str,
+    pub(crate) classifier: C,
+    pub(crate) max_body: usize,
+}
+
+impl<C> Settings<C> {
+    /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
+    /// recorded up to 64 KiB.
+    pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
+        Settings {
+            policy,
+            budget: None,
+            name: "tower",
+            classifier,
+            max_body: super::DEFAULT_MAX_BODY,
+        }
+    }
+
+    /// These settings with their classifier changed.
+    pub(crate) fn map<C2>(self, classifier: impl FnOnce(C) -> C2) -> Settings<C2> {
+        Settings {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier: classifier(self.classifier),
+            max_body: self.max_body,
+        }
+    }
 }
 
 /// The service of a [`RetryLayer`](super::RetryLayer): retries each
 /// `http::Request` under the layer's policy, sending its body again on
 /// each attempt ([`ReplayBody`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RetryService<S, C, U> {
     pub(super) inner: S,
     pub(super) settings: Arc<Settings<C>>,
     pub(super) upstreams: U,
-}
-
-impl<S: Clone, C, U: Clone> Clone for RetryService<S, C, U> {
-    fn clone(&self) -> Self {
-        RetryService {
-            inner: self.inner.clone(),
-            settings: Arc::clone(&self.settings),
-            upstreams: self.upstreams.clone(),
-        }
-    }
 }
 
 /// The future of a [`RetryService`] call: all of its attempts and waits.
