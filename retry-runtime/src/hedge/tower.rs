@@ -14,9 +14,8 @@ use http::Request;
 use super::parts::{MakeAttempt, Unbounded};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup};
-use crate::clock::Instant;
 use crate::rules::RulesFor;
-use crate::tower::deadline;
+use crate::tower::deadline::Recorded;
 use crate::tower::{
     layer_settings, BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture,
     Settings,
@@ -214,8 +213,8 @@ where
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let settings = &layer.settings;
-            let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
-            let (first, source) = body.record(settings.max_body);
+            let (policy, first, call) =
+                Recorded::start(&settings.policy, head, body, settings.max_body);
             let setup = Setup {
                 policy: &policy,
                 hedge,
@@ -226,15 +225,12 @@ where
             };
             let judged = Judged::<C, B> {
                 classifier: &settings.classifier,
-                request: Request::from_parts(head.clone(), B::empty()),
-                source: &source,
+                call: &call,
             };
             let copies = Copies::<S, B> {
                 service,
                 first: Some(first),
-                head,
-                source: &source,
-                grpc_deadline,
+                call: &call,
             };
             Hedged::new(setup, Boxed::new(policy.max_attempts()), judged, copies).await
         })
@@ -246,10 +242,7 @@ where
 struct Copies<'a, S, B: ReplayBody> {
     service: S,
     first: Option<B>,
-    head: http::request::Parts,
-    source: &'a B::Source,
-    /// When the call's `grpc-timeout` passes, if it has one.
-    grpc_deadline: Option<Instant>,
+    call: &'a Recorded<B>,
 }
 
 impl<S, B> MakeAttempt for Copies<'_, S, B>
@@ -261,22 +254,18 @@ where
 
     fn make(&mut self) -> Option<Self::Attempt> {
         if let Some(first) = self.first.take() {
-            let first = Request::from_parts(self.head.clone(), first);
             return Some(RequestCopy::First {
-                future: self.service.call(first),
+                future: self.service.call(self.call.request(first, false)),
             });
         }
-        let body = B::replay(self.source)?;
-        let mut head = self.head.clone();
-        deadline::tell_time_left(&mut head.headers, self.grpc_deadline);
-        let copy = Request::from_parts(head, body);
+        let copy = self.call.request(B::replay(&self.call.source)?, true);
         Some(RequestCopy::Later {
             future: Oneshot::new(self.service.clone(), copy),
         })
     }
 
     fn can_make(&self) -> bool {
-        self.first.is_some() || B::can_replay(self.source)
+        self.first.is_some() || B::can_replay(&self.call.source)
     }
 
     fn sends_http(&self) -> bool {
@@ -309,8 +298,7 @@ impl<S: Service<Req>, Req> Future for RequestCopy<S, Req> {
 /// empty body (the copies sent theirs).
 struct Judged<'a, C, B: ReplayBody> {
     classifier: &'a C,
-    request: Request<B>,
-    source: &'a B::Source,
+    call: &'a Recorded<B>,
 }
 
 impl<C, B, Res, E> RulesFor<Result<Res, E>> for Judged<'_, C, B>
@@ -319,11 +307,12 @@ where
     B: ReplayBody,
 {
     fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
-        match self.classifier.classify(&self.request, outcome) {
+        let request = self.call.request(B::empty(), false);
+        match self.classifier.classify(&request, outcome) {
             // The request cannot be sent again (its body was over the bound,
             // or not sent to its end): a failure for the budget and the
             // breaker, returned as it came, as the retry layer does.
-            Classification::Transient(_) if !B::can_replay(self.source) => {
+            Classification::Transient(_) if !B::can_replay(&self.call.source) => {
                 Classification::Unrepeatable
             }
             verdict => verdict,

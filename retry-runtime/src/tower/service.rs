@@ -10,10 +10,9 @@ use ::tower::Service;
 use http::{Request, Response};
 
 use super::body::ReplayBody;
-use super::deadline;
+use super::deadline::Recorded;
 use super::upstreams::Upstreams;
 use crate::classify::http::Classify;
-use crate::clock::Instant;
 use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
@@ -123,14 +122,12 @@ where
         ResponseFuture::new(async move {
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
-            let (first, source) = body.record(settings.max_body);
+            let (policy, first, call) =
+                Recorded::start(&settings.policy, head, body, settings.max_body);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
-                head,
-                source,
-                grpc_deadline,
+                call,
                 sent: false,
                 upstreams: PhantomData,
             };
@@ -152,10 +149,7 @@ where
 struct Tower<'a, S, C, U, B: ReplayBody> {
     service: S,
     classifier: &'a C,
-    head: http::request::Parts,
-    source: B::Source,
-    /// When the call's `grpc-timeout` passes, if it has one.
-    grpc_deadline: Option<Instant>,
+    call: Recorded<B>,
     /// An attempt was sent: the next one tells the server the time left.
     sent: bool,
     upstreams: PhantomData<U>,
@@ -174,9 +168,6 @@ where
     type Output = Result<Response<ResB>, U::Error<S::Error>>;
 
     async fn ready(&mut self) -> Result<(), Self::Output> {
-        if core::mem::replace(&mut self.sent, true) {
-            deadline::tell_time_left(&mut self.head.headers, self.grpc_deadline);
-        }
         // A service that cannot become ready (a buffer whose worker ended, a
         // balancer whose discovery failed) ends the call with its error, as
         // tower's `Retry` does.
@@ -186,18 +177,18 @@ where
     }
 
     fn send(&mut self, body: B) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
-        self.service
-            .call(Request::from_parts(self.head.clone(), body))
+        let later = core::mem::replace(&mut self.sent, true);
+        self.service.call(self.call.request(body, later))
     }
 
     fn classify(&self, answer: &Result<Response<ResB>, S::Error>) -> Classification {
         // The request's head: its body was sent.
-        let request = Request::from_parts(self.head.clone(), B::empty());
-        self.classifier.classify(&request, answer)
+        self.classifier
+            .classify(&self.call.request(B::empty(), false), answer)
     }
 
     fn copy(&mut self) -> Option<B> {
-        B::replay(&self.source)
+        B::replay(&self.call.source)
     }
 
     fn output(answer: Result<Response<ResB>, S::Error>) -> Self::Output {
