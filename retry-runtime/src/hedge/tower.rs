@@ -209,7 +209,7 @@ where
         // behind for the next request (as tower's `Retry` does).
         let clone = self.inner.clone();
         let service = core::mem::replace(&mut self.inner, clone);
-        ResponseFuture::new(async move {
+        Box::pin(async move {
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let settings = &layer.settings;

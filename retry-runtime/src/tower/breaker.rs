@@ -92,20 +92,18 @@ where
     /// Sends `request` if the breaker lets it through, keeping its head for
     /// the classifier; a refused request is neither sent nor kept.
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let (future, permit, kept) = match self.breaker.acquire() {
-            Ok(permit) => {
-                let (head, body) = request.into_parts();
-                let kept = http::Request::from_parts(head.clone(), B::empty());
-                let future = self.inner.call(http::Request::from_parts(head, body));
-                (Some(future), Some(permit), Some(kept))
-            }
-            Err(CircuitOpen) => (None, None, None),
-        };
+        let sent = self.breaker.acquire().ok().map(|permit| {
+            let (head, body) = request.into_parts();
+            let kept = http::Request::from_parts(head.clone(), B::empty());
+            let future = self.inner.call(http::Request::from_parts(head, body));
+            (future, (permit, kept))
+        });
+        let (future, held) = sent.unzip();
+        let classifier = self.classifier.clone();
         CircuitBreakerFuture {
             future,
-            permit,
-            request: kept,
-            classifier: self.classifier.clone(),
+            held,
+            classifier,
         }
     }
 }
@@ -118,8 +116,8 @@ pin_project_lite::pin_project! {
     pub struct CircuitBreakerFuture<F, C, Req> {
         #[pin]
         future: Option<F>,
-        permit: Option<CircuitPermit<'static>>,
-        request: Option<Req>,
+        // The permit and the request's head, until the outcome is recorded.
+        held: Option<(CircuitPermit<'static>, Req)>,
         classifier: C,
     }
 }
@@ -139,10 +137,10 @@ where
         let Poll::Ready(result) = future.poll(cx) else {
             return Poll::Pending;
         };
-        if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
+        if let Some((permit, request)) = this.held.take() {
             // A failure the caller would retry, or one it may not repeat
             // (a POST that got a 503): either is the dependency failing.
-            let failed = this.classifier.classify(request, &result).is_transient();
+            let failed = this.classifier.classify(&request, &result).is_transient();
             permit.record(!failed);
         }
         Poll::Ready(result.map_err(BreakerError::Service))

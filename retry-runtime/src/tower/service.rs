@@ -62,35 +62,9 @@ pub struct RetryService<S, C, U> {
     pub(super) upstreams: U,
 }
 
-/// The future of a [`RetryService`] call: all of its attempts and waits.
-/// Dropping it cancels the call.
-#[must_use = "futures do nothing unless polled"]
-pub struct ResponseFuture<T, E> {
-    inner: Pin<Box<dyn Future<Output = Result<T, E>> + Send>>,
-}
-
-impl<T, E> ResponseFuture<T, E> {
-    /// Boxes `future`.
-    pub(crate) fn new(future: impl Future<Output = Result<T, E>> + Send + 'static) -> Self {
-        ResponseFuture {
-            inner: Box::pin(future),
-        }
-    }
-}
-
-impl<T, E> Future for ResponseFuture<T, E> {
-    type Output = Result<T, E>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.inner.as_mut().poll(cx)
-    }
-}
-
-impl<T, E> core::fmt::Debug for ResponseFuture<T, E> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ResponseFuture").finish_non_exhaustive()
-    }
-}
+/// The future of a [`RetryService`] or a hedge layer's call: all of its
+/// attempts and waits, boxed. Dropping it cancels the call.
+pub(crate) type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
 impl<S, C, U, B, ResB> Service<Request<B>> for RetryService<S, C, U>
 where
@@ -119,7 +93,7 @@ where
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
         let settings = Arc::clone(&self.settings);
-        ResponseFuture::new(async move {
+        Box::pin(async move {
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
             let (policy, first, call) =
