@@ -28,8 +28,8 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 /// [`ReplayBody`] (`String`, `Full`, a tonic channel's, a boxed body).
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerLayer<C = HttpClassifier> {
-    pub(super) breaker: &'static CircuitBreaker,
-    pub(super) classifier: C,
+    breaker: &'static CircuitBreaker,
+    classifier: C,
 }
 
 impl CircuitBreakerLayer {
@@ -61,8 +61,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService {
             inner,
-            breaker: self.breaker,
-            classifier: self.classifier.clone(),
+            layer: self.clone(),
         }
     }
 }
@@ -71,8 +70,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerService<S, C = HttpClassifier> {
     inner: S,
-    breaker: &'static CircuitBreaker,
-    classifier: C,
+    layer: CircuitBreakerLayer<C>,
 }
 
 impl<S, C, B> Service<http::Request<B>> for CircuitBreakerService<S, C>
@@ -92,14 +90,14 @@ where
     /// Sends `request` if the breaker lets it through, keeping its head for
     /// the classifier; a refused request is neither sent nor kept.
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let sent = self.breaker.acquire().ok().map(|permit| {
+        let sent = self.layer.breaker.acquire().ok().map(|permit| {
             let (head, body) = request.into_parts();
             let kept = http::Request::from_parts(head.clone(), B::empty());
             let future = self.inner.call(http::Request::from_parts(head, body));
             (future, (permit, kept))
         });
         let (future, held) = sent.unzip();
-        let classifier = self.classifier.clone();
+        let classifier = self.layer.classifier.clone();
         CircuitBreakerFuture {
             future,
             held,
