@@ -14,13 +14,13 @@ use http::Request;
 use super::parts::{MakeAttempt, Unbounded};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup};
-use crate::clock::Instant;
 use crate::rules::RulesFor;
-use crate::tower::deadline;
+use crate::tower::deadline::Recorded;
 use crate::tower::{
-    BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture, DEFAULT_MAX_BODY,
+    layer_settings, BoxedHttpClassifier, Classify, HttpClassifier, ReplayBody, ResponseFuture,
+    Settings,
 };
-use crate::{Classification, Policy, RetryBudget, Shared};
+use crate::{Classification, Policy, Shared};
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
 /// copy of the request is sent each time the newest has been outstanding
@@ -106,12 +106,8 @@ use crate::{Classification, Policy, RetryBudget, Shared};
 /// first copy is refused.
 #[derive(Clone, Debug)]
 pub struct HedgeLayer<C = HttpClassifier> {
-    policy: Shared<Policy>,
+    settings: Settings<C>,
     hedge: Hedge,
-    budget: Option<Shared<RetryBudget>>,
-    name: &'static str,
-    classifier: C,
-    max_body: usize,
     /// Every request is hedged, not only those safe to repeat (a
     /// classifier of the user's).
     all_repeatable: bool,
@@ -124,12 +120,8 @@ impl HedgeLayer {
     #[must_use]
     pub fn new(policy: impl Into<Shared<Policy>>, hedge: Hedge) -> Self {
         HedgeLayer {
-            policy: policy.into(),
+            settings: Settings::new(policy.into(), HttpClassifier::default()),
             hedge,
-            budget: None,
-            name: "tower",
-            classifier: HttpClassifier::default(),
-            max_body: DEFAULT_MAX_BODY,
             all_repeatable: false,
         }
     }
@@ -141,26 +133,16 @@ impl HedgeLayer {
     /// failure; see [`HttpClassifier::boxed_errors`].
     #[must_use]
     pub fn boxed_errors(self) -> HedgeLayer<BoxedHttpClassifier> {
-        let all_repeatable = self.all_repeatable;
-        self.with(HttpClassifier::boxed_errors, all_repeatable)
+        HedgeLayer {
+            settings: self.settings.map(HttpClassifier::boxed_errors),
+            hedge: self.hedge,
+            all_repeatable: self.all_repeatable,
+        }
     }
 }
 
 impl<C> HedgeLayer<C> {
-    /// Hedges and retries draw from a shared budget (a `&'static
-    /// RetryBudget` or an `Arc<RetryBudget>`).
-    #[must_use]
-    pub fn with_budget(mut self, budget: impl Into<Shared<RetryBudget>>) -> Self {
-        self.budget = Some(budget.into());
-        self
-    }
-
-    /// The name in `tracing` events and metrics (`"tower"` by default).
-    #[must_use]
-    pub fn named(mut self, name: &'static str) -> Self {
-        self.name = name;
-        self
-    }
+    layer_settings!();
 
     /// Judges outcomes with `classifier` instead of [`HttpClassifier`]
     /// (a closure `Fn(&Req, &Result<Res, E>) -> Classification`), and
@@ -168,34 +150,11 @@ impl<C> HedgeLayer<C> {
     /// through this layer.
     #[must_use]
     pub fn with_classifier<C2>(self, classifier: C2) -> HedgeLayer<C2> {
-        self.with(|_| classifier, true)
-    }
-
-    /// Records at most `bytes` of each request body for the later copies
-    /// (default 64 KiB); a larger body is sent once, unhedged.
-    #[must_use]
-    pub fn with_max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
-
-    /// This layer with its classifier changed.
-    fn with<C2>(self, classifier: impl FnOnce(C) -> C2, all_repeatable: bool) -> HedgeLayer<C2> {
         HedgeLayer {
-            policy: self.policy,
+            settings: self.settings.map(|_| classifier),
             hedge: self.hedge,
-            budget: self.budget,
-            name: self.name,
-            classifier: classifier(self.classifier),
-            max_body: self.max_body,
-            all_repeatable,
+            all_repeatable: true,
         }
-    }
-
-    /// The policy each request's copies follow.
-    #[must_use]
-    pub fn policy(&self) -> &Policy {
-        &self.policy
     }
 }
 
@@ -211,19 +170,10 @@ impl<S, C: Clone> Layer<S> for HedgeLayer<C> {
 }
 
 /// The service [`HedgeLayer`] makes.
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct HedgeService<S, C = HttpClassifier> {
     inner: S,
     layer: Arc<HedgeLayer<C>>,
-}
-
-impl<S: Clone, C> Clone for HedgeService<S, C> {
-    fn clone(&self) -> Self {
-        HedgeService {
-            inner: self.inner.clone(),
-            layer: Arc::clone(&self.layer),
-        }
-    }
 }
 
 impl<S, C, B> Service<Request<B>> for HedgeService<S, C>
@@ -259,30 +209,28 @@ where
         // behind for the next request (as tower's `Retry` does).
         let clone = self.inner.clone();
         let service = core::mem::replace(&mut self.inner, clone);
-        ResponseFuture::new(async move {
+        Box::pin(async move {
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
-            let (policy, grpc_deadline) = deadline::bound(&layer.policy, &head.headers);
-            let (first, source) = body.record(layer.max_body);
+            let settings = &layer.settings;
+            let (policy, first, call) =
+                Recorded::start(&settings.policy, head, body, settings.max_body);
             let setup = Setup {
                 policy: &policy,
                 hedge,
-                budget: layer.budget.as_deref(),
+                budget: settings.budget.as_deref(),
                 breaker: None,
                 limit: Unbounded,
-                name: layer.name,
+                name: settings.name,
             };
             let judged = Judged::<C, B> {
-                classifier: &layer.classifier,
-                request: Request::from_parts(head.clone(), B::empty()),
-                source: &source,
+                classifier: &settings.classifier,
+                call: &call,
             };
             let copies = Copies::<S, B> {
                 service,
                 first: Some(first),
-                head,
-                source: &source,
-                grpc_deadline,
+                call: &call,
             };
             Hedged::new(setup, Boxed::new(policy.max_attempts()), judged, copies).await
         })
@@ -294,10 +242,7 @@ where
 struct Copies<'a, S, B: ReplayBody> {
     service: S,
     first: Option<B>,
-    head: http::request::Parts,
-    source: &'a B::Source,
-    /// When the call's `grpc-timeout` passes, if it has one.
-    grpc_deadline: Option<Instant>,
+    call: &'a Recorded<B>,
 }
 
 impl<S, B> MakeAttempt for Copies<'_, S, B>
@@ -309,22 +254,18 @@ where
 
     fn make(&mut self) -> Option<Self::Attempt> {
         if let Some(first) = self.first.take() {
-            let first = Request::from_parts(self.head.clone(), first);
             return Some(RequestCopy::First {
-                future: self.service.call(first),
+                future: self.service.call(self.call.request(first, false)),
             });
         }
-        let body = B::replay(self.source)?;
-        let mut head = self.head.clone();
-        deadline::tell_time_left(&mut head.headers, self.grpc_deadline);
-        let copy = Request::from_parts(head, body);
+        let copy = self.call.request(B::replay(&self.call.source)?, true);
         Some(RequestCopy::Later {
             future: Oneshot::new(self.service.clone(), copy),
         })
     }
 
     fn can_make(&self) -> bool {
-        self.first.is_some() || B::can_replay(self.source)
+        self.first.is_some() || B::can_replay(&self.call.source)
     }
 
     fn sends_http(&self) -> bool {
@@ -357,8 +298,7 @@ impl<S: Service<Req>, Req> Future for RequestCopy<S, Req> {
 /// empty body (the copies sent theirs).
 struct Judged<'a, C, B: ReplayBody> {
     classifier: &'a C,
-    request: Request<B>,
-    source: &'a B::Source,
+    call: &'a Recorded<B>,
 }
 
 impl<C, B, Res, E> RulesFor<Result<Res, E>> for Judged<'_, C, B>
@@ -367,11 +307,12 @@ where
     B: ReplayBody,
 {
     fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
-        match self.classifier.classify(&self.request, outcome) {
+        let request = self.call.request(B::empty(), false);
+        match self.classifier.classify(&request, outcome) {
             // The request cannot be sent again (its body was over the bound,
             // or not sent to its end): a failure for the budget and the
             // breaker, returned as it came, as the retry layer does.
-            Classification::Transient(_) if !B::can_replay(self.source) => {
+            Classification::Transient(_) if !B::can_replay(&self.call.source) => {
                 Classification::Unrepeatable
             }
             verdict => verdict,

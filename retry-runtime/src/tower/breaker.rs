@@ -28,8 +28,8 @@ use crate::{CircuitBreaker, CircuitOpen, CircuitPermit};
 /// [`ReplayBody`] (`String`, `Full`, a tonic channel's, a boxed body).
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerLayer<C = HttpClassifier> {
-    pub(super) breaker: &'static CircuitBreaker,
-    pub(super) classifier: C,
+    breaker: &'static CircuitBreaker,
+    classifier: C,
 }
 
 impl CircuitBreakerLayer {
@@ -61,8 +61,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
     fn layer(&self, inner: S) -> Self::Service {
         CircuitBreakerService {
             inner,
-            breaker: self.breaker,
-            classifier: self.classifier.clone(),
+            layer: self.clone(),
         }
     }
 }
@@ -71,8 +70,7 @@ impl<S, C: Clone> Layer<S> for CircuitBreakerLayer<C> {
 #[derive(Clone, Debug)]
 pub struct CircuitBreakerService<S, C = HttpClassifier> {
     inner: S,
-    breaker: &'static CircuitBreaker,
-    classifier: C,
+    layer: CircuitBreakerLayer<C>,
 }
 
 impl<S, C, B> Service<http::Request<B>> for CircuitBreakerService<S, C>
@@ -92,20 +90,18 @@ where
     /// Sends `request` if the breaker lets it through, keeping its head for
     /// the classifier; a refused request is neither sent nor kept.
     fn call(&mut self, request: http::Request<B>) -> Self::Future {
-        let (future, permit, kept) = match self.breaker.acquire() {
-            Ok(permit) => {
-                let (head, body) = request.into_parts();
-                let kept = http::Request::from_parts(head.clone(), B::empty());
-                let future = self.inner.call(http::Request::from_parts(head, body));
-                (Some(future), Some(permit), Some(kept))
-            }
-            Err(CircuitOpen) => (None, None, None),
-        };
+        let sent = self.layer.breaker.acquire().ok().map(|permit| {
+            let (head, body) = request.into_parts();
+            let kept = http::Request::from_parts(head.clone(), B::empty());
+            let future = self.inner.call(http::Request::from_parts(head, body));
+            (future, (permit, kept))
+        });
+        let (future, held) = sent.unzip();
+        let classifier = self.layer.classifier.clone();
         CircuitBreakerFuture {
             future,
-            permit,
-            request: kept,
-            classifier: self.classifier.clone(),
+            held,
+            classifier,
         }
     }
 }
@@ -118,8 +114,8 @@ pin_project_lite::pin_project! {
     pub struct CircuitBreakerFuture<F, C, Req> {
         #[pin]
         future: Option<F>,
-        permit: Option<CircuitPermit<'static>>,
-        request: Option<Req>,
+        // The permit and the request's head, until the outcome is recorded.
+        held: Option<(CircuitPermit<'static>, Req)>,
         classifier: C,
     }
 }
@@ -139,10 +135,10 @@ where
         let Poll::Ready(result) = future.poll(cx) else {
             return Poll::Pending;
         };
-        if let (Some(permit), Some(request)) = (this.permit.take(), this.request.as_ref()) {
+        if let Some((permit, request)) = this.held.take() {
             // A failure the caller would retry, or one it may not repeat
             // (a POST that got a 503): either is the dependency failing.
-            let failed = this.classifier.classify(request, &result).is_transient();
+            let failed = this.classifier.classify(&request, &result).is_transient();
             permit.record(!failed);
         }
         Poll::Ready(result.map_err(BreakerError::Service))

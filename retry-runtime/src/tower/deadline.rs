@@ -5,8 +5,10 @@
 
 use core::time::Duration;
 
-use http::{HeaderMap, HeaderValue};
+use http::request::Parts;
+use http::{HeaderMap, HeaderValue, Request};
 
+use super::ReplayBody;
 use crate::clock::{Clock, Instant};
 use crate::Policy;
 
@@ -74,27 +76,40 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
 }
 
-/// The policy a call with head `headers` runs under, and when its gRPC
-/// deadline passes: `policy` with its deadline the nearer of its own and the
-/// call's `grpc-timeout`, if it has one (gRFC A6: the timeout bounds the
-/// whole call, retries included). What the tower layer and the hedge layer
-/// both start a call with.
-pub(crate) fn bound(policy: &Policy, headers: &HeaderMap) -> (Policy, Option<Instant>) {
-    match timeout(headers) {
-        Some(timeout) => {
-            let nearer = policy.deadline().map_or(timeout, |own| own.min(timeout));
-            let at = Clock::Async.now().checked_add(timeout);
-            (policy.with_deadline(nearer), at)
-        }
-        None => (*policy, None),
-    }
+/// A request as its call's attempts send it: its head, its body as recorded
+/// ([`ReplayBody`]), and when the call's `grpc-timeout` passes, if it has
+/// one. What the retry layer and the hedge layer both make each attempt's
+/// request from.
+pub(crate) struct Recorded<B: ReplayBody> {
+    head: Parts,
+    pub(crate) source: B::Source,
+    at: Option<Instant>,
 }
 
-/// A later attempt of a call whose gRPC deadline passes `at` tells the
-/// server the time the call has left, not the time the first attempt had.
-pub(crate) fn tell_time_left(headers: &mut HeaderMap, at: Option<Instant>) {
-    if let Some(left) = at.and_then(|at| value(Clock::Async.until(at))) {
-        headers.insert(GRPC_TIMEOUT, left);
+impl<B: ReplayBody> Recorded<B> {
+    /// The call of a request (`head`, `body`) under `policy`: the policy with
+    /// its deadline the nearer of its own and the call's `grpc-timeout` (gRFC
+    /// A6: the timeout bounds the whole call, retries included), the first
+    /// attempt's body (recording up to `max_body` bytes of it), and the call.
+    pub(crate) fn start(policy: &Policy, head: Parts, body: B, max: usize) -> (Policy, B, Self) {
+        let (first, source) = body.record(max);
+        let timeout = timeout(&head.headers);
+        let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
+        let nearer =
+            timeout.map(|timeout| policy.deadline().map_or(timeout, |own| own.min(timeout)));
+        let policy = nearer.map_or(*policy, |nearer| policy.with_deadline(nearer));
+        (policy, first, Recorded { head, source, at })
+    }
+
+    /// The request with `body`; a `later` attempt tells the server the time
+    /// the call has left, not the time the first attempt had.
+    pub(crate) fn request(&self, body: B, later: bool) -> Request<B> {
+        let mut head = self.head.clone();
+        let left = self.at.filter(|_| later).map(|at| Clock::Async.until(at));
+        if let Some(left) = left.and_then(value) {
+            head.headers.insert(GRPC_TIMEOUT, left);
+        }
+        Request::from_parts(head, body)
     }
 }
 

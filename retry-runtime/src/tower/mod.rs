@@ -1,5 +1,5 @@
 //! A tower [`Layer`] that retries HTTP and gRPC calls with the runtime's
-//! [`Policy`]: backoff and jitter, `deadline`, a shared [`RetryBudget`], a
+//! [`Policy`]: backoff and jitter, `deadline`, a shared [`RetryBudget`](crate::RetryBudget), a
 //! [`CircuitBreaker`] (one, or one per upstream), and the server's hint
 //! (`Retry-After` on HTTP responses, `grpc-retry-pushback-ms` on gRPC ones),
 //! decided exactly as `#[retry]` decides.
@@ -155,26 +155,63 @@ pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService
 pub use self::policy::RetryPolicy;
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
-use self::service::Settings;
+pub(crate) use self::service::Settings;
 pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
 use crate::registry::Registry;
-use crate::{CircuitBreaker, Policy, RetryBudget, Shared};
+use crate::{CircuitBreaker, Policy, Shared};
 
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
 pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
 
+/// The builder methods a retry and a hedge layer share, on their
+/// [`Settings`] in a field `settings`.
+macro_rules! layer_settings {
+    () => {
+        /// Draws retries (and a hedge layer's copies) from a budget shared
+        /// by every request that names it (a `&'static RetryBudget` or an
+        /// `Arc<RetryBudget>`).
+        #[must_use]
+        pub fn with_budget(
+            mut self,
+            budget: impl Into<$crate::Shared<$crate::RetryBudget>>,
+        ) -> Self {
+            self.settings.budget = Some(budget.into());
+            self
+        }
+
+        /// Names the calls in `tracing` events and metrics (default `"tower"`).
+        #[must_use]
+        pub fn named(mut self, name: &'static str) -> Self {
+            self.settings.name = name;
+            self
+        }
+
+        /// Records at most `bytes` of a streaming request body for the later
+        /// attempts (default 64 KiB); a larger body is sent once, not
+        /// retried nor hedged.
+        #[must_use]
+        pub fn with_max_body(mut self, bytes: usize) -> Self {
+            self.settings.max_body = bytes;
+            self
+        }
+
+        /// The policy each request's attempts follow.
+        #[must_use]
+        pub fn policy(&self) -> &$crate::Policy {
+            &self.settings.policy
+        }
+    };
+}
+pub(crate) use layer_settings;
+
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
 #[derive(Clone, Debug)]
 pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {
-    policy: Shared<Policy>,
-    budget: Option<Shared<RetryBudget>>,
-    name: &'static str,
-    classifier: C,
-    max_body: usize,
+    settings: Settings<C>,
     upstreams: U,
 }
 
@@ -184,51 +221,21 @@ impl RetryLayer {
     #[must_use]
     pub fn new(policy: impl Into<Shared<Policy>>) -> Self {
         RetryLayer {
-            policy: policy.into(),
-            budget: None,
-            name: "tower",
-            classifier: HttpClassifier::new(),
-            max_body: DEFAULT_MAX_BODY,
+            settings: Settings::new(policy.into(), HttpClassifier::new()),
             upstreams: NoUpstreams,
         }
     }
 }
 
 impl<C, U> RetryLayer<C, U> {
-    /// Draws retries from a budget shared by every request that names it
-    /// (a `&'static RetryBudget` or an `Arc<RetryBudget>`).
-    #[must_use]
-    pub fn with_budget(mut self, budget: impl Into<Shared<RetryBudget>>) -> Self {
-        self.budget = Some(budget.into());
-        self
-    }
-
-    /// Names the calls in `tracing` events and metrics (default `"tower"`).
-    #[must_use]
-    pub fn named(mut self, name: &'static str) -> Self {
-        self.name = name;
-        self
-    }
-
-    /// Records at most `bytes` of a streaming request body for the later
-    /// attempts (default 64 KiB); a larger body is sent once
-    /// and not retried.
-    #[must_use]
-    pub fn with_max_body(mut self, bytes: usize) -> Self {
-        self.max_body = bytes;
-        self
-    }
+    layer_settings!();
 
     /// Classifies outcomes with `classifier`, such as a closure
     /// `Fn(&Req, &Result<Res, E>) -> Classification`.
     #[must_use]
     pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U> {
         RetryLayer {
-            policy: self.policy,
-            budget: self.budget,
-            name: self.name,
-            classifier,
-            max_body: self.max_body,
+            settings: self.settings.map(|_| classifier),
             upstreams: self.upstreams,
         }
     }
@@ -337,19 +344,9 @@ impl<C, U> RetryLayer<C, U> {
 
     fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2> {
         RetryLayer {
-            policy: self.policy,
-            budget: self.budget,
-            name: self.name,
-            classifier: self.classifier,
-            max_body: self.max_body,
+            settings: self.settings,
             upstreams,
         }
-    }
-
-    /// The policy each request's retries follow.
-    #[must_use]
-    pub fn policy(&self) -> &Policy {
-        &self.policy
     }
 }
 
@@ -359,13 +356,7 @@ impl<S, C: Clone, U: Clone> Layer<S> for RetryLayer<C, U> {
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
             inner,
-            settings: Arc::new(Settings {
-                policy: self.policy.clone(),
-                budget: self.budget.clone(),
-                name: self.name,
-                classifier: self.classifier.clone(),
-                max_body: self.max_body,
-            }),
+            settings: Arc::new(self.settings.clone()),
             upstreams: self.upstreams.clone(),
         }
     }

@@ -94,12 +94,9 @@ impl<C: Clone> Clone for RetryPolicy<C> {
     /// starts, so the clone's attempts start now.
     fn clone(&self) -> Self {
         RetryPolicy {
-            policy: self.policy,
-            budget: self.budget,
-            name: self.name,
             classifier: self.classifier.clone(),
-            breaker: self.breaker,
             call: Some(self.start()),
+            ..*self
         }
     }
 }

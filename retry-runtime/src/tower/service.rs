@@ -10,72 +10,61 @@ use ::tower::Service;
 use http::{Request, Response};
 
 use super::body::ReplayBody;
-use super::deadline;
+use super::deadline::Recorded;
 use super::upstreams::Upstreams;
 use crate::classify::http::Classify;
-use crate::clock::Instant;
 use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
-/// What every request of a layer shares.
-#[derive(Debug)]
-pub(super) struct Settings<C> {
-    pub(super) policy: Shared<Policy>,
-    pub(super) budget: Option<Shared<RetryBudget>>,
-    pub(super) name: &'static str,
-    pub(super) classifier: C,
-    pub(super) max_body: usize,
+/// What every request of a retry or hedge layer shares, and the builder
+/// methods both layers have for it (`layer_settings!`).
+#[derive(Clone, Debug)]
+pub(crate) struct Settings<C> {
+    pub(crate) policy: Shared<Policy>,
+    pub(crate) budget: Option<Shared<RetryBudget>>,
+    pub(crate) name: &'static str,
+    pub(crate) classifier: C,
+    pub(crate) max_body: usize,
+}
+
+impl<C> Settings<C> {
+    /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
+    /// recorded up to 64 KiB.
+    pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
+        Settings {
+            policy,
+            budget: None,
+            name: "tower",
+            classifier,
+            max_body: super::DEFAULT_MAX_BODY,
+        }
+    }
+
+    /// These settings with their classifier changed.
+    pub(crate) fn map<C2>(self, classifier: impl FnOnce(C) -> C2) -> Settings<C2> {
+        Settings {
+            policy: self.policy,
+            budget: self.budget,
+            name: self.name,
+            classifier: classifier(self.classifier),
+            max_body: self.max_body,
+        }
+    }
 }
 
 /// The service of a [`RetryLayer`](super::RetryLayer): retries each
 /// `http::Request` under the layer's policy, sending its body again on
 /// each attempt ([`ReplayBody`]).
-#[derive(Debug)]
+#[derive(Clone, Debug)]
 pub struct RetryService<S, C, U> {
     pub(super) inner: S,
     pub(super) settings: Arc<Settings<C>>,
     pub(super) upstreams: U,
 }
 
-impl<S: Clone, C, U: Clone> Clone for RetryService<S, C, U> {
-    fn clone(&self) -> Self {
-        RetryService {
-            inner: self.inner.clone(),
-            settings: Arc::clone(&self.settings),
-            upstreams: self.upstreams.clone(),
-        }
-    }
-}
-
-/// The future of a [`RetryService`] call: all of its attempts and waits.
-/// Dropping it cancels the call.
-#[must_use = "futures do nothing unless polled"]
-pub struct ResponseFuture<T, E> {
-    inner: Pin<Box<dyn Future<Output = Result<T, E>> + Send>>,
-}
-
-impl<T, E> ResponseFuture<T, E> {
-    /// Boxes `future`.
-    pub(crate) fn new(future: impl Future<Output = Result<T, E>> + Send + 'static) -> Self {
-        ResponseFuture {
-            inner: Box::pin(future),
-        }
-    }
-}
-
-impl<T, E> Future for ResponseFuture<T, E> {
-    type Output = Result<T, E>;
-
-    fn poll(mut self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<Self::Output> {
-        self.inner.as_mut().poll(cx)
-    }
-}
-
-impl<T, E> core::fmt::Debug for ResponseFuture<T, E> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("ResponseFuture").finish_non_exhaustive()
-    }
-}
+/// The future of a [`RetryService`] or a hedge layer's call: all of its
+/// attempts and waits, boxed. Dropping it cancels the call.
+pub(crate) type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
 impl<S, C, U, B, ResB> Service<Request<B>> for RetryService<S, C, U>
 where
@@ -104,17 +93,15 @@ where
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
         let settings = Arc::clone(&self.settings);
-        ResponseFuture::new(async move {
+        Box::pin(async move {
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, grpc_deadline) = deadline::bound(&settings.policy, &head.headers);
-            let (first, source) = body.record(settings.max_body);
+            let (policy, first, call) =
+                Recorded::start(&settings.policy, head, body, settings.max_body);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
-                head,
-                source,
-                grpc_deadline,
+                call,
                 sent: false,
                 upstreams: PhantomData,
             };
@@ -136,10 +123,7 @@ where
 struct Tower<'a, S, C, U, B: ReplayBody> {
     service: S,
     classifier: &'a C,
-    head: http::request::Parts,
-    source: B::Source,
-    /// When the call's `grpc-timeout` passes, if it has one.
-    grpc_deadline: Option<Instant>,
+    call: Recorded<B>,
     /// An attempt was sent: the next one tells the server the time left.
     sent: bool,
     upstreams: PhantomData<U>,
@@ -158,9 +142,6 @@ where
     type Output = Result<Response<ResB>, U::Error<S::Error>>;
 
     async fn ready(&mut self) -> Result<(), Self::Output> {
-        if core::mem::replace(&mut self.sent, true) {
-            deadline::tell_time_left(&mut self.head.headers, self.grpc_deadline);
-        }
         // A service that cannot become ready (a buffer whose worker ended, a
         // balancer whose discovery failed) ends the call with its error, as
         // tower's `Retry` does.
@@ -170,18 +151,18 @@ where
     }
 
     fn send(&mut self, body: B) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
-        self.service
-            .call(Request::from_parts(self.head.clone(), body))
+        let later = core::mem::replace(&mut self.sent, true);
+        self.service.call(self.call.request(body, later))
     }
 
     fn classify(&self, answer: &Result<Response<ResB>, S::Error>) -> Classification {
         // The request's head: its body was sent.
-        let request = Request::from_parts(self.head.clone(), B::empty());
-        self.classifier.classify(&request, answer)
+        self.classifier
+            .classify(&self.call.request(B::empty(), false), answer)
     }
 
     fn copy(&mut self) -> Option<B> {
-        B::replay(&self.source)
+        B::replay(&self.call.source)
     }
 
     fn output(answer: Result<Response<ResB>, S::Error>) -> Self::Output {
