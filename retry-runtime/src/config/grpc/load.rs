@@ -130,20 +130,23 @@ const CODES: [&str; 17] = [
 
 fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, ConfigError> {
     codes.iter().try_fold(RetryableCodes::NONE, |set, code| {
-        let number = match code {
-            raw::Code::Number(number) => i32::try_from(*number)
+        let number = match &code.0 {
+            raw::Number::Integer(number) => i32::try_from(*number)
                 .ok()
                 .filter(|number| (0..17).contains(number)),
-            raw::Code::Name(name) => CODES
+            raw::Number::Text(name) => CODES
                 .iter()
                 .position(|known| known.eq_ignore_ascii_case(name))
                 .and_then(|number| i32::try_from(number).ok()),
-            raw::Code::Other(_) => None,
+            raw::Number::Float(_) | raw::Number::Other(_) => None,
         };
         number.map(|number| set.with_number(number)).ok_or_else(|| {
             invalid(
                 field,
-                format_args!("unknown status code {code}: expected a name such as \"UNAVAILABLE\", or 0 to 16"),
+                format_args!(
+                    "unknown status code {}: expected a name such as \"UNAVAILABLE\", or 0 to 16",
+                    code.0
+                ),
             )
         })
     })
@@ -156,16 +159,6 @@ impl fmt::Display for raw::Number {
             raw::Number::Float(number) => write!(f, "{number}"),
             raw::Number::Text(text) => write!(f, "{text:?}"),
             raw::Number::Other(value) => f.write_str(value),
-        }
-    }
-}
-
-impl fmt::Display for raw::Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            raw::Code::Number(number) => write!(f, "{number}"),
-            raw::Code::Name(name) => write!(f, "{name:?}"),
-            raw::Code::Other(value) => f.write_str(value),
         }
     }
 }
