@@ -110,40 +110,23 @@ mod read {
         optional(d, Multiplier)
     }
 
-    fn text<'de, D: Deserializer<'de>>(
-        d: D,
-        key: &'static str,
-        expected: &'static str,
-    ) -> Result<Option<String>, D::Error> {
-        optional(d, Text { key, expected })
+    /// The readers of the keys whose value is a string, each naming its
+    /// key and what to write.
+    macro_rules! text {
+        ($($key:ident: $expected:expr,)*) => {$(
+            pub(super) fn $key<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
+                optional(d, Text { key: stringify!($key), expected: $expected })
+            }
+        )*};
     }
 
-    pub(super) fn base<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "base", DURATION)
-    }
-
-    pub(super) fn cap<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "cap", DURATION)
-    }
-
-    pub(super) fn deadline<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "deadline", DURATION)
-    }
-
-    pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "timeout", DURATION)
-    }
-
-    pub(super) fn jitter<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(
-            d,
-            "jitter",
-            "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
-        )
-    }
-
-    pub(super) fn nested<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "nested", "\"once\" or \"retry\"")
+    text! {
+        base: DURATION,
+        cap: DURATION,
+        deadline: DURATION,
+        timeout: DURATION,
+        jitter: "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
+        nested: "\"once\" or \"retry\"",
     }
 }
 
