@@ -283,25 +283,22 @@ impl Mark<'_, '_> {
     // Inlined: around every poll of an attempt holding a permit
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn hold(&mut self) -> Hold<'_> {
+    pub(crate) fn hold(&mut self) -> Hold<'_, &mut bool> {
         let permit = &mut *self.permit;
-        let last = Some(&mut permit.nested_failed);
-        hold(address(permit.breaker), &mut permit.refused_inside, last)
+        hold(
+            address(permit.breaker),
+            &mut permit.refused_inside,
+            &mut permit.nested_failed,
+        )
     }
 }
 
 /// Marks the thread with the breaker at `breaker` (its [`address`], or 0
 /// for none) until the [`Hold`] is dropped, which then hands `refused`
-/// whether a breaker refused a call meanwhile, and `nested_failed` (the
-/// retry loop's permit, which records it, or a hedged attempt's, if it
-/// holds one) whether the last call made under the permit failed, if one
-/// was made.
+/// whether a breaker refused a call meanwhile, and `nested_failed` whether
+/// the last call made under the permit failed, if one was made.
 #[inline]
-fn hold<'a>(
-    breaker: usize,
-    refused: &'a mut bool,
-    nested_failed: Option<&'a mut bool>,
-) -> Hold<'a> {
+fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Hold<'_, N> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
@@ -366,14 +363,50 @@ impl MarkThread for HedgedMark<'_, '_> {
 /// before and hands the attempt whether a breaker refused a call inside it.
 #[doc(hidden)]
 #[must_use]
-pub struct Hold<'a> {
+pub struct Hold<'a, N: LastCall> {
     len: usize,
     outer_refused: bool,
     refused: &'a mut bool,
-    nested_failed: Option<&'a mut bool>,
+    nested_failed: N,
 }
 
-impl Drop for Hold<'_> {
+/// Where a [`Hold`] hands how the last call made under its permit ended:
+/// the retry loop's permit, which records it ([`CircuitPermit::record`]),
+/// or a hedged attempt's ([`HedgedMark`], which may hold none); or nowhere,
+/// whose way out then does not look.
+#[doc(hidden)]
+pub trait LastCall {
+    /// Whether the way out looks at all.
+    const WANTED: bool;
+    /// The last call made under the permit ended, failed or not.
+    fn heard(&mut self, failed: bool);
+}
+
+impl LastCall for &mut bool {
+    const WANTED: bool = true;
+    #[inline]
+    fn heard(&mut self, failed: bool) {
+        **self = failed;
+    }
+}
+
+impl LastCall for Option<&mut bool> {
+    const WANTED: bool = true;
+    #[inline]
+    fn heard(&mut self, failed: bool) {
+        if let Some(last) = self {
+            **last = failed;
+        }
+    }
+}
+
+impl LastCall for () {
+    const WANTED: bool = false;
+    #[inline]
+    fn heard(&mut self, _: bool) {}
+}
+
+impl<N: LastCall> Drop for Hold<'_, N> {
     #[inline]
     fn drop(&mut self) {
         HELD.with(|held| {
@@ -381,13 +414,13 @@ impl Drop for Hold<'_> {
             *self.refused |= refused;
             // A refusal deep inside is one inside the enclosing attempts too.
             held.refused.set(self.outer_refused | refused);
-            if let Some(nested_failed) = &mut self.nested_failed {
+            if N::WANTED {
                 let last = held
                     .breakers
                     .get(self.len)
                     .map_or(0, |slot| slot.get() & LAST_CALL);
                 if last != 0 {
-                    **nested_failed = last == FAILED;
+                    self.nested_failed.heard(last == FAILED);
                 }
             }
             held.len.set(self.len);
@@ -395,7 +428,7 @@ impl Drop for Hold<'_> {
     }
 }
 
-impl core::fmt::Debug for Hold<'_> {
+impl<N: LastCall> core::fmt::Debug for Hold<'_, N> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_struct("Hold").finish_non_exhaustive()
     }
