@@ -7,8 +7,7 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(in crate::config::grpc) struct ServiceConfig {
-    #[serde(default)]
-    #[serde(alias = "method_config", alias = "MethodConfig")]
+    #[serde(default, alias = "method_config", alias = "MethodConfig")]
     pub method_config: Vec<MethodConfig>,
     #[serde(alias = "retry_throttling", alias = "RetryThrottling")]
     pub retry_throttling: Option<RetryThrottling>,
@@ -17,8 +16,7 @@ pub(in crate::config::grpc) struct ServiceConfig {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(in crate::config::grpc) struct MethodConfig {
-    #[serde(default)]
-    #[serde(alias = "Name")]
+    #[serde(default, alias = "Name")]
     pub name: Vec<Name>,
     #[serde(alias = "Timeout")]
     pub timeout: Option<String>,
