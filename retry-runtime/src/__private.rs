@@ -115,42 +115,6 @@ impl<E> Expresses<UntimedPolicy> for E {
     }
 }
 
-impl<E: Expresses<P>, P: ?Sized> Expresses<&P> for E {
-    fn policy(policy: &&P) -> Policy {
-        <E as Expresses<P>>::policy(*policy)
-    }
-    fn limit() -> Limit<Self> {
-        <E as Expresses<P>>::limit()
-    }
-}
-
-impl<E: Expresses<P>, P, F: FnOnce() -> P> Expresses<std::sync::LazyLock<P, F>> for E {
-    fn policy(policy: &std::sync::LazyLock<P, F>) -> Policy {
-        <E as Expresses<P>>::policy(std::sync::LazyLock::force(policy))
-    }
-    fn limit() -> Limit<Self> {
-        <E as Expresses<P>>::limit()
-    }
-}
-
-impl<E: Expresses<P>, P: ?Sized> Expresses<std::sync::Arc<P>> for E {
-    fn policy(policy: &std::sync::Arc<P>) -> Policy {
-        <E as Expresses<P>>::policy(policy)
-    }
-    fn limit() -> Limit<Self> {
-        <E as Expresses<P>>::limit()
-    }
-}
-
-impl<E: Expresses<P>, P: ?Sized> Expresses<Box<P>> for E {
-    fn policy(policy: &Box<P>) -> Policy {
-        <E as Expresses<P>>::policy(policy)
-    }
-    fn limit() -> Limit<Self> {
-        <E as Expresses<P>>::limit()
-    }
-}
-
 /// What `policy = ...` may name when `timed_out = ...` says how a cut-off
 /// attempt fails: a [`Policy`] or an [`UntimedPolicy`], behind any of the
 /// pointers [`Expresses`] sees through.
@@ -175,28 +139,32 @@ impl PolicySource for UntimedPolicy {
     }
 }
 
-impl<P: PolicySource + ?Sized> PolicySource for &P {
-    fn policy(&self) -> Policy {
-        P::policy(self)
-    }
+/// A policy behind a reference or a pointer (a `LazyLock` forced) is the
+/// policy it points to, for [`Expresses`] and [`PolicySource`] alike.
+macro_rules! through {
+    ($([$($generics:tt)*] $pointer:ty;)*) => {$(
+        impl<E: Expresses<P>, $($generics)*> Expresses<$pointer> for E {
+            fn policy(policy: &$pointer) -> Policy {
+                <E as Expresses<P>>::policy(policy)
+            }
+            fn limit() -> Limit<Self> {
+                <E as Expresses<P>>::limit()
+            }
+        }
+
+        impl<$($generics)*> PolicySource for $pointer where P: PolicySource {
+            fn policy(&self) -> Policy {
+                P::policy(self)
+            }
+        }
+    )*};
 }
 
-impl<P: PolicySource, F: FnOnce() -> P> PolicySource for std::sync::LazyLock<P, F> {
-    fn policy(&self) -> Policy {
-        std::sync::LazyLock::force(self).policy()
-    }
-}
-
-impl<P: PolicySource + ?Sized> PolicySource for std::sync::Arc<P> {
-    fn policy(&self) -> Policy {
-        P::policy(self)
-    }
-}
-
-impl<P: PolicySource + ?Sized> PolicySource for Box<P> {
-    fn policy(&self) -> Policy {
-        P::policy(self)
-    }
+through! {
+    [P: ?Sized] &P;
+    [P, F: FnOnce() -> P] std::sync::LazyLock<P, F>;
+    [P: ?Sized] std::sync::Arc<P>;
+    [P: ?Sized] Box<P>;
 }
 
 /// `policy = ...` next to `timed_out = ...`, copied, so that the loop does

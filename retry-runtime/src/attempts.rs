@@ -212,7 +212,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     // Inlined: every call's step; a success returns at once
     // (benches/instructions.sh).
     #[inline]
-    pub fn next<R, Rules: RulesFor<R>>(
+    pub fn next<R: Outcome, Rules: RulesFor<R>>(
         &mut self,
         rules: &Rules,
         outcome: &R,
@@ -241,14 +241,14 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// [`next`](Self::next) for an outcome the rules did not take for done.
     #[inline]
-    fn failed<R, Rules: RulesFor<R>>(
+    fn failed<R: Outcome, Rules: RulesFor<R>>(
         &mut self,
         rules: &Rules,
         outcome: &R,
         verdict: Classification,
     ) -> ControlFlow<(), Duration> {
         #[cfg(feature = "tracing")]
-        if let Some(class) = rules.error_type(outcome) {
+        if let Some(class) = crate::rules::error_type(outcome) {
             observe::error_type::set(class);
         }
         let failed = self.attempt();

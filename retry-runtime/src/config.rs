@@ -102,48 +102,32 @@ mod read {
 
     const DURATION: &str = "a duration string, a number and a unit, such as \"200ms\" or \"1.5s\"";
 
-    pub(super) fn max<'de, D: Deserializer<'de>>(d: D) -> Result<Option<u32>, D::Error> {
-        optional(d, Attempts)
+    /// The readers of the keys, each with what its key takes: a string
+    /// names its key and what to write.
+    macro_rules! read {
+        (strings: $($key:ident: $expected:expr,)*) => {
+            read! { $($key: String = Text { key: stringify!($key), expected: $expected },)* }
+        };
+        ($($key:ident: $value:ty = $read:expr,)*) => {$(
+            pub(super) fn $key<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$value>, D::Error> {
+                optional(d, $read)
+            }
+        )*};
     }
 
-    pub(super) fn multiplier<'de, D: Deserializer<'de>>(d: D) -> Result<Option<f64>, D::Error> {
-        optional(d, Multiplier)
+    read! {
+        max: u32 = Attempts,
+        multiplier: f64 = Multiplier,
     }
 
-    fn text<'de, D: Deserializer<'de>>(
-        d: D,
-        key: &'static str,
-        expected: &'static str,
-    ) -> Result<Option<String>, D::Error> {
-        optional(d, Text { key, expected })
-    }
-
-    pub(super) fn base<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "base", DURATION)
-    }
-
-    pub(super) fn cap<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "cap", DURATION)
-    }
-
-    pub(super) fn deadline<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "deadline", DURATION)
-    }
-
-    pub(super) fn timeout<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "timeout", DURATION)
-    }
-
-    pub(super) fn jitter<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(
-            d,
-            "jitter",
-            "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
-        )
-    }
-
-    pub(super) fn nested<'de, D: Deserializer<'de>>(d: D) -> Result<Option<String>, D::Error> {
-        text(d, "nested", "\"once\" or \"retry\"")
+    read! {
+        strings:
+        base: DURATION,
+        cap: DURATION,
+        deadline: DURATION,
+        timeout: DURATION,
+        jitter: "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
+        nested: "\"once\" or \"retry\"",
     }
 }
 
@@ -210,32 +194,26 @@ impl TryFrom<PolicyConfig> for Policy {
     type Error = ConfigError;
 
     fn try_from(config: PolicyConfig) -> Result<Self, ConfigError> {
-        let mut policy = Policy::new();
-        if let Some(max) = config.max {
-            policy = policy.with_max_attempts(max);
+        // A key given sets its value, one left out keeps the default; the
+        // keys are read in this order, so the first wrong one is reported.
+        fn set<T>(policy: Policy, value: Option<T>, with: fn(Policy, T) -> Policy) -> Policy {
+            value.map_or(policy, |value| with(policy, value))
         }
-        if let Some(base) = duration("base", config.base)? {
-            policy = policy.with_base(base);
-        }
-        if let Some(cap) = duration("cap", config.cap)? {
-            policy = policy.with_cap(cap);
-        }
-        if let Some(multiplier) = config.multiplier {
-            policy = policy.with_multiplier(multiplier);
-        }
-        if let Some(jitter) = config.jitter {
-            policy = policy.with_jitter(jitter.parse().map_err(ConfigError::Jitter)?);
-        }
-        if let Some(deadline) = duration("deadline", config.deadline)? {
-            policy = policy.with_deadline(deadline);
-        }
-        if let Some(timeout) = duration("timeout", config.timeout)? {
-            policy = policy.with_timeout(timeout);
-        }
-        if let Some(name) = config.nested {
-            let nested = nested(&name).ok_or(ConfigError::Nested(name))?;
-            policy = policy.with_nested(nested);
-        }
+        let policy = set(Policy::new(), config.max, Policy::with_max_attempts);
+        let policy = set(policy, duration("base", config.base)?, Policy::with_base);
+        let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
+        let policy = set(policy, config.multiplier, Policy::with_multiplier);
+        let jitter = config.jitter.map(|jitter| jitter.parse());
+        let jitter = jitter.transpose().map_err(ConfigError::Jitter)?;
+        let policy = set(policy, jitter, Policy::with_jitter);
+        let deadline = duration("deadline", config.deadline)?;
+        let policy = set(policy, deadline, Policy::with_deadline);
+        let timeout = duration("timeout", config.timeout)?;
+        let policy = set(policy, timeout, Policy::with_timeout);
+        let nested = config
+            .nested
+            .map(|name| nested(&name).ok_or(ConfigError::Nested(name)));
+        let policy = set(policy, nested.transpose()?, Policy::with_nested);
         policy.validate().map_err(ConfigError::Policy)?;
         Ok(policy)
     }

@@ -86,14 +86,12 @@ pub trait RulesFor<R> {
     fn verdict(&self, outcome: &R) -> Classification;
     /// The hook, before the wait that follows attempt `attempt`.
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
-    /// The class of error a failed attempt failed with, for OpenTelemetry's
-    /// `error.type`: the error's type name; `None` for a retried `Ok`
-    /// value.
-    fn error_type(&self, outcome: &R) -> Option<&'static str>;
 }
 
-/// The type name of the error an outcome failed with, if it failed.
-fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
+/// The class of error a failed attempt failed with, for OpenTelemetry's
+/// `error.type`: the error's type name; `None` for a retried `Ok` value.
+#[cfg(feature = "tracing")]
+pub(crate) fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
     outcome
         .as_result()
         .err()
@@ -414,10 +412,6 @@ where
             Ok(value) => self.on_retry_ok.call(value, attempt, wait),
             Err(error) => self.on_retry.call(error, attempt, wait),
         }
-    }
-
-    fn error_type(&self, outcome: &R) -> Option<&'static str> {
-        error_type(outcome)
     }
 }
 

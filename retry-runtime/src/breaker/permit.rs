@@ -372,18 +372,14 @@ pub struct Hold<'a, N: LastCall> {
 
 /// Where a [`Hold`] hands how the last call made under its permit ended:
 /// the retry loop's permit, which records it ([`CircuitPermit::record`]),
-/// or a hedged attempt's ([`HedgedMark`], which may hold none); or nowhere,
-/// whose way out then does not look.
+/// or a hedged attempt's ([`HedgedMark`], which may hold none).
 #[doc(hidden)]
 pub trait LastCall {
-    /// Whether the way out looks at all.
-    const WANTED: bool;
     /// The last call made under the permit ended, failed or not.
     fn heard(&mut self, failed: bool);
 }
 
 impl LastCall for &mut bool {
-    const WANTED: bool = true;
     #[inline]
     fn heard(&mut self, failed: bool) {
         **self = failed;
@@ -391,19 +387,12 @@ impl LastCall for &mut bool {
 }
 
 impl LastCall for Option<&mut bool> {
-    const WANTED: bool = true;
     #[inline]
     fn heard(&mut self, failed: bool) {
         if let Some(last) = self {
             **last = failed;
         }
     }
-}
-
-impl LastCall for () {
-    const WANTED: bool = false;
-    #[inline]
-    fn heard(&mut self, _: bool) {}
 }
 
 impl<N: LastCall> Drop for Hold<'_, N> {
@@ -414,14 +403,12 @@ impl<N: LastCall> Drop for Hold<'_, N> {
             *self.refused |= refused;
             // A refusal deep inside is one inside the enclosing attempts too.
             held.refused.set(self.outer_refused | refused);
-            if N::WANTED {
-                let last = held
-                    .breakers
-                    .get(self.len)
-                    .map_or(0, |slot| slot.get() & LAST_CALL);
-                if last != 0 {
-                    self.nested_failed.heard(last == FAILED);
-                }
+            let last = held
+                .breakers
+                .get(self.len)
+                .map_or(0, |slot| slot.get() & LAST_CALL);
+            if last != 0 {
+                self.nested_failed.heard(last == FAILED);
             }
             held.len.set(self.len);
         });

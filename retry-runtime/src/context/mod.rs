@@ -296,10 +296,7 @@ impl Scope {
 
     /// The call's idempotency key, if [`KEYED`]; the nil key before.
     fn key(&self) -> IdempotencyKey {
-        match &self.extra {
-            Some(extra) => extra.key,
-            None => IdempotencyKey::NIL,
-        }
+        self.extra.map_or(IdempotencyKey::NIL, |extra| extra.key)
     }
 
     /// The body drew the call's key: its later attempts show it.
@@ -310,10 +307,7 @@ impl Scope {
 
     /// What the last retry left the next; 0 before the first.
     pub(crate) fn carry(&self) -> u64 {
-        match &self.extra {
-            Some(extra) => extra.carry,
-            None => 0,
-        }
+        self.extra.map_or(0, |extra| extra.carry)
     }
 
     pub(crate) fn set_carry(&mut self, carry: u64) {
@@ -342,11 +336,8 @@ impl Scope {
             max_attempts: self.frame.max_attempts(),
             deadline: self.deadline().get(),
             blocking: self.has(BLOCKING),
-            key: if self.has(KEYED) {
-                self.key()
-            } else {
-                IdempotencyKey::NIL
-            },
+            // The nil key unless [`KEYED`].
+            key: self.key(),
         }
     }
 }

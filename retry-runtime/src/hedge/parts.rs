@@ -9,7 +9,7 @@ use crate::clock::Instant;
 
 use super::Hedge;
 use crate::breaker::CircuitPermit;
-use crate::rules::{Outcome, RulesFor};
+use crate::rules::Outcome;
 use crate::timeout::{Limit, Limited};
 use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 
@@ -145,11 +145,11 @@ pub(super) struct Ended<'p> {
 /// with (`error.type`): set just before it, so that no other call's event,
 /// interleaved on the thread while this call waits, can take it.
 #[inline]
-pub(super) fn failed_with<R, J: RulesFor<R>>(judge: &J, failure: Option<&R>) {
+pub(super) fn failed_with<R: Outcome>(failure: Option<&R>) {
     #[cfg(feature = "tracing")]
-    if let Some(class) = failure.and_then(|failure| judge.error_type(failure)) {
+    if let Some(class) = failure.and_then(crate::rules::error_type) {
         crate::observe::error_type::set(class);
     }
     #[cfg(not(feature = "tracing"))]
-    let _ = (judge, failure);
+    let _ = failure;
 }

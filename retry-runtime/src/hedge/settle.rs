@@ -111,7 +111,7 @@ fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     number: u32,
     inner_gave_up: bool,
 ) {
-    super::parts::failed_with(this.judge, Some(outcome));
+    super::parts::failed_with(Some(outcome));
     // The event names the attempt that failed; the call made every attempt
     // it started.
     observe::stopped_after(this.setup.name, number, *this.started, Stop::NotRetryable);
@@ -163,7 +163,7 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     this.judge.before_wait(outcome, number, wait);
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.
-    super::parts::failed_with(this.judge, Some(outcome));
+    super::parts::failed_with(Some(outcome));
     observe::retry_decided(this.setup.name, number, wait);
     // A retry after a failure, not a hedge: the failure took the token.
     *this.next = Some(at);
@@ -181,7 +181,7 @@ pub(super) fn give_up<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     } else {
         *this.stop
     };
-    super::parts::failed_with(this.judge, this.last.as_ref());
+    super::parts::failed_with(this.last.as_ref());
     this.call.set_attempt(*this.started);
     this.call.stopped(stop, *this.last_inner_gave_up);
     this.last.take()

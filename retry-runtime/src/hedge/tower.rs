@@ -320,8 +320,4 @@ where
     }
 
     fn before_wait(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
-
-    fn error_type(&self, outcome: &Result<Res, E>) -> Option<&'static str> {
-        outcome.as_ref().err().map(|_| core::any::type_name::<E>())
-    }
 }

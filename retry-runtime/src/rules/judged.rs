@@ -25,8 +25,6 @@ pub trait RulesOf<T, E> {
         attempt: u32,
         wait: Duration,
     );
-    /// As [`RulesFor::error_type`].
-    fn error_type_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Option<&'static str>;
 }
 
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RulesOf<T, E>
@@ -53,10 +51,6 @@ where
     ) {
         RulesFor::<R>::before_wait(self, outcome, attempt, wait);
     }
-
-    fn error_type_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Option<&'static str> {
-        RulesFor::<R>::error_type(self, outcome)
-    }
 }
 
 /// Rules of [`RulesOf`] as [`RulesFor`] takes them.
@@ -76,9 +70,5 @@ where
     #[inline]
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
         self.0.before_wait_of(outcome, attempt, wait);
-    }
-
-    fn error_type(&self, outcome: &R) -> Option<&'static str> {
-        self.0.error_type_of(outcome)
     }
 }

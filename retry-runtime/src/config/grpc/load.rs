@@ -48,6 +48,13 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     parse_duration(text).map_err(|error| invalid(field, format_args!("{text:?}: {error}")))
 }
 
+/// The value of `field` (`parent.key`), which gRFC A6 requires: its
+/// absence is an error on `parent`.
+fn required<T>(field: &'static str, value: Option<T>) -> Result<T, ConfigError> {
+    let (parent, key) = field.split_once('.').unwrap_or(("", field));
+    value.ok_or_else(|| invalid(parent, format_args!("`{key}` is required")))
+}
+
 fn positive(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     let duration = duration(field, text)?;
     if duration.is_zero() {
@@ -130,20 +137,23 @@ const CODES: [&str; 17] = [
 
 fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, ConfigError> {
     codes.iter().try_fold(RetryableCodes::NONE, |set, code| {
-        let number = match code {
-            raw::Code::Number(number) => i32::try_from(*number)
+        let number = match &code.0 {
+            raw::Number::Integer(number) => i32::try_from(*number)
                 .ok()
                 .filter(|number| (0..17).contains(number)),
-            raw::Code::Name(name) => CODES
+            raw::Number::Text(name) => CODES
                 .iter()
                 .position(|known| known.eq_ignore_ascii_case(name))
                 .and_then(|number| i32::try_from(number).ok()),
-            raw::Code::Other(_) => None,
+            raw::Number::Float(_) | raw::Number::Other(_) => None,
         };
         number.map(|number| set.with_number(number)).ok_or_else(|| {
             invalid(
                 field,
-                format_args!("unknown status code {code}: expected a name such as \"UNAVAILABLE\", or 0 to 16"),
+                format_args!(
+                    "unknown status code {}: expected a name such as \"UNAVAILABLE\", or 0 to 16",
+                    code.0
+                ),
             )
         })
     })
@@ -160,41 +170,20 @@ impl fmt::Display for raw::Number {
     }
 }
 
-impl fmt::Display for raw::Code {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            raw::Code::Number(number) => write!(f, "{number}"),
-            raw::Code::Name(name) => write!(f, "{name:?}"),
-            raw::Code::Other(value) => f.write_str(value),
-        }
-    }
-}
-
 impl TryFrom<raw::RetryPolicy> for RetryPolicy {
     type Error = ConfigError;
 
     fn try_from(raw: raw::RetryPolicy) -> Result<Self, ConfigError> {
-        const FIELD: &str = "retryPolicy";
-        let max_attempts = attempts(
+        let [max, initial, most, multiply] = [
             "retryPolicy.maxAttempts",
-            &raw.max_attempts
-                .ok_or_else(|| invalid(FIELD, "`maxAttempts` is required"))?,
-        )?;
-        let base = positive(
             "retryPolicy.initialBackoff",
-            &raw.initial_backoff
-                .ok_or_else(|| invalid(FIELD, "`initialBackoff` is required"))?,
-        )?;
-        let cap = positive(
             "retryPolicy.maxBackoff",
-            &raw.max_backoff
-                .ok_or_else(|| invalid(FIELD, "`maxBackoff` is required"))?,
-        )?;
-        let multiplier = float(
             "retryPolicy.backoffMultiplier",
-            &raw.backoff_multiplier
-                .ok_or_else(|| invalid(FIELD, "`backoffMultiplier` is required"))?,
-        )?;
+        ];
+        let max_attempts = attempts(max, &required(max, raw.max_attempts)?)?;
+        let base = positive(initial, &required(initial, raw.initial_backoff)?)?;
+        let cap = positive(most, &required(most, raw.max_backoff)?)?;
+        let multiplier = float(multiply, &required(multiply, raw.backoff_multiplier)?)?;
         if !(multiplier.is_finite() && multiplier >= 1.0) {
             return Err(invalid(
                 "retryPolicy.backoffMultiplier",
@@ -233,11 +222,10 @@ impl TryFrom<raw::HedgingPolicy> for HedgingPolicy {
 
     fn try_from(raw: raw::HedgingPolicy) -> Result<Self, ConfigError> {
         Ok(HedgingPolicy {
-            max_attempts: attempts(
-                "hedgingPolicy.maxAttempts",
-                &raw.max_attempts
-                    .ok_or_else(|| invalid("hedgingPolicy", "`maxAttempts` is required"))?,
-            )?,
+            max_attempts: {
+                const MAX: &str = "hedgingPolicy.maxAttempts";
+                attempts(MAX, &required(MAX, raw.max_attempts)?)?
+            },
             delay: raw.hedging_delay.map_or(Ok(Duration::ZERO), |delay| {
                 duration("hedgingPolicy.hedgingDelay", &delay)
             })?,
@@ -310,12 +298,8 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
                     .transpose()?
                     .filter(|tokens| (1..=1000).contains(tokens))
                     .ok_or_else(|| invalid(TOKENS, "must be in 1 ..= 1000"))?;
-                let token_ratio = float(
-                    "retryThrottling.tokenRatio",
-                    &throttling
-                        .token_ratio
-                        .ok_or_else(|| invalid("retryThrottling", "`tokenRatio` is required"))?,
-                )?;
+                const RATIO: &str = "retryThrottling.tokenRatio";
+                let token_ratio = float(RATIO, &required(RATIO, throttling.token_ratio)?)?;
                 // A protobuf `float`: a ratio beyond its range is infinite.
                 #[allow(clippy::cast_possible_truncation)]
                 let token_ratio = token_ratio as f32;

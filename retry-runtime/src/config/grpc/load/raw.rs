@@ -7,8 +7,7 @@ use serde::Deserialize;
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(in crate::config::grpc) struct ServiceConfig {
-    #[serde(default)]
-    #[serde(alias = "method_config", alias = "MethodConfig")]
+    #[serde(default, alias = "method_config", alias = "MethodConfig")]
     pub method_config: Vec<MethodConfig>,
     #[serde(alias = "retry_throttling", alias = "RetryThrottling")]
     pub retry_throttling: Option<RetryThrottling>,
@@ -17,8 +16,7 @@ pub(in crate::config::grpc) struct ServiceConfig {
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub(in crate::config::grpc) struct MethodConfig {
-    #[serde(default)]
-    #[serde(alias = "Name")]
+    #[serde(default, alias = "Name")]
     pub name: Vec<Name>,
     #[serde(alias = "Timeout")]
     pub timeout: Option<String>,
@@ -85,17 +83,31 @@ pub(in crate::config::grpc) enum Number {
 
 impl<'de> Deserialize<'de> for Number {
     fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(NumberVisitor)
+        deserializer.deserialize_any(Scalar("a number, or a string holding one"))
     }
 }
 
-struct NumberVisitor;
+/// A status code, by name (a [`Number::Text`]) or by number (a
+/// [`Number::Integer`]); a float or a boolean is kept as written, for an
+/// error that names the field.
+pub(in crate::config::grpc) struct Code(pub Number);
 
-impl serde::de::Visitor<'_> for NumberVisitor {
+impl<'de> Deserialize<'de> for Code {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let expecting = "a gRPC status code: a name such as \"UNAVAILABLE\", or 0 to 16";
+        deserializer.deserialize_any(Scalar(expecting)).map(Code)
+    }
+}
+
+/// Reads a JSON scalar as a [`Number`]; what it expects is for the error
+/// on anything else.
+struct Scalar(&'static str);
+
+impl serde::de::Visitor<'_> for Scalar {
     type Value = Number;
 
     fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("a number, or a string holding one")
+        f.write_str(self.0)
     }
 
     fn visit_u64<E>(self, number: u64) -> Result<Number, E> {
@@ -116,49 +128,5 @@ impl serde::de::Visitor<'_> for NumberVisitor {
 
     fn visit_str<E>(self, text: &str) -> Result<Number, E> {
         Ok(Number::Text(text.to_owned()))
-    }
-}
-
-/// A status code, by name or by number; any other number or a boolean
-/// is kept as written, for an error that names the field.
-pub(in crate::config::grpc) enum Code {
-    Number(i128),
-    Name(String),
-    Other(String),
-}
-
-impl<'de> Deserialize<'de> for Code {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        deserializer.deserialize_any(CodeVisitor)
-    }
-}
-
-struct CodeVisitor;
-
-impl serde::de::Visitor<'_> for CodeVisitor {
-    type Value = Code;
-
-    fn expecting(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("a gRPC status code: a name such as \"UNAVAILABLE\", or 0 to 16")
-    }
-
-    fn visit_u64<E>(self, number: u64) -> Result<Code, E> {
-        Ok(Code::Number(number.into()))
-    }
-
-    fn visit_i64<E>(self, number: i64) -> Result<Code, E> {
-        Ok(Code::Number(number.into()))
-    }
-
-    fn visit_f64<E>(self, number: f64) -> Result<Code, E> {
-        Ok(Code::Other(number.to_string()))
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Code, E> {
-        Ok(Code::Other(value.to_string()))
-    }
-
-    fn visit_str<E>(self, name: &str) -> Result<Code, E> {
-        Ok(Code::Name(name.to_owned()))
     }
 }
