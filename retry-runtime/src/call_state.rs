@@ -6,7 +6,7 @@
 
 use core::time::Duration;
 
-use crate::clock::{Clock, Deadline};
+use crate::clock::{Clock, Deadline, Instant};
 use crate::context::{self, Scope};
 use crate::decision::{self, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name};
@@ -95,16 +95,24 @@ impl<'p> CallState<'p> {
     /// loop's waits and a hedged call's starts alike.
     #[inline]
     pub(crate) fn time_left(&self) -> Option<Duration> {
-        let nearest = self.scope.deadline().min(context::enclosing_deadline());
-        nearest.get().map(|deadline| self.clock().until(deadline))
+        self.nearest_deadline()
+            .map(|deadline| self.clock().until(deadline))
+    }
+
+    /// This call's deadline or the enclosing attempt's, whichever is nearer.
+    #[inline]
+    fn nearest_deadline(&self) -> Option<Instant> {
+        self.scope
+            .deadline()
+            .min(context::enclosing_deadline())
+            .get()
     }
 
     /// [`time_left`](Self::time_left) for the decision, which tells a
     /// deadline reached exactly (an attempt may still start at it) from one
     /// passed (none may).
     pub(crate) fn left(&self) -> TimeLeft {
-        let nearest = self.scope.deadline().min(context::enclosing_deadline());
-        match nearest.get() {
+        match self.nearest_deadline() {
             None => TimeLeft::Unbounded,
             Some(deadline) => {
                 let now = self.clock().now();
