@@ -51,7 +51,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     #[inline(always)]
     fn new(policy: &'p Policy, budget: U, name: &'static str, clock: Clock) -> Self {
         Attempts {
-            call: CallState::new(policy, name, clock),
+            call: CallState::new(policy, budget.budget(), name, clock),
             breaker: NoBreaker,
             budget,
         }

@@ -27,7 +27,15 @@ impl<'p> CallState<'p> {
     // Inlined: on every call's success path, and with the expansion's
     // constant policy the deadline and base fold away (benches/instructions.sh).
     #[inline(always)]
-    pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
+    pub(crate) fn new(
+        policy: &'p Policy,
+        budget: Option<&RetryBudget>,
+        name: &'static str,
+        clock: Clock,
+    ) -> Self {
+        if let Some(budget) = budget {
+            budget.first_attempt();
+        }
         let deadline = match policy.deadline() {
             Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
             None => Deadline::NONE,
@@ -185,6 +193,9 @@ impl<'p> CallState<'p> {
         let blocking = self.clock() == Clock::Blocking;
         if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
             return Err(Stop::Open);
+        }
+        if let Some(budget) = budget {
+            budget.retrying();
         }
         Ok(decision)
     }

@@ -79,7 +79,7 @@ where
 {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
-        let call = CallState::new(setup.policy, setup.name, Clock::Async);
+        let call = CallState::new(setup.policy, setup.budget, setup.name, Clock::Async);
         Hedged {
             setup,
             call,
