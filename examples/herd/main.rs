@@ -35,15 +35,32 @@
 //!   requests that waited for a slow leaf, and the extra leaf load;
 //!   `--tail-svg PATH` draws both latency distributions.
 //!
+//! - `metastable`: overload that outlives its trigger. A server of 50
+//!   workers (capacity 1000 requests a second) loses half of them for 5,
+//!   10 or 20 s; N client processes (10, 100, 1000) send first attempts at
+//!   0.7, 0.8 or 0.9 of its capacity through their own `RetryLayer` over a
+//!   1 s timeout, under each fleet policy (`none`, `naive`, `jitter`,
+//!   `budget`, `breaker`, `adaptive`, `recommended`); seconds until goodput
+//!   recovers, amplification, wasted work (docs/overload.md). `--policy`,
+//!   `--clients`, `--load` and `--trigger` (comma-separated lists) pick
+//!   part of the grid, `--jobs N` runs N points at a time (default: every
+//!   core), `--adaptive K,SECONDS` sets the adaptive throttle's K and
+//!   window, `--metastable-svg PATH` draws goodput and attempts over time at
+//!   N = 1000.
+//!
 //! `--only SCENARIO` runs one scenario (`burst`, `waves`, `contention`,
-//! `outage`, `recovery`, `tail`).
+//! `outage`, `recovery`, `tail`, `metastable`).
 //!
 //! The files: `simulation.rs` (the simulated service, the clients, a paused
 //! runtime), `scenarios.rs` (burst, waves, contention, outage),
 //! `recovery.rs` (the outage as a service sees it), `plot.rs` (the two
 //! pictures, drawn by `svg.rs`), `tail.rs` and `tail_plot.rs` (the tail at
-//! scale and its picture); this file reads the arguments and prints the figures.
+//! scale and its picture), `metastable.rs` and `metastable_plot.rs` (the
+//! overload model and its picture); this file reads the arguments and
+//! prints the figures.
 
+mod metastable;
+mod metastable_plot;
 mod plot;
 mod recovery;
 mod scenarios;
@@ -59,11 +76,18 @@ use plot::{draw, draw_recovery};
 use recovery::{recovery, REQUESTS_PER_SECOND};
 use scenarios::{burst, contention, outage, waves};
 use simulation::{busiest, Guard, STRATEGIES};
+use metastable::grid as metastable_grid;
 use tail::tail;
 use tail_plot::draw_tail;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let json = args.iter().any(|a| a == "--json");
     let svg = args
         .iter()
@@ -171,6 +195,29 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             recoveries.push((guard, run));
         }
     }
+    let metastable_svg = value("--metastable-svg");
+    let mut metastable_runs = Vec::new();
+    if runs_scenario("metastable") || metastable_svg.is_some() {
+        let grid = metastable_grid::from_args(&args)?;
+        let mut points = if runs_scenario("metastable") {
+            grid.points()
+        } else {
+            Vec::new()
+        };
+        if metastable_svg.is_some() {
+            for point in metastable_plot::points() {
+                if !points.iter().any(|p| metastable_grid::same(p, &point)) {
+                    points.push(point);
+                }
+            }
+        }
+        metastable_runs = metastable_grid::run_all(points, grid.jobs);
+        for run in &metastable_runs {
+            if runs_scenario("metastable") && grid.shows(&run.point) {
+                line(run.json(), run.text());
+            }
+        }
+    }
     let mut tails = Vec::new();
     if runs_scenario("tail") {
         for hedged in [false, true] {
@@ -190,6 +237,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = outage_svg {
         draw_recovery(&path, &recoveries)?;
+        if !json {
+            println!("\nwrote {path}");
+        }
+    }
+    if let Some(path) = metastable_svg {
+        metastable_plot::draw(&path, &metastable_runs)?;
         if !json {
             println!("\nwrote {path}");
         }

@@ -20,12 +20,13 @@
 //! answered with success while their caller waits), and the worker time
 //! spent on requests whose caller had left.
 
+use std::future::Future;
 use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
-use http::{Request, Response, StatusCode};
-use retry_runtime::tower::{HttpClassifier, RetryLayer};
+use http::{Request, Response};
+use retry_runtime::tower::{BreakerError, HttpClassifier, RetryLayer};
 use retry_runtime::{CircuitBreaker, Jitter, Policy, RetryBudget};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{sleep, sleep_until, Instant};
@@ -123,7 +124,12 @@ impl Fleet {
     fn breaker(self) -> Option<CircuitBreaker> {
         match self {
             Fleet::Breaker => Some(CircuitBreaker::new()),
-            Fleet::Adaptive => Some(CircuitBreaker::adaptive()),
+            Fleet::Adaptive => Some(match ADAPTIVE.get() {
+                Some(&(k, window)) => CircuitBreaker::adaptive()
+                    .with_requests_per_accept(k)
+                    .with_window(window),
+                None => CircuitBreaker::adaptive(),
+            }),
             _ => None,
         }
     }
@@ -132,6 +138,10 @@ impl Fleet {
         self == Fleet::Recommended
     }
 }
+
+/// The adaptive throttle's K and window, when `--adaptive K,SECONDS` sets
+/// them (to measure others than the defaults).
+pub static ADAPTIVE: std::sync::OnceLock<(f32, Duration)> = std::sync::OnceLock::new();
 
 /// What a fleet should run (docs/overload.md): three attempts, each cut
 /// off after 1 s, backoff with full jitter; in each process a budget of
@@ -324,6 +334,16 @@ impl Pool {
     }
 }
 
+/// A permit taken and not used (the request was answered without its
+/// handler) goes back as a finished request's does.
+impl<S> Drop for Workers<S> {
+    fn drop(&mut self) {
+        if let Some(permit) = self.permit.take() {
+            self.pool.release(permit);
+        }
+    }
+}
+
 impl<S: Clone> Clone for Workers<S> {
     fn clone(&self) -> Self {
         Workers {
@@ -435,7 +455,7 @@ fn client(fleet: Fleet, server: &Server, stats: &Arc<Stats>) -> Client {
         async move { answered.await.map_err(BoxError::from) }
     });
     let policy = Arc::new(fleet.policy());
-    let mut retry = RetryLayer::new(policy).with_classifier(HttpClassifier::new().boxed_errors());
+    let mut retry = RetryLayer::new(policy).with_classifier(HttpClassifier::default().boxed_errors());
     if let Some(budget) = fleet.budget() {
         retry = retry.with_budget(Arc::new(budget));
     }
@@ -445,7 +465,10 @@ fn client(fleet: Fleet, server: &Server, stats: &Arc<Stats>) -> Client {
     match fleet.breaker() {
         Some(breaker) => BoxCloneService::new(
             ServiceBuilder::new()
-                .map_err(BoxError::from)
+                .map_err(|error| match error {
+                    BreakerError::Service(error) => error,
+                    other => BoxError::from(other.to_string()),
+                })
                 .layer(retry.with_breaker(Arc::new(breaker)))
                 .service(timed),
         ),
@@ -552,10 +575,126 @@ fn figures(point: Point, series: Series) -> Run {
     }
 }
 
+/// The grid of points a run of the example covers, from its arguments, and
+/// the runs, a few at a time.
+pub mod grid {
+    use std::sync::atomic::{AtomicUsize, Ordering};
+    use std::sync::Mutex;
+
+    use super::{run, Fleet, Point, Run};
+
+    pub struct Grid {
+        fleets: Vec<Fleet>,
+        clients: Vec<u32>,
+        loads: Vec<f64>,
+        triggers: Vec<u64>,
+        pub jobs: usize,
+    }
+
+    fn list<T: std::str::FromStr>(
+        args: &[String],
+        name: &str,
+        all: Vec<T>,
+    ) -> Result<Vec<T>, String> {
+        let Some(value) = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)) else {
+            return Ok(all);
+        };
+        value
+            .split(',')
+            .map(|item| item.parse().map_err(|_| format!("{name}: cannot read {item:?}")))
+            .collect()
+    }
+
+    pub fn from_args(args: &[String]) -> Result<Grid, String> {
+        let fleets = list::<String>(args, "--policy", Vec::new())?;
+        let fleets = if fleets.is_empty() {
+            Fleet::ALL.to_vec()
+        } else {
+            fleets
+                .iter()
+                .map(|name| Fleet::parse(name).ok_or(format!("--policy: no policy {name:?}")))
+                .collect::<Result<_, _>>()?
+        };
+        if let [k, window] = list::<f32>(args, "--adaptive", Vec::new())?[..] {
+            let _ = super::ADAPTIVE.set((k, std::time::Duration::from_secs_f32(window)));
+        }
+        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        Ok(Grid {
+            fleets,
+            clients: list(args, "--clients", vec![10, 100, 1000])?,
+            loads: list(args, "--load", vec![0.7, 0.8, 0.9])?,
+            triggers: list(args, "--trigger", vec![5, 10, 20])?,
+            jobs: list(args, "--jobs", vec![cores])?.first().copied().unwrap_or(1).max(1),
+        })
+    }
+
+    impl Grid {
+        /// Every point, by load, trigger, clients, then policy.
+        pub fn points(&self) -> Vec<Point> {
+            let mut points = Vec::new();
+            for &load in &self.loads {
+                for &trigger_s in &self.triggers {
+                    for &clients in &self.clients {
+                        for &fleet in &self.fleets {
+                            points.push(Point {
+                                fleet,
+                                clients,
+                                load,
+                                trigger_s,
+                            });
+                        }
+                    }
+                }
+            }
+            points
+        }
+
+        pub fn shows(&self, point: &Point) -> bool {
+            self.points().iter().any(|p| same(p, point))
+        }
+    }
+
+    pub fn same(a: &Point, b: &Point) -> bool {
+        a.fleet == b.fleet
+            && a.clients == b.clients
+            && (a.load - b.load).abs() < 1e-9
+            && a.trigger_s == b.trigger_s
+    }
+
+    /// The seed of a point: the same for every policy, so that they all
+    /// see the same arrivals.
+    fn seed(point: &Point) -> u64 {
+        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+        let load = (point.load * 100.0).round() as u64;
+        u64::from(point.clients) << 32 | load << 16 | point.trigger_s
+    }
+
+    /// Runs every point, `jobs` at a time, each on a thread of its own;
+    /// the runs in the order of `points`.
+    pub fn run_all(points: Vec<Point>, jobs: usize) -> Vec<Run> {
+        let next = AtomicUsize::new(0);
+        let done: Mutex<Vec<Option<Run>>> = Mutex::new(points.iter().map(|_| None).collect());
+        std::thread::scope(|scope| {
+            for _ in 0..jobs.min(points.len()) {
+                scope.spawn(|| loop {
+                    let i = next.fetch_add(1, Ordering::Relaxed);
+                    let Some(&point) = points.get(i) else {
+                        break;
+                    };
+                    let finished = run(point, seed(&point));
+                    done.lock().unwrap()[i] = Some(finished);
+                });
+            }
+        });
+        done.into_inner().unwrap().into_iter().flatten().collect()
+    }
+}
+
 /// TEMPORARY STAND-IN for `retry_runtime::tower::ServerLayer` and the
 /// deadline header the tower layer sends (issue 33, not on main yet):
 /// remove this module and use the library's when it lands.
 mod server_layer {
+    use std::future::Future;
     use std::task::{Context, Poll};
     use std::time::Duration;
 
