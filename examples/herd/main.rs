@@ -72,11 +72,11 @@ mod tail_plot;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use metastable::grid as metastable_grid;
 use plot::{draw, draw_recovery};
 use recovery::{recovery, REQUESTS_PER_SECOND};
 use scenarios::{burst, contention, outage, waves};
 use simulation::{busiest, Guard, STRATEGIES};
-use metastable::grid as metastable_grid;
 use tail::tail;
 use tail_plot::draw_tail;
 

@@ -278,14 +278,16 @@ impl Stats {
     }
 
     fn series(&self) -> Series {
-        let load = |counts: &[AtomicU64]| counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
+        let load =
+            |counts: &[AtomicU64]| counts.iter().map(|c| c.load(Ordering::Relaxed)).collect();
         let first_timeout = self.first_timeout_us.load(Ordering::Relaxed);
         Series {
             first: load(&self.first),
             attempts: load(&self.attempts),
             goodput: load(&self.goodput),
             wasted_us: self.wasted_us.load(Ordering::Relaxed),
-            first_timeout: (first_timeout != u64::MAX).then(|| Duration::from_micros(first_timeout)),
+            first_timeout: (first_timeout != u64::MAX)
+                .then(|| Duration::from_micros(first_timeout)),
         }
     }
 }
@@ -327,7 +329,9 @@ impl Pool {
     fn release(&self, permit: OwnedSemaphorePermit) {
         let owed = self
             .owed
-            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |owed| owed.checked_sub(1));
+            .fetch_update(Ordering::SeqCst, Ordering::SeqCst, |owed| {
+                owed.checked_sub(1)
+            });
         if owed.is_ok() {
             permit.forget();
         }
@@ -455,7 +459,8 @@ fn client(fleet: Fleet, server: &Server, stats: &Arc<Stats>) -> Client {
         async move { answered.await.map_err(BoxError::from) }
     });
     let policy = Arc::new(fleet.policy());
-    let mut retry = RetryLayer::new(policy).with_classifier(HttpClassifier::default().boxed_errors());
+    let mut retry =
+        RetryLayer::new(policy).with_classifier(HttpClassifier::default().boxed_errors());
     if let Some(budget) = fleet.budget() {
         retry = retry.with_budget(Arc::new(budget));
     }
@@ -555,15 +560,22 @@ fn figures(point: Point, series: Series) -> Run {
         .first_timeout
         .map_or(TRIGGER_AT, |at| at.as_secs())
         .saturating_add(5);
-    let window = usize::try_from(from).unwrap_or(usize::MAX)..usize::try_from(from + 10).unwrap_or(usize::MAX);
-    let sum = |counts: &[u64]| counts.get(window.clone()).unwrap_or(&[]).iter().sum::<u64>();
+    let window = usize::try_from(from).unwrap_or(usize::MAX)
+        ..usize::try_from(from + 10).unwrap_or(usize::MAX);
+    let sum = |counts: &[u64]| {
+        counts
+            .get(window.clone())
+            .unwrap_or(&[])
+            .iter()
+            .sum::<u64>()
+    };
     let amplification_10s = ratio(sum(&series.attempts), sum(&series.first));
     #[allow(clippy::cast_precision_loss)]
     let wasted_s = series.wasted_us as f64 / 1e6 / WORKERS as f64;
     let during = usize::try_from(TRIGGER_AT).unwrap_or(0)..trigger_end;
     #[allow(clippy::cast_precision_loss)]
-    let goodput_during = series.goodput[during.clone()].iter().sum::<u64>() as f64
-        / during.len().max(1) as f64;
+    let goodput_during =
+        series.goodput[during.clone()].iter().sum::<u64>() as f64 / during.len().max(1) as f64;
     Run {
         point,
         series,
@@ -596,12 +608,19 @@ pub mod grid {
         name: &str,
         all: Vec<T>,
     ) -> Result<Vec<T>, String> {
-        let Some(value) = args.iter().position(|a| a == name).and_then(|i| args.get(i + 1)) else {
+        let Some(value) = args
+            .iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+        else {
             return Ok(all);
         };
         value
             .split(',')
-            .map(|item| item.parse().map_err(|_| format!("{name}: cannot read {item:?}")))
+            .map(|item| {
+                item.parse()
+                    .map_err(|_| format!("{name}: cannot read {item:?}"))
+            })
             .collect()
     }
 
@@ -624,7 +643,11 @@ pub mod grid {
             clients: list(args, "--clients", vec![10, 100, 1000])?,
             loads: list(args, "--load", vec![0.7, 0.8, 0.9])?,
             triggers: list(args, "--trigger", vec![5, 10, 20])?,
-            jobs: list(args, "--jobs", vec![cores])?.first().copied().unwrap_or(1).max(1),
+            jobs: list(args, "--jobs", vec![cores])?
+                .first()
+                .copied()
+                .unwrap_or(1)
+                .max(1),
         })
     }
 
@@ -711,9 +734,10 @@ mod server_layer {
             let left = retry_runtime::current_attempt()
                 .and_then(|attempt| attempt.time_left())
                 .map_or(super::TIMEOUT, |left| left.min(super::TIMEOUT));
-            request
-                .headers_mut()
-                .insert(HEADER, HeaderValue::from(u64::try_from(left.as_millis()).unwrap_or(u64::MAX)));
+            request.headers_mut().insert(
+                HEADER,
+                HeaderValue::from(u64::try_from(left.as_millis()).unwrap_or(u64::MAX)),
+            );
         }
         request
     }
@@ -746,7 +770,8 @@ mod server_layer {
     {
         type Response = Response<()>;
         type Error = S::Error;
-        type Future = std::pin::Pin<Box<dyn Future<Output = Result<Response<()>, S::Error>> + Send>>;
+        type Future =
+            std::pin::Pin<Box<dyn Future<Output = Result<Response<()>, S::Error>> + Send>>;
 
         fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
             Poll::Ready(Ok(()))

@@ -55,10 +55,7 @@ pub fn draw(path: &str, runs: &[Run]) -> Result<(), Box<dyn std::error::Error>> 
         .collect();
     #[allow(clippy::cast_precision_loss)]
     let seconds = RUN_S as f64;
-    let trigger = (
-        TRIGGER_AT as f64,
-        (TRIGGER_AT + TRIGGER_S) as f64,
-    );
+    let trigger = (TRIGGER_AT as f64, (TRIGGER_AT + TRIGGER_S) as f64);
     let series = |counts: &[u64]| -> Vec<(f64, f64)> {
         (0u32..)
             .zip(counts)
@@ -82,11 +79,17 @@ pub fn draw(path: &str, runs: &[Run]) -> Result<(), Box<dyn std::error::Error>> 
     );
     goodput.span(trigger.0, trigger.1, "trigger");
     for (row, run) in drawn.iter().enumerate() {
-        let recovery = run
-            .recovery_s
-            .map_or_else(|| "never recovers".to_owned(), |s| format!("recovers in {s} s"));
+        let recovery = run.recovery_s.map_or_else(
+            || "never recovers".to_owned(),
+            |s| format!("recovers in {s} s"),
+        );
         let label = format!("{}: {recovery}", run.point.fleet.name());
-        goodput.line(&series(&run.series.goodput), &stroke(run.point.fleet), row, &label);
+        goodput.line(
+            &series(&run.series.goodput),
+            &stroke(run.point.fleet),
+            row,
+            &label,
+        );
     }
 
     let top = drawn
@@ -116,7 +119,12 @@ pub fn draw(path: &str, runs: &[Run]) -> Result<(), Box<dyn std::error::Error>> 
             run.amplification_peak,
             run.wasted_s
         );
-        attempts.line(&series(&run.series.attempts), &stroke(run.point.fleet), row, &label);
+        attempts.line(
+            &series(&run.series.attempts),
+            &stroke(run.point.fleet),
+            row,
+            &label,
+        );
     }
 
     let both = format!(
