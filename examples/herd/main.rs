@@ -16,19 +16,20 @@
 //!   delayed by |Normal(10 ms, 2 ms)|; total writes and the time until the
 //!   last client succeeds, averaged over `--runs` runs (100).
 //! - `outage`: 1000 clients with `max = 4` against a service down for 20 s,
-//!   with and without a shared `RetryBudget::new(100, 0.1)`, and with a
-//!   shared `CircuitBreaker::new()`; calls and amplification (calls per
+//!   with and without a shared `RetryBudget::new(100, 0.1)`, with a
+//!   shared `CircuitBreaker::new()`, and with the budget a fleet should use,
+//!   `RetryBudget::ratio(0.1, 10 s)`; calls and amplification (calls per
 //!   request). JSON lines say which with `guard`: `none`, `budget`,
-//!   `breaker`.
+//!   `breaker`, `recommended`.
 //! - `recovery`: the outage as a service sees it. Requests arrive steadily,
 //!   50 a second for 60 s; the service is down from 10 s to 30 s, and a call
 //!   to it then fails after 1 s (a timeout), while a healthy call takes
 //!   20 ms. Clients make up to 4 attempts (base 100 ms, cap 2 s, full
 //!   jitter) under each guard: none, the budget, the breaker with its
-//!   defaults. Calls per request and the callers' mean wait during the
-//!   outage, and the time from the service's recovery until every request
-//!   succeeds again; `--outage-svg PATH` draws calls per second for the
-//!   three guards. One run per guard (the runs are deterministic).
+//!   defaults, the ratio budget. Calls per request and the callers' mean
+//!   wait during the outage, and the time from the service's recovery until
+//!   every request succeeds again; `--outage-svg PATH` draws calls per
+//!   second for the four guards. One run per guard (the runs are deterministic).
 //! - `tail`: the tail at scale. 10,000 requests each fan out to 100 leaves
 //!   (a uniform 5 to 15 ms, 1% of leaf requests 1,000 ms), without hedging
 //!   and with `hedge = "p95"`, `max = 3`; latency percentiles, the share of
@@ -40,7 +41,10 @@
 //!   10 or 20 s; N client processes (10, 100, 1000) send first attempts at
 //!   0.7, 0.8 or 0.9 of its capacity through their own `RetryLayer` over a
 //!   1 s timeout, under each fleet policy (`none`, `naive`, `jitter`,
-//!   `budget`, `breaker`, `adaptive`, `recommended`); seconds until goodput
+//!   `budget`, `breaker`, `adaptive`, `recommended`; and, when named, the
+//!   parts of `recommended` alone: `ratio`, its budget without
+//!   `ServerLayer`, and `server_layer`, no retries with it); seconds until
+//!   goodput
 //!   recovers, amplification, wasted work (docs/overload.md). `--policy`,
 //!   `--clients`, `--load` and `--trigger` (comma-separated lists) pick
 //!   part of the grid, `--jobs N` runs N points at a time (default: every
@@ -175,7 +179,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let name = guard.name();
             line(
                 format!(r#"{{"scenario":"outage","strategy":"{jitter}","clients":1000,"guard":"{name}","budget":{with_budget},"calls":{calls},"amplification":{amplification:.3}}}"#),
-                format!("outage     {jitter:<13} guard {name:<8} {calls:>5} calls, amplification {amplification:.3}"),
+                format!("outage     {jitter:<13} guard {name:<11} {calls:>5} calls, amplification {amplification:.3}"),
             );
         }
     }
@@ -190,7 +194,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let recovered_ms = run.recovered_after.as_secs_f64() * 1000.0;
             line(
                 format!(r#"{{"scenario":"recovery","strategy":"full","requests_per_second":{REQUESTS_PER_SECOND},"guard":"{name}","calls_per_request":{per_request:.3},"mean_wait_ms":{wait_ms:.1},"answered_at_once_percent":{at_once:.1},"recovered_after_ms":{recovered_ms:.0}}}"#),
-                format!("recovery   full          guard {name:<8} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>5.0} ms ({at_once:>4.1}% at once), all requests succeed {recovered_ms:>6.0} ms after recovery"),
+                format!("recovery   full          guard {name:<11} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>5.0} ms ({at_once:>4.1}% at once), all requests succeed {recovered_ms:>6.0} ms after recovery"),
             );
             recoveries.push((guard, run));
         }

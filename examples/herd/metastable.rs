@@ -71,6 +71,10 @@ pub enum Fleet {
     Adaptive,
     /// What a fleet should run: see [`recommended`].
     Recommended,
+    /// `recommended` without `ServerLayer` (only with `--policy`).
+    Ratio,
+    /// `none` with `ServerLayer` (only with `--policy`).
+    ServerLayer,
 }
 
 impl Fleet {
@@ -84,8 +88,13 @@ impl Fleet {
         Fleet::Recommended,
     ];
 
+    /// The parts of `recommended` alone, for the docs: run only when named.
+    const PARTS: [Fleet; 2] = [Fleet::Ratio, Fleet::ServerLayer];
+
     pub fn name(self) -> &'static str {
         match self {
+            Fleet::Ratio => "ratio",
+            Fleet::ServerLayer => "server_layer",
             Fleet::None => "none",
             Fleet::Naive => "naive",
             Fleet::Jitter => "jitter",
@@ -97,18 +106,21 @@ impl Fleet {
     }
 
     pub fn parse(name: &str) -> Option<Fleet> {
-        Fleet::ALL.into_iter().find(|fleet| fleet.name() == name)
+        Fleet::ALL
+            .into_iter()
+            .chain(Fleet::PARTS)
+            .find(|fleet| fleet.name() == name)
     }
 
     fn policy(self) -> Policy {
         let jitter = Policy::new().with_timeout(TIMEOUT);
         match self {
-            Fleet::None => jitter.with_max_attempts(1),
+            Fleet::None | Fleet::ServerLayer => jitter.with_max_attempts(1),
             Fleet::Naive => jitter
                 .with_base(Duration::from_millis(100))
                 .with_multiplier(1.0)
                 .with_jitter(Jitter::None),
-            Fleet::Recommended => recommended::POLICY,
+            Fleet::Recommended | Fleet::Ratio => recommended::POLICY,
             _ => jitter,
         }
     }
@@ -116,7 +128,7 @@ impl Fleet {
     fn budget(self) -> Option<RetryBudget> {
         match self {
             Fleet::Budget => Some(RetryBudget::new(100, 0.1)),
-            Fleet::Recommended => Some(recommended::budget()),
+            Fleet::Recommended | Fleet::Ratio => Some(recommended::budget()),
             _ => None,
         }
     }
@@ -135,7 +147,7 @@ impl Fleet {
     }
 
     fn servers_drop(self) -> bool {
-        self == Fleet::Recommended
+        matches!(self, Fleet::Recommended | Fleet::ServerLayer)
     }
 }
 
