@@ -245,7 +245,7 @@ async fn the_tower_layer_and_a_registrys_breakers_are_refused_too() {
     throttled(&breaker);
     let client = ServiceBuilder::new()
         .layer(RetryLayer::new(&POLICY).with_breaker(Arc::clone(&breaker)))
-        .service(service.clone());
+        .service(service);
     let refused = client.oneshot(Request::new(String::new())).await;
     assert!(matches!(refused, Err(BreakerError::Open(_))));
 

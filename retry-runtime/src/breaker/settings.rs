@@ -104,9 +104,10 @@ impl CircuitBreaker {
     /// accepted, and refuses the rest locally, at once.
     ///
     /// K is 2 ([`with_requests_per_accept`](Self::with_requests_per_accept))
-    /// and the window 10 s ([`with_window`](Self::with_window)) by default,
-    /// chosen in the overload model (docs/overload.md): a longer window holds
-    /// a healed dependency down longer. A refused call fails as an open
+    /// and the window 2 s ([`with_window`](Self::with_window)) by default,
+    /// chosen in the overload model (docs/overload.md): the book's 2-minute
+    /// window, per process at a low request rate, held a healed dependency
+    /// down for the whole run; a 10 s one for about 40 s. A refused call fails as an open
     /// breaker's does ([`CircuitOpen`](crate::CircuitOpen), reason `open`);
     /// [`state`](Self::state) stays [`Closed`](crate::CircuitState::Closed)
     /// unless an operator forces it open. The settings of a breaker that

@@ -76,8 +76,12 @@ impl Thresholds {
         consecutive_failures: 10,
     };
 
-    /// An adaptive breaker's: a 10 s window (it never opens on its own).
-    pub(super) const ADAPTIVE: Thresholds = Thresholds::DEFAULT;
+    /// An adaptive breaker's: a 2 s window, chosen in the overload model
+    /// (docs/overload.md); it never opens on its own.
+    pub(super) const ADAPTIVE: Thresholds = Thresholds {
+        bucket_ms: 200,
+        ..Thresholds::DEFAULT
+    };
 }
 
 /// The outcomes of the last [`BUCKETS`] buckets, and the failures in a row.
