@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use crate::clock::{Clock, Deadline, Instant};
 use crate::context::{self, Scope};
-use crate::decision::{self, Failure, Stop, TimeLeft};
+use crate::decision::{self, Classification, Failure, Resent, Stop, TimeLeft};
 use crate::observe::{self, Name};
 use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -148,6 +148,26 @@ impl<'p> CallState<'p> {
             }
             Err(stop) => Err(self.stopped(stop, inner_gave_up)),
         }
+    }
+
+    /// A request the server never processed, judged `verdict`: whether it
+    /// is sent again at once as the same attempt, with no budget token
+    /// ([`Resent::again`]). Not when a retried call inside the attempt gave
+    /// up on what failed it: sending again would run that call's retries
+    /// again (DESIGN §4.11); the failure is then judged as any other.
+    #[cfg_attr(
+        not(any(feature = "tower", feature = "reqwest-middleware")),
+        allow(dead_code)
+    )]
+    pub(crate) fn send_again(&mut self, verdict: Classification, resent: &mut Resent) -> bool {
+        if self.scope.inner_gave_up || !resent.again(self.policy, verdict, self.left()) {
+            return false;
+        }
+        observe::sending_again(self.name(), self.attempt());
+        // Retried calls the attempt left running (dropped with it) are not
+        // part of the next send.
+        self.scope.in_flight = 0;
+        true
     }
 
     /// The decision on a failure the rules retry, for the retry loop and a

@@ -150,6 +150,7 @@ use std::sync::Arc;
 
 use ::tower::Layer;
 
+pub(crate) use self::body::Buffer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
@@ -165,6 +166,10 @@ use crate::{CircuitBreaker, Policy, Shared};
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
 pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+/// What the recordings of all the calls of a layer may hold at once, unless
+/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
+pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
 
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
@@ -195,6 +200,17 @@ macro_rules! layer_settings {
         #[must_use]
         pub fn with_max_body(mut self, bytes: usize) -> Self {
             self.settings.max_body = bytes;
+            self
+        }
+
+        /// Records at most `bytes` across all the calls of the layer at
+        /// once (default 16 MiB; gRFC A6's per-channel limit): a call whose
+        /// recording would pass it is sent once, not retried nor hedged,
+        /// as a body over [`with_max_body`](Self::with_max_body) is. The
+        /// services the layer makes, and its clones, share it.
+        #[must_use]
+        pub fn with_max_buffered(mut self, bytes: usize) -> Self {
+            self.settings.buffer = $crate::tower::Buffer::new(bytes);
             self
         }
 
