@@ -374,7 +374,11 @@ async fn a_host_that_refuses_every_connection_costs_three_resends_a_call() {
     let error = once.ready().await.unwrap().call(post(&url)).await;
     assert!(error.is_err());
     assert_eq!(last(), (Stop::Exhausted, 1), "then judged as any failure");
-    assert_eq!(sends.swap(0, Ordering::SeqCst), 4, "sent, and again 3 times");
+    assert_eq!(
+        sends.swap(0, Ordering::SeqCst),
+        4,
+        "sent, and again 3 times"
+    );
 
     let mut three = ServiceBuilder::new()
         .layer(RetryLayer::new(&SLOW))

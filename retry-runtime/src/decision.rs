@@ -178,7 +178,12 @@ impl Resent {
 
     /// Whether a request judged `verdict` is sent again at once, with `left`
     /// before the nearest deadline; if so, counted.
-    pub(crate) fn again(&mut self, policy: &Policy, verdict: Classification, left: TimeLeft) -> bool {
+    pub(crate) fn again(
+        &mut self,
+        policy: &Policy,
+        verdict: Classification,
+        left: TimeLeft,
+    ) -> bool {
         if too_late(policy, Duration::ZERO, left) {
             return false;
         }
@@ -354,7 +359,11 @@ mod tests {
         assert!(!Resent::default().again(&POLICY, transient, left));
         for late in [TimeLeft::Passed, TimeLeft::Until(Duration::ZERO)] {
             let timed = POLICY.with_timeout(Duration::from_secs(1));
-            let policy = if late == TimeLeft::Passed { POLICY } else { timed };
+            let policy = if late == TimeLeft::Passed {
+                POLICY
+            } else {
+                timed
+            };
             let unsent = Classification::Unsent;
             assert!(!Resent::default().again(&policy, unsent, late), "{late:?}");
         }

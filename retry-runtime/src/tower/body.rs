@@ -25,8 +25,11 @@ use http_body::{Body, Frame, SizeHint};
 /// by default); a later attempt plays the recording back. A body no attempt
 /// read anything from (the connection was refused, so nothing was sent) is
 /// handed back whole, and the next attempt sends it as the first would
-/// have. A body over the bound, or one the first attempt sent only part of
-/// (the server answered first), is not recorded whole: the request is then
+/// have. A body over the bound (the call's, or what all the calls of the
+/// layer may hold at once,
+/// [`with_max_buffered`](super::RetryLayer::with_max_buffered), 16 MiB by
+/// default), or one the first attempt sent only part of (the server
+/// answered first), is not recorded whole: the request is then
 /// sent once (the hedge layer starts no hedge), and its transient failure is
 /// returned as
 /// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable):
