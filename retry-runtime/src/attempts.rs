@@ -14,7 +14,7 @@ use crate::breaker::{CircuitPermit, MarkThread};
 use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
-use crate::decision::{Classification, Resent, Stop};
+use crate::decision::{Classification, Stop};
 use crate::observe;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
@@ -309,11 +309,12 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// again at once, as the same attempt: see [`CallState::send_again`].
     /// The breaker hears nothing of it: the next [`acquire`](Self::acquire)
     /// frees the permit unrecorded.
-    #[cfg_attr(
-        not(any(feature = "tower", feature = "reqwest-middleware")),
-        allow(dead_code)
-    )]
-    pub(crate) fn send_again(&mut self, verdict: Classification, resent: &mut Resent) -> bool {
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: Classification,
+        resent: &mut crate::decision::Resent,
+    ) -> bool {
         self.call.send_again(verdict, resent)
     }
 

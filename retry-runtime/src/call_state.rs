@@ -8,7 +8,7 @@ use core::time::Duration;
 
 use crate::clock::{Clock, Deadline, Instant};
 use crate::context::{self, Scope};
-use crate::decision::{self, Classification, Failure, Resent, Stop, TimeLeft};
+use crate::decision::{self, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name};
 use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
@@ -152,14 +152,15 @@ impl<'p> CallState<'p> {
 
     /// A request the server never processed, judged `verdict`: whether it
     /// is sent again at once as the same attempt, with no budget token
-    /// ([`Resent::again`]). Not when a retried call inside the attempt gave
+    /// ([`decision::Resent::again`]). Not when a retried call inside the attempt gave
     /// up on what failed it: sending again would run that call's retries
     /// again (DESIGN §4.11); the failure is then judged as any other.
-    #[cfg_attr(
-        not(any(feature = "tower", feature = "reqwest-middleware")),
-        allow(dead_code)
-    )]
-    pub(crate) fn send_again(&mut self, verdict: Classification, resent: &mut Resent) -> bool {
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: crate::Classification,
+        resent: &mut decision::Resent,
+    ) -> bool {
         if self.scope.inner_gave_up || !resent.again(self.policy, verdict, self.left()) {
             return false;
         }

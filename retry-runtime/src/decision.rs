@@ -158,20 +158,14 @@ impl Classification {
 /// server refused it. Bounded here, so that a host that refuses every
 /// connection costs a few refused connects, not a spin: at most
 /// [`Resent::MOST_UNSENT`] a call, and none once its deadline has passed.
-#[cfg_attr(
-    not(any(feature = "tower", feature = "reqwest-middleware")),
-    allow(dead_code)
-)]
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct Resent {
     unsent: u8,
     unprocessed: bool,
 }
 
-#[cfg_attr(
-    not(any(feature = "tower", feature = "reqwest-middleware")),
-    allow(dead_code)
-)]
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 impl Resent {
     /// The most times a call sends again a request that never left.
     pub(crate) const MOST_UNSENT: u8 = 3;

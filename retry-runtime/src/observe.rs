@@ -100,10 +100,7 @@ pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration
 /// The server never processed `attempt` (its connection was refused, or
 /// its HTTP/2 stream): sent again at once, as the same attempt, and not
 /// counted as a retry (gRFC A6's transparent retry).
-#[cfg_attr(
-    not(any(feature = "tower", feature = "reqwest-middleware")),
-    allow(dead_code)
-)]
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 #[cold]
 #[inline(never)]
 pub(crate) fn sending_again(function: &'static str, attempt: u32) {
