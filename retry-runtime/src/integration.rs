@@ -13,7 +13,9 @@ use std::sync::Arc;
 
 use crate::attempts::Attempts;
 use crate::decision::Resent;
-use crate::registry::{host_key, Registry, Upstream};
+#[cfg(feature = "tower")]
+use crate::registry::host_key;
+use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Shared};
 
 /// What an HTTP layer tells [`exchange`] about its requests.
