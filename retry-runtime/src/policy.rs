@@ -247,6 +247,14 @@ impl Policy {
         self.jitter
     }
 
+    /// Whether the policy was read from a gRPC service config, and so
+    /// follows gRFC A6 as amended: its waits, a server's pushback waited out
+    /// whatever `cap`, and hedges that check the retry budget without
+    /// taking a token (see [`config::grpc`](crate::config::grpc)).
+    pub(crate) const fn follows_a6(&self) -> bool {
+        matches!(self.jitter, Jitter::Grpc)
+    }
+
     /// The time allowed for the whole call, if any.
     #[must_use]
     pub const fn deadline(&self) -> Option<Duration> {
@@ -290,6 +298,10 @@ impl Policy {
     /// # Errors
     ///
     /// The first rule broken, as a [`PolicyError`].
+    ///
+    /// A policy read from a gRPC service config is checked by gRFC A6's
+    /// rules instead, which the config's reader applied: `base` and `cap`
+    /// above zero, and a multiplier above zero (NaN is not).
     pub fn validate(&self) -> Result<(), PolicyError> {
         if self.max_attempts == 0 {
             return Err(PolicyError::NoAttempts);
@@ -297,14 +309,21 @@ impl Policy {
         if self.base.is_zero() {
             return Err(PolicyError::ZeroBase);
         }
-        if self.cap < self.base {
+        let a6 = self.follows_a6();
+        if self.cap < self.base && !(a6 && !self.cap.is_zero()) {
             return Err(PolicyError::CapBelowBase {
                 base: self.base,
                 cap: self.cap,
             });
         }
-        if !(self.multiplier.is_finite() && self.multiplier >= 1.0) {
-            return Err(PolicyError::Multiplier(self.multiplier));
+        let multiplier = self.multiplier;
+        let valid = if a6 {
+            multiplier > 0.0
+        } else {
+            multiplier.is_finite() && multiplier >= 1.0
+        };
+        if !valid {
+            return Err(PolicyError::Multiplier(multiplier));
         }
         if self.deadline.is_some_and(|deadline| deadline.is_zero()) {
             return Err(PolicyError::ZeroDeadline);

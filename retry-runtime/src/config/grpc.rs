@@ -272,8 +272,8 @@ impl MethodConfig {
     pub fn policy(&self) -> UntimedPolicy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
-            (None, Some(hedging)) => Policy::new().with_max_attempts(hedging.max_attempts),
-            (None, None) => Policy::new().with_max_attempts(1),
+            (None, Some(hedging)) => load::a6(Policy::new().with_max_attempts(hedging.max_attempts)),
+            (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
         UntimedPolicy::without_timeout(match self.timeout {
             Some(timeout) => policy.with_deadline(timeout),

@@ -238,9 +238,13 @@ impl HttpClassifier {
                     if code == 0 {
                         return Classification::Done;
                     }
+                    // A pushback that says not to retry is a hint no
+                    // policy waits out: the failure counts against the
+                    // budget and the breaker, as gRFC A6 counts it, and is
+                    // returned (`hint_too_long`).
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
-                    return if grpc_codes.allows(code, pushback) {
-                        Classification::Transient(pushback.wait())
+                    return if grpc_codes.contains_number(code) {
+                        Classification::Transient(pushback.hint())
                     } else {
                         Classification::Permanent
                     };
