@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use retry_runtime::classify::grpc::RetryableCodes;
 use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
-use retry_runtime::{retry, Jitter, Policy, RetryBudget, UntimedPolicy};
+use retry_runtime::{retry, Jitter, RetryBudget, UntimedPolicy};
 use tonic::{Code, Status};
 
 static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| {

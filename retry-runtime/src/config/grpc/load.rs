@@ -7,7 +7,7 @@ use core::time::Duration;
 use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, RetryThrottling, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
 use crate::config::ConfigError;
-use crate::{parse_duration, Jitter, Policy};
+use crate::{Jitter, Policy};
 
 /// `policy` under gRFC A6's rules, as every policy a service config gives.
 pub(super) const fn a6(policy: Policy) -> Policy {
@@ -31,19 +31,29 @@ const MOST_SECONDS: u64 = 315_576_000_000;
 
 /// A protobuf JSON duration: seconds, with up to nine decimals, and `s`,
 /// within protobuf's range, and not negative (no field of gRFC A6 takes a
-/// negative one).
+/// negative one). The whole seconds may be left out before a fraction, as
+/// A6's own examples write `".1s"`.
 fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     if let Some(magnitude) = text.strip_prefix('-') {
-        duration(field, magnitude)?;
+        if duration(field, magnitude)?.is_zero() {
+            return Ok(Duration::ZERO);
+        }
         return Err(invalid(
             field,
             format_args!("{text:?} is negative: gRFC A6 takes no negative duration here"),
         ));
     }
     let seconds = text.strip_suffix('s').unwrap_or("");
-    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, "0"));
-    let digits = |part: &str| !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
-    if !(digits(whole) && digits(fraction) && fraction.len() <= 9) {
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    let digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    // Digits on the side of the point that has to have them: `1s`, `0.1s`
+    // and `.1s`, not `s`, `1.s` or `.s`.
+    let written = if seconds.contains('.') {
+        !fraction.is_empty()
+    } else {
+        !whole.is_empty()
+    };
+    if !(written && digits(whole) && digits(fraction) && fraction.len() <= 9) {
         return Err(invalid(
             field,
             format_args!(
@@ -52,13 +62,20 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
         ));
     }
     // All digits, so the parse fails only past `u64::MAX`: out of range too.
-    if !matches!(whole.parse::<u64>(), Ok(whole) if whole <= MOST_SECONDS) {
+    let whole = if whole.is_empty() { Ok(0) } else { whole.parse::<u64>() };
+    let Some(whole) = whole.ok().filter(|&whole| whole <= MOST_SECONDS) else {
         return Err(invalid(
             field,
             format_args!("{text:?} is more than a protobuf duration holds ({MOST_SECONDS}s)"),
         ));
-    }
-    parse_duration(text).map_err(|error| invalid(field, format_args!("{text:?}: {error}")))
+    };
+    // Up to nine digits, read as nanoseconds.
+    let nanos = fraction
+        .bytes()
+        .chain(core::iter::repeat(b'0'))
+        .take(9)
+        .fold(0, |nanos, digit| nanos * 10 + u32::from(digit - b'0'));
+    Ok(Duration::new(whole, nanos))
 }
 
 /// The value of `field` (`parent.key`), which gRFC A6 requires: its
