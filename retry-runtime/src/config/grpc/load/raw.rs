@@ -4,7 +4,7 @@
 //! value of the wrong JSON type is an error that says which field and what
 //! it takes ("expected `retryPolicy.initialBackoff` as a protobuf duration
 //! ..."), not serde's bare "invalid type ... at line 1 column 91"; an
-//! object of the wrong type names its field through the struct's name.
+//! object of the wrong type names its field too (serde's `expecting`).
 
 use core::fmt;
 use core::marker::PhantomData;
@@ -15,17 +15,21 @@ use serde::Deserialize;
 use crate::config::fields::{optional, Read, Text};
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", rename = "gRPC service config")]
+#[serde(rename_all = "camelCase", expecting = "a gRPC service config (an object)")]
 pub(in crate::config::grpc) struct ServiceConfig {
     #[serde(default, alias = "method_config", alias = "MethodConfig")]
     #[serde(deserialize_with = "read::method_config")]
     pub method_config: Vec<MethodConfig>,
     #[serde(default, alias = "retry_throttling", alias = "RetryThrottling")]
     pub retry_throttling: Option<RetryThrottling>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", rename = "`methodConfig` entry")]
+#[serde(rename_all = "camelCase", expecting = "a `methodConfig` entry (an object)")]
 pub(in crate::config::grpc) struct MethodConfig {
     #[serde(default, alias = "Name", deserialize_with = "read::name")]
     pub name: Vec<Name>,
@@ -35,19 +39,27 @@ pub(in crate::config::grpc) struct MethodConfig {
     pub retry_policy: Option<RetryPolicy>,
     #[serde(default, alias = "hedging_policy", alias = "HedgingPolicy")]
     pub hedging_policy: Option<HedgingPolicy>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(rename = "`methodConfig.name` entry")]
+#[serde(expecting = "a `methodConfig.name` entry (an object)")]
 pub(in crate::config::grpc) struct Name {
     #[serde(default, alias = "Service", deserialize_with = "read::service")]
     pub service: Option<String>,
     #[serde(default, alias = "Method", deserialize_with = "read::method")]
     pub method: Option<String>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", rename = "`retryPolicy`")]
+#[serde(rename_all = "camelCase", expecting = "`retryPolicy` as an object")]
 pub(in crate::config::grpc) struct RetryPolicy {
     #[serde(default, alias = "max_attempts", alias = "MaxAttempts")]
     #[serde(deserialize_with = "read::retry_attempts")]
@@ -64,10 +76,14 @@ pub(in crate::config::grpc) struct RetryPolicy {
     #[serde(default, alias = "retryable_status_codes", alias = "RetryableStatusCodes")]
     #[serde(deserialize_with = "read::retryable_status_codes")]
     pub retryable_status_codes: Option<Vec<Number>>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", rename = "`hedgingPolicy`")]
+#[serde(rename_all = "camelCase", expecting = "`hedgingPolicy` as an object")]
 pub(in crate::config::grpc) struct HedgingPolicy {
     #[serde(default, alias = "max_attempts", alias = "MaxAttempts")]
     #[serde(deserialize_with = "read::hedging_attempts")]
@@ -78,10 +94,14 @@ pub(in crate::config::grpc) struct HedgingPolicy {
     #[serde(default, alias = "non_fatal_status_codes", alias = "NonFatalStatusCodes")]
     #[serde(deserialize_with = "read::non_fatal_status_codes")]
     pub non_fatal_status_codes: Option<Vec<Number>>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", rename = "`retryThrottling`")]
+#[serde(rename_all = "camelCase", expecting = "`retryThrottling` as an object")]
 pub(in crate::config::grpc) struct RetryThrottling {
     #[serde(default, alias = "max_tokens", alias = "MaxTokens")]
     #[serde(deserialize_with = "read::max_tokens")]
@@ -89,7 +109,17 @@ pub(in crate::config::grpc) struct RetryThrottling {
     #[serde(default, alias = "token_ratio", alias = "TokenRatio")]
     #[serde(deserialize_with = "read::token_ratio")]
     pub token_ratio: Option<Number>,
+    /// Every other field, left to the channel; read as a map, which makes
+    /// a list in place of the object an error.
+    #[serde(flatten)]
+    _others: Others,
 }
+
+/// The fields of an object this library does not read (`waitForReady`,
+/// `loadBalancingConfig`, ...). A struct with a flattened field is read as
+/// a map only: without it, serde would also take a list in place of the
+/// object, its entries read as the fields in order.
+type Others = std::collections::HashMap<String, serde::de::IgnoredAny>;
 
 /// How each field is read, with its name for the error on a value of the
 /// wrong type.
