@@ -52,6 +52,11 @@ pub use nested::Nested;
 /// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
 /// Waits of any length are slept in full, past tokio's 30-year limit on one
 /// timer.
+///
+/// A policy read from a gRPC service config follows gRFC A6 instead (see
+/// [`config::grpc`](crate::config::grpc)): any multiplier above zero, a
+/// `base` above `cap`, waits up to 1.2 x `cap`, and a server's pushback
+/// waited out whatever `cap`.
 #[derive(Clone, Copy, PartialEq)]
 pub struct Policy {
     max_attempts: u32,
