@@ -141,7 +141,10 @@ async fn the_closure_api_draws_a6_waits_from_any_multiplier() {
         let waits = waits.into_inner();
         assert_eq!(waits.len(), 4);
         for (wait, ceiling) in waits.into_iter().zip([500, 400, 200, 100]) {
-            assert!(a6_range(&[ceiling]).contains(&wait), "{wait:?} for {ceiling}");
+            assert!(
+                a6_range(&[ceiling]).contains(&wait),
+                "{wait:?} for {ceiling}"
+            );
         }
     }
 }
@@ -282,10 +285,16 @@ async fn a_hedge_checks_the_throttle_without_taking_a_token() {
     ] {
         let throttle = budget(tokens);
         assert_eq!(hedged(&a6, &throttle).await, a6_copies, "{tokens}");
-        assert!((throttle.tokens() - a6_after).abs() < 1e-9, "{tokens}: {throttle:?}");
+        assert!(
+            (throttle.tokens() - a6_after).abs() < 1e-9,
+            "{tokens}: {throttle:?}"
+        );
         let throttle = budget(tokens);
         assert_eq!(hedged(&own, &throttle).await, own_copies, "{tokens}");
-        assert!((throttle.tokens() - own_after).abs() < 1e-9, "{tokens}: {throttle:?}");
+        assert!(
+            (throttle.tokens() - own_after).abs() < 1e-9,
+            "{tokens}: {throttle:?}"
+        );
     }
 }
 
@@ -301,7 +310,9 @@ async fn a_hedged_call_waits_a_pushback_out() {
             .policy()
             .on(|status: &Status| search().retryable().contains(status.code()))
             .retry_after(grpc::pushback)
-            .hedge(retry_runtime::hedge::Hedge::after(Duration::from_secs(3600)))
+            .hedge(retry_runtime::hedge::Hedge::after(Duration::from_secs(
+                3600,
+            )))
             .run(|| async {
                 if started.fetch_add(1, Ordering::SeqCst) == 0 {
                     Err(unavailable(Some(pushback)))
@@ -341,7 +352,10 @@ fn configs_a6_accepts_load() {
     for fields in [
         VALID.replace(r#""backoffMultiplier": 2"#, r#""backoffMultiplier": 0.5"#),
         VALID.replace(r#""backoffMultiplier": 2"#, r#""backoffMultiplier": 0.001"#),
-        VALID.replace(r#""backoffMultiplier": 2"#, r#""backoffMultiplier": "Infinity""#),
+        VALID.replace(
+            r#""backoffMultiplier": 2"#,
+            r#""backoffMultiplier": "Infinity""#,
+        ),
         VALID.replace(r#""initialBackoff": "0.1s""#, r#""initialBackoff": "5s""#),
         VALID.replace(r#""initialBackoff": "0.1s""#, r#""initialBackoff": ".1s""#),
         VALID.replace(r#""maxAttempts": 3"#, r#""maxAttempts": 1000"#),
@@ -524,6 +538,9 @@ fn a_config_policy_is_not_written_as_the_attributes_keys() {
     let error = serde_json::to_string(echo().policy().policy()).unwrap_err();
     assert!(error.to_string().contains("gRPC service config"), "{error}");
     // Another jitter set on it leaves A6: then it writes.
-    let own = echo().policy().policy().with_jitter(retry_runtime::Jitter::Full);
+    let own = echo()
+        .policy()
+        .policy()
+        .with_jitter(retry_runtime::Jitter::Full);
     assert!(serde_json::to_string(&own).is_ok());
 }

@@ -31,7 +31,10 @@ fn the_file_loads_as_grpc_reads_it() {
     // gRFC A6's waits, none of the attribute's four jitters: the first
     // retry's between 0.8 and 1.2 times `initialBackoff`.
     assert!(!Jitter::ALL.contains(&policy.jitter()));
-    assert_eq!(policy.wait_with(0, policy.base(), 0), Duration::from_millis(80));
+    assert_eq!(
+        policy.wait_with(0, policy.base(), 0),
+        Duration::from_millis(80)
+    );
     assert_eq!(
         policy.wait_with(0, policy.base(), u64::MAX),
         Duration::from_millis(120)

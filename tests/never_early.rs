@@ -159,7 +159,10 @@ struct Scenario {
 impl Scenario {
     /// The answer of attempt `n` (from 0): `None` is a success.
     fn answer(&self, n: usize) -> (Option<Hint>, Duration) {
-        self.script.get(n).copied().unwrap_or((None, Duration::ZERO))
+        self.script
+            .get(n)
+            .copied()
+            .unwrap_or((None, Duration::ZERO))
     }
 
     /// The wait the server asked for after attempt `seen`, as the client
@@ -229,7 +232,10 @@ fn check(scenario: &Scenario, seen: &[Seen], modelled: bool, sequential: bool) {
         let exact = modelled || matches!(failed.named, Named::After(_));
         if let (true, Some(asked), true) = (sequential, asked, exact) {
             if i + 1 < max && scenario.honoured(asked) {
-                assert!(i + 1 < seen.len(), "no attempt after {i}, asked {asked:?}: {scenario:?}");
+                assert!(
+                    i + 1 < seen.len(),
+                    "no attempt after {i}, asked {asked:?}: {scenario:?}"
+                );
             }
         }
     }
@@ -256,7 +262,9 @@ fn wall_now() -> SystemTime {
 struct Busy(Option<String>);
 
 fn hint(busy: &Busy) -> Option<Duration> {
-    busy.0.as_deref().and_then(|value| parse_at(value, wall_now()))
+    busy.0
+        .as_deref()
+        .and_then(|value| parse_at(value, wall_now()))
 }
 
 /// The dependency: attempt n answers as the script says, after its time.
@@ -298,11 +306,7 @@ async fn attribute() -> Result<(), Busy> {
 }
 
 async fn closure() -> Result<(), Busy> {
-    current()
-        .retrying()
-        .retry_after(hint)
-        .run(dependency)
-        .await
+    current().retrying().retry_after(hint).run(dependency).await
 }
 
 async fn hedged() -> Result<(), Busy> {
@@ -357,9 +361,11 @@ async fn answer(State(shared): State<Shared>) -> Response {
     });
     match (hint, header) {
         (None, _) => StatusCode::OK.into_response(),
-        (Some(_), Some(value)) => {
-            (StatusCode::SERVICE_UNAVAILABLE, [(header::RETRY_AFTER, value)]).into_response()
-        }
+        (Some(_), Some(value)) => (
+            StatusCode::SERVICE_UNAVAILABLE,
+            [(header::RETRY_AFTER, value)],
+        )
+            .into_response(),
         (Some(_), None) => StatusCode::SERVICE_UNAVAILABLE.into_response(),
     }
 }
@@ -526,9 +532,19 @@ fn the_check_catches_a_retry_one_millisecond_early() {
         (Named::After(Duration::from_secs(2)), 1999, 2000),
         (Named::At(date), 1749, 1750),
     ] {
-        check(&scenario, &[answered(named), retried(Duration::from_millis(on_time))], true, true);
+        check(
+            &scenario,
+            &[answered(named), retried(Duration::from_millis(on_time))],
+            true,
+            true,
+        );
         let caught = std::panic::catch_unwind(|| {
-            check(&scenario, &[answered(named), retried(Duration::from_millis(early))], true, true);
+            check(
+                &scenario,
+                &[answered(named), retried(Duration::from_millis(early))],
+                true,
+                true,
+            );
         });
         assert!(caught.is_err(), "{named:?}");
     }

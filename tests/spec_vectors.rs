@@ -47,7 +47,7 @@ const BACKOFF: &[(&str, &str, &str, u32, u64)] = &[
     (".1s", "1s", "2", 2, 200),
     (".1s", "1s", "2", 3, 400),
     (".1s", "1s", "2", 4, 800),
-    (".1s", "1s", "2", 5, 1000), // capped at maxBackoff
+    (".1s", "1s", "2", 5, 1000),   // capped at maxBackoff
     ("1s", "10s", "0.5", 1, 1000), // A6: "greater than zero"
     ("1s", "10s", "0.5", 2, 500),
     ("1s", "10s", "0.5", 3, 250),
@@ -209,7 +209,10 @@ fn a6_throttling_token_by_token() {
         } else {
             Some(budget.record_failure())
         };
-        assert!((budget.tokens() - count).abs() < 1e-9, "row {row}: {budget:?}");
+        assert!(
+            (budget.tokens() - count).abs() < 1e-9,
+            "row {row}: {budget:?}"
+        );
         if let Some(allowed) = allowed {
             assert_eq!(allowed, retried, "row {row}");
         }
@@ -302,7 +305,13 @@ async fn a6_a_do_not_retry_pushback_is_a_throttling_failure() {
         (Some("-1"), Code::Unavailable, 1, 9.0, Stop::HintTooLong),
         (Some("soon"), Code::Unavailable, 1, 9.0, Stop::HintTooLong),
         (Some("5000"), Code::Unavailable, 2, 9.1, Stop::Done),
-        (Some("-1"), Code::InvalidArgument, 1, 10.0, Stop::NotRetryable),
+        (
+            Some("-1"),
+            Code::InvalidArgument,
+            1,
+            10.0,
+            Stop::NotRetryable,
+        ),
     ];
     for (pushback, code, attempts, tokens, stop) in rows {
         let budget = config.budget().unwrap();
@@ -364,9 +373,17 @@ const RETRY_AFTER: &[(&str, u64, Option<Duration>)] = &[
     ("0", NOW, Some(Duration::ZERO)),
     ("007", NOW, Some(Duration::from_secs(7))),
     // Past 64 bits: the longest wait, not garbage.
-    ("18446744073709551615", NOW, Some(Duration::from_secs(u64::MAX))),
+    (
+        "18446744073709551615",
+        NOW,
+        Some(Duration::from_secs(u64::MAX)),
+    ),
     ("18446744073709551616", NOW, Some(Duration::MAX)),
-    ("340282366920938463463374607431768211456", NOW, Some(Duration::MAX)),
+    (
+        "340282366920938463463374607431768211456",
+        NOW,
+        Some(Duration::MAX),
+    ),
     // A sign, a fraction, an exponent, a unit: not 1*DIGIT.
     ("+120", NOW, None),
     ("-120", NOW, None),
@@ -382,40 +399,100 @@ const RETRY_AFTER: &[(&str, u64, Option<Duration>)] = &[
     ("120\r\n", NOW, None),
     ("\u{a0}120", NOW, None),
     // Section 10.2.3's date example, an hour ahead.
-    ("Fri, 31 Dec 1999 23:59:59 GMT", 946_684_799 - 3600, Some(Duration::from_secs(3600))),
+    (
+        "Fri, 31 Dec 1999 23:59:59 GMT",
+        946_684_799 - 3600,
+        Some(Duration::from_secs(3600)),
+    ),
     // Section 5.6.7's three forms of one instant, 1994-11-06 08:49:37.
-    ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 - 90, Some(Duration::from_secs(90))),
-    ("Sunday, 06-Nov-94 08:49:37 GMT", 784_111_777 - 90, Some(Duration::from_secs(90))),
-    ("Sun Nov  6 08:49:37 1994", 784_111_777 - 90, Some(Duration::from_secs(90))),
-    ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777, Some(Duration::ZERO)),
-    ("Sun, 06 Nov 1994 08:49:37 GMT", 784_111_777 + 90, Some(Duration::ZERO)),
-    ("  Sun, 06 Nov 1994 08:49:37 GMT\t", 784_111_777 - 1, Some(Duration::from_secs(1))),
+    (
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        784_111_777 - 90,
+        Some(Duration::from_secs(90)),
+    ),
+    (
+        "Sunday, 06-Nov-94 08:49:37 GMT",
+        784_111_777 - 90,
+        Some(Duration::from_secs(90)),
+    ),
+    (
+        "Sun Nov  6 08:49:37 1994",
+        784_111_777 - 90,
+        Some(Duration::from_secs(90)),
+    ),
+    (
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        784_111_777,
+        Some(Duration::ZERO),
+    ),
+    (
+        "Sun, 06 Nov 1994 08:49:37 GMT",
+        784_111_777 + 90,
+        Some(Duration::ZERO),
+    ),
+    (
+        "  Sun, 06 Nov 1994 08:49:37 GMT\t",
+        784_111_777 - 1,
+        Some(Duration::from_secs(1)),
+    ),
     // The 50-year rule, read on 2026-11-29: 2076-11-29 00:00:00 is 50
     // years ahead, not more, so "76" is 2076 ...
-    ("Sunday, 29-Nov-76 00:00:00 GMT", NOW, Some(Duration::from_secs(3_373_833_600 - NOW))),
+    (
+        "Sunday, 29-Nov-76 00:00:00 GMT",
+        NOW,
+        Some(Duration::from_secs(3_373_833_600 - NOW)),
+    ),
     // ... one second later is more than 50 years ahead: 1976, in the past
     // (a Monday then) ...
     ("Monday, 29-Nov-76 00:00:01 GMT", NOW, Some(Duration::ZERO)),
     ("Sunday, 29-Nov-76 00:00:01 GMT", NOW, None),
     // ... a date under 50 years ahead is in this century ...
-    ("Sunday, 01-Jan-34 00:00:00 GMT", NOW, Some(Duration::from_secs(2_019_686_400 - NOW))),
+    (
+        "Sunday, 01-Jan-34 00:00:00 GMT",
+        NOW,
+        Some(Duration::from_secs(2_019_686_400 - NOW)),
+    ),
     // ... and one in this century's past stays there.
     ("Friday, 31-Dec-99 23:59:59 GMT", NOW, Some(Duration::ZERO)),
     // February 29: in leap years only (2000 is one, 1900 and 2023 not).
-    ("Thu, 29 Feb 2024 00:00:00 GMT", 1_709_164_800 - 5, Some(Duration::from_secs(5))),
+    (
+        "Thu, 29 Feb 2024 00:00:00 GMT",
+        1_709_164_800 - 5,
+        Some(Duration::from_secs(5)),
+    ),
     ("Tue, 29 Feb 2000 00:00:00 GMT", NOW, Some(Duration::ZERO)),
     ("Thu, 29 Feb 1900 00:00:00 GMT", NOW, None),
     ("Wed, 29 Feb 2023 00:00:00 GMT", NOW, None),
-    ("Thu Feb 29 00:00:05 2024", 1_709_164_800, Some(Duration::from_secs(5))),
-    ("Thursday, 29-Feb-24 00:00:05 GMT", 1_709_164_800, Some(Duration::from_secs(5))),
+    (
+        "Thu Feb 29 00:00:05 2024",
+        1_709_164_800,
+        Some(Duration::from_secs(5)),
+    ),
+    (
+        "Thursday, 29-Feb-24 00:00:05 GMT",
+        1_709_164_800,
+        Some(Duration::from_secs(5)),
+    ),
     // Read in 2060, "00" is 2100 (40 years ahead), which has no February
     // 29; read in 2026, it is 2000.
     ("Tuesday, 29-Feb-00 00:00:00 GMT", 2_840_140_800, None),
     ("Tuesday, 29-Feb-00 00:00:00 GMT", NOW, Some(Duration::ZERO)),
     // A leap second: 2016-12-31 23:59:60 is 2017-01-01 00:00:00.
-    ("Sat, 31 Dec 2016 23:59:60 GMT", 1_483_228_799, Some(Duration::from_secs(1))),
-    ("Saturday, 31-Dec-16 23:59:60 GMT", 1_483_228_799, Some(Duration::from_secs(1))),
-    ("Sat Dec 31 23:59:60 2016", 1_483_228_799, Some(Duration::from_secs(1))),
+    (
+        "Sat, 31 Dec 2016 23:59:60 GMT",
+        1_483_228_799,
+        Some(Duration::from_secs(1)),
+    ),
+    (
+        "Saturday, 31-Dec-16 23:59:60 GMT",
+        1_483_228_799,
+        Some(Duration::from_secs(1)),
+    ),
+    (
+        "Sat Dec 31 23:59:60 2016",
+        1_483_228_799,
+        Some(Duration::from_secs(1)),
+    ),
     ("Sat, 31 Dec 2016 23:59:61 GMT", 1_483_228_799, None),
     // The day name must be the date's.
     ("Mon, 06 Nov 1994 08:49:37 GMT", 784_111_777 - 90, None),

@@ -314,8 +314,9 @@ impl Policy {
         if self.base.is_zero() {
             return Err(PolicyError::ZeroBase);
         }
+        // Under gRFC A6 a `base` above `cap` waits as `cap` does.
         let a6 = self.follows_a6();
-        if self.cap < self.base && !(a6 && !self.cap.is_zero()) {
+        if self.cap < self.base && (!a6 || self.cap.is_zero()) {
             return Err(PolicyError::CapBelowBase {
                 base: self.base,
                 cap: self.cap,

@@ -175,7 +175,12 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     // is checked: a February 29 in a chosen year without one is malformed.
     let days = now_secs.div_euclid(86_400);
     let (now_year, now_month, now_day) = civil_from_days(days);
-    let limit = (now_year + 50, now_month, now_day, now_secs.rem_euclid(86_400));
+    let limit = (
+        now_year + 50,
+        now_month,
+        now_day,
+        now_secs.rem_euclid(86_400),
+    );
     let century = now_year - now_year.rem_euclid(100);
     let month_number = u32::try_from(month).ok()? + 1;
     let candidates = [century - 100, century, century + 100].map(|c| c + i64::from(short_year));

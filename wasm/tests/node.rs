@@ -15,8 +15,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 
 use retry_runtime::{
-    current_attempt, retry, retry_after, CircuitBreaker, CircuitOpen, IdempotencyKey, Jitter, Policy,
-    RetryBudget, TimedOut,
+    current_attempt, retry, retry_after, CircuitBreaker, CircuitOpen, IdempotencyKey, Jitter,
+    Policy, RetryBudget, TimedOut,
 };
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
@@ -175,9 +175,15 @@ async fn a_retry_is_never_sent_before_the_instant_the_server_named() {
         if date {
             assert!(retried >= named, "retried at {retried}, before {named}");
         } else {
-            assert!(retried + 1.0 >= named, "retried at {retried}, before {named}");
+            assert!(
+                retried + 1.0 >= named,
+                "retried at {retried}, before {named}"
+            );
         }
-        console_log!("never early: retried {} ms after the named instant", retried - named);
+        console_log!(
+            "never early: retried {} ms after the named instant",
+            retried - named
+        );
     }
 }
 

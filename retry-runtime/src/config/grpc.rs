@@ -290,7 +290,9 @@ impl MethodConfig {
     pub fn policy(&self) -> UntimedPolicy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
-            (None, Some(hedging)) => load::a6(Policy::new().with_max_attempts(hedging.max_attempts)),
+            (None, Some(hedging)) => {
+                load::a6(Policy::new().with_max_attempts(hedging.max_attempts))
+            }
             (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
         UntimedPolicy::without_timeout(match self.timeout {

@@ -66,7 +66,8 @@ impl Policy {
                 retries,
             ));
         }
-        let total = if self.multiplier >= 1.0 || !(self.multiplier > 0.0) {
+        let shrinking = self.multiplier > 0.0 && self.multiplier < 1.0;
+        let total = if !shrinking {
             // Ceilings that grow to `cap` (or stay at it, from a `base`
             // above it): as the other jitters sum them.
             let base = self.base_nanos.min(self.cap_nanos);

@@ -62,7 +62,11 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
         ));
     }
     // All digits, so the parse fails only past `u64::MAX`: out of range too.
-    let whole = if whole.is_empty() { Ok(0) } else { whole.parse::<u64>() };
+    let whole = if whole.is_empty() {
+        Ok(0)
+    } else {
+        whole.parse::<u64>()
+    };
     let Some(whole) = whole.ok().filter(|&whole| whole <= MOST_SECONDS) else {
         return Err(invalid(
             field,
@@ -169,7 +173,10 @@ const CODES: [&str; 17] = [
 ];
 
 /// A list of status codes, which gRFC A6 requires and requires not empty.
-fn codes(field: &'static str, codes: Option<&[raw::Number]>) -> Result<RetryableCodes, ConfigError> {
+fn codes(
+    field: &'static str,
+    codes: Option<&[raw::Number]>,
+) -> Result<RetryableCodes, ConfigError> {
     let codes = required(field, codes)?;
     if codes.is_empty() {
         return Err(invalid(
@@ -226,7 +233,7 @@ impl TryFrom<raw::RetryPolicy> for RetryPolicy {
         let multiplier = float(multiply, &required(multiply, raw.backoff_multiplier)?)?;
         // gRFC A6: "must be greater than zero"; below 1 the waits shrink,
         // and an infinite one reaches `maxBackoff` at the second retry.
-        if !(multiplier > 0.0) {
+        if multiplier.is_nan() || multiplier <= 0.0 {
             return Err(invalid(
                 multiply,
                 format_args!("{multiplier}: must be greater than zero (gRFC A6)"),
@@ -341,7 +348,7 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
                         format_args!("{token_ratio}: beyond what a protobuf `float` holds"),
                     ));
                 }
-                if !(token_ratio >= 0.0005) {
+                if token_ratio.is_nan() || token_ratio < 0.0005 {
                     return Err(invalid(
                         RATIO,
                         format_args!(

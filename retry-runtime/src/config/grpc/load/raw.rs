@@ -15,7 +15,10 @@ use serde::Deserialize;
 use crate::config::fields::{optional, Read, Text};
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a gRPC service config (an object)")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a gRPC service config (an object)"
+)]
 pub(in crate::config::grpc) struct ServiceConfig {
     #[serde(default, alias = "method_config", alias = "MethodConfig")]
     #[serde(deserialize_with = "read::method_config")]
@@ -29,7 +32,10 @@ pub(in crate::config::grpc) struct ServiceConfig {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase", expecting = "a `methodConfig` entry (an object)")]
+#[serde(
+    rename_all = "camelCase",
+    expecting = "a `methodConfig` entry (an object)"
+)]
 pub(in crate::config::grpc) struct MethodConfig {
     #[serde(default, alias = "Name", deserialize_with = "read::name")]
     pub name: Vec<Name>,
@@ -73,7 +79,11 @@ pub(in crate::config::grpc) struct RetryPolicy {
     #[serde(default, alias = "backoff_multiplier", alias = "BackoffMultiplier")]
     #[serde(deserialize_with = "read::backoff_multiplier")]
     pub backoff_multiplier: Option<Number>,
-    #[serde(default, alias = "retryable_status_codes", alias = "RetryableStatusCodes")]
+    #[serde(
+        default,
+        alias = "retryable_status_codes",
+        alias = "RetryableStatusCodes"
+    )]
     #[serde(deserialize_with = "read::retryable_status_codes")]
     pub retryable_status_codes: Option<Vec<Number>>,
     /// Every other field, left to the channel; read as a map, which makes
@@ -91,7 +101,11 @@ pub(in crate::config::grpc) struct HedgingPolicy {
     #[serde(default, alias = "hedging_delay", alias = "HedgingDelay")]
     #[serde(deserialize_with = "read::hedging_delay")]
     pub hedging_delay: Option<String>,
-    #[serde(default, alias = "non_fatal_status_codes", alias = "NonFatalStatusCodes")]
+    #[serde(
+        default,
+        alias = "non_fatal_status_codes",
+        alias = "NonFatalStatusCodes"
+    )]
     #[serde(deserialize_with = "read::non_fatal_status_codes")]
     pub non_fatal_status_codes: Option<Vec<Number>>,
     /// Every other field, left to the channel; read as a map, which makes
