@@ -492,7 +492,7 @@ fn a_wrong_json_type_names_its_field() {
         ),
         (
             r#"{ "methodConfig": [{ "name": ["a.B"] }] }"#.to_owned(),
-            "expected a `methodConfig.name` entry",
+            "expected a `methodConfig.name` object",
         ),
         (
             r#"{ "methodConfig": { "name": [] } }"#.to_owned(),
@@ -500,7 +500,7 @@ fn a_wrong_json_type_names_its_field() {
         ),
         (
             r#"{ "methodConfig": [3] }"#.to_owned(),
-            "expected a `methodConfig` entry",
+            "expected a `methodConfig` object",
         ),
         (
             r#"{ "methodConfig": [{ "name": [{}], "retryPolicy": "fast" }] }"#.to_owned(),

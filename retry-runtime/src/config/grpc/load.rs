@@ -288,6 +288,7 @@ impl TryFrom<raw::MethodConfig> for MethodConfig {
         let names = raw
             .name
             .into_iter()
+            .flatten()
             .map(|name| MethodName {
                 service: name.service.unwrap_or_default(),
                 method: name.method.unwrap_or_default(),
@@ -365,6 +366,7 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
         let methods = raw
             .method_config
             .into_iter()
+            .flatten()
             .map(MethodConfig::try_from)
             .collect::<Result<Vec<_>, _>>()?;
         // A name in two method configs is an error to gRPC clients, which

@@ -7,59 +7,45 @@
 //! object of the wrong type names its field too (serde's `expecting`).
 
 use core::fmt;
-use core::marker::PhantomData;
-
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 use crate::config::fields::{optional, Read, Text};
 
 #[derive(Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    expecting = "a gRPC service config (an object)"
-)]
+#[serde(rename_all = "camelCase", expecting = "a gRPC service config object")]
 pub(in crate::config::grpc) struct ServiceConfig {
     #[serde(default, alias = "method_config", alias = "MethodConfig")]
     #[serde(deserialize_with = "read::method_config")]
-    pub method_config: Vec<MethodConfig>,
+    pub method_config: Option<Vec<MethodConfig>>,
     #[serde(default, alias = "retry_throttling", alias = "RetryThrottling")]
     pub retry_throttling: Option<RetryThrottling>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(
-    rename_all = "camelCase",
-    expecting = "a `methodConfig` entry (an object)"
-)]
+#[serde(rename_all = "camelCase", expecting = "a `methodConfig` object")]
 pub(in crate::config::grpc) struct MethodConfig {
     #[serde(default, alias = "Name", deserialize_with = "read::name")]
-    pub name: Vec<Name>,
+    pub name: Option<Vec<Name>>,
     #[serde(default, alias = "Timeout", deserialize_with = "read::timeout")]
     pub timeout: Option<String>,
     #[serde(default, alias = "retry_policy", alias = "RetryPolicy")]
     pub retry_policy: Option<RetryPolicy>,
     #[serde(default, alias = "hedging_policy", alias = "HedgingPolicy")]
     pub hedging_policy: Option<HedgingPolicy>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
 
 #[derive(Deserialize)]
-#[serde(expecting = "a `methodConfig.name` entry (an object)")]
+#[serde(expecting = "a `methodConfig.name` object")]
 pub(in crate::config::grpc) struct Name {
     #[serde(default, alias = "Service", deserialize_with = "read::service")]
     pub service: Option<String>,
     #[serde(default, alias = "Method", deserialize_with = "read::method")]
     pub method: Option<String>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
@@ -79,15 +65,9 @@ pub(in crate::config::grpc) struct RetryPolicy {
     #[serde(default, alias = "backoff_multiplier", alias = "BackoffMultiplier")]
     #[serde(deserialize_with = "read::backoff_multiplier")]
     pub backoff_multiplier: Option<Number>,
-    #[serde(
-        default,
-        alias = "retryable_status_codes",
-        alias = "RetryableStatusCodes"
-    )]
-    #[serde(deserialize_with = "read::retryable_status_codes")]
+    #[serde(alias = "retryable_status_codes", alias = "RetryableStatusCodes")]
+    #[serde(default, deserialize_with = "read::retryable_status_codes")]
     pub retryable_status_codes: Option<Vec<Number>>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
@@ -101,15 +81,9 @@ pub(in crate::config::grpc) struct HedgingPolicy {
     #[serde(default, alias = "hedging_delay", alias = "HedgingDelay")]
     #[serde(deserialize_with = "read::hedging_delay")]
     pub hedging_delay: Option<String>,
-    #[serde(
-        default,
-        alias = "non_fatal_status_codes",
-        alias = "NonFatalStatusCodes"
-    )]
-    #[serde(deserialize_with = "read::non_fatal_status_codes")]
+    #[serde(alias = "non_fatal_status_codes", alias = "NonFatalStatusCodes")]
+    #[serde(default, deserialize_with = "read::non_fatal_status_codes")]
     pub non_fatal_status_codes: Option<Vec<Number>>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
@@ -123,8 +97,6 @@ pub(in crate::config::grpc) struct RetryThrottling {
     #[serde(default, alias = "token_ratio", alias = "TokenRatio")]
     #[serde(deserialize_with = "read::token_ratio")]
     pub token_ratio: Option<Number>,
-    /// Every other field, left to the channel; read as a map, which makes
-    /// a list in place of the object an error.
     #[serde(flatten)]
     _others: Others,
 }
@@ -140,7 +112,9 @@ type Others = std::collections::HashMap<String, serde::de::IgnoredAny>;
 mod read {
     use serde::Deserializer;
 
-    use super::{optional, List, Number, Scalar, Text};
+    use core::marker::PhantomData;
+
+    use super::{optional, List, MethodConfig, Name, Number, Scalar, Text};
 
     const DURATION: &str = "a protobuf duration, seconds and `s`, such as \"0.1s\"";
     const NUMBER: &str = "a number, or a string holding one";
@@ -158,6 +132,8 @@ mod read {
     }
 
     read! {
+        method_config: Vec<MethodConfig> = List { field: "methodConfig", what: "method configs (objects)", entry: PhantomData },
+        name: Vec<Name> = List { field: "methodConfig.name", what: "names (objects)", entry: PhantomData },
         timeout: String = Text { key: "methodConfig.timeout", expected: DURATION },
         service: String = Text { key: "methodConfig.name.service", expected: "a string, such as \"helloworld.Greeter\"" },
         method: String = Text { key: "methodConfig.name.method", expected: "a string, such as \"SayHello\"" },
@@ -165,24 +141,12 @@ mod read {
         initial_backoff: String = Text { key: "retryPolicy.initialBackoff", expected: DURATION },
         max_backoff: String = Text { key: "retryPolicy.maxBackoff", expected: DURATION },
         backoff_multiplier: Number = Scalar { field: "retryPolicy.backoffMultiplier", what: NUMBER },
-        retryable_status_codes: Vec<Number> = List::new("retryPolicy.retryableStatusCodes", CODES, CODE),
+        retryable_status_codes: Vec<Number> = List { field: "retryPolicy.retryableStatusCodes", what: CODES, entry: Scalar { field: "retryPolicy.retryableStatusCodes", what: CODE } },
         hedging_attempts: Number = Scalar { field: "hedgingPolicy.maxAttempts", what: NUMBER },
         hedging_delay: String = Text { key: "hedgingPolicy.hedgingDelay", expected: DURATION },
-        non_fatal_status_codes: Vec<Number> = List::new("hedgingPolicy.nonFatalStatusCodes", CODES, CODE),
+        non_fatal_status_codes: Vec<Number> = List { field: "hedgingPolicy.nonFatalStatusCodes", what: CODES, entry: Scalar { field: "hedgingPolicy.nonFatalStatusCodes", what: CODE } },
         max_tokens: Number = Scalar { field: "retryThrottling.maxTokens", what: NUMBER },
         token_ratio: Number = Scalar { field: "retryThrottling.tokenRatio", what: NUMBER },
-    }
-
-    pub(super) fn method_config<'de, D: Deserializer<'de>>(
-        d: D,
-    ) -> Result<Vec<super::MethodConfig>, D::Error> {
-        let list = List::new("methodConfig", "method configs (objects)", "");
-        optional(d, list).map(Option::unwrap_or_default)
-    }
-
-    pub(super) fn name<'de, D: Deserializer<'de>>(d: D) -> Result<Vec<super::Name>, D::Error> {
-        let list = List::new("methodConfig.name", "names (objects)", "");
-        optional(d, list).map(Option::unwrap_or_default)
     }
 }
 
@@ -246,84 +210,33 @@ impl<'de> DeserializeSeed<'de> for Scalar {
     }
 }
 
-/// A list in the field `field`, of `what`: its entries are status codes
-/// ([`Number`]s read by a [`Scalar`] naming the field and what an `entry`
-/// is) or objects (whose struct names name the field).
-struct List<T> {
+/// A list in the field `field`, of `what`, each entry read by `entry`: a
+/// [`Scalar`] naming the field for status codes, `PhantomData` for objects
+/// (whose `expecting` names the field).
+struct List<S> {
     field: &'static str,
     what: &'static str,
-    entry: &'static str,
-    entries: PhantomData<fn() -> T>,
+    entry: S,
 }
 
-impl<T> List<T> {
-    const fn new(field: &'static str, what: &'static str, entry: &'static str) -> Self {
-        List {
-            field,
-            what,
-            entry,
-            entries: PhantomData,
-        }
-    }
-}
-
-/// How one entry of a [`List`] is read.
-trait Entry<'de>: Sized {
-    fn next<A: SeqAccess<'de>>(
-        seq: &mut A,
-        field: &'static str,
-        what: &'static str,
-    ) -> Result<Option<Self>, A::Error>;
-}
-
-impl<'de> Entry<'de> for Number {
-    fn next<A: SeqAccess<'de>>(
-        seq: &mut A,
-        field: &'static str,
-        what: &'static str,
-    ) -> Result<Option<Self>, A::Error> {
-        seq.next_element_seed(Scalar { field, what })
-    }
-}
-
-impl<'de> Entry<'de> for MethodConfig {
-    fn next<A: SeqAccess<'de>>(
-        seq: &mut A,
-        _: &'static str,
-        _: &'static str,
-    ) -> Result<Option<Self>, A::Error> {
-        seq.next_element()
-    }
-}
-
-impl<'de> Entry<'de> for Name {
-    fn next<A: SeqAccess<'de>>(
-        seq: &mut A,
-        _: &'static str,
-        _: &'static str,
-    ) -> Result<Option<Self>, A::Error> {
-        seq.next_element()
-    }
-}
-
-impl<'de, T: Entry<'de>> Visitor<'de> for List<T> {
-    type Value = Vec<T>;
+impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for List<S> {
+    type Value = Vec<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "`{}` as a list of {}", self.field, self.what)
     }
 
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Vec<T>, A::Error> {
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut entries = Vec::new();
-        while let Some(entry) = T::next(&mut seq, self.field, self.entry)? {
+        while let Some(entry) = seq.next_element_seed(self.entry)? {
             entries.push(entry);
         }
         Ok(entries)
     }
 }
 
-impl<'de, T: Entry<'de>> Read<'de> for List<T> {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Vec<T>, D::Error> {
+impl<'de, S: DeserializeSeed<'de> + Copy> Read<'de> for List<S> {
+    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_seq(self)
     }
 }
