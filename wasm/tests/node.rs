@@ -125,8 +125,7 @@ fn retry_after_reads_the_hosts_wall_clock() {
     assert!(far > Duration::from_secs(86_400 * 365 * 50));
 }
 
-/// A failure whose server asked for a wait: its `Retry-After` value, and
-/// the host's time (ms since the epoch) of the instant it names.
+/// A failure whose server asked for a wait: its `Retry-After` value.
 #[derive(Debug)]
 struct Hinted(String);
 
