@@ -54,7 +54,7 @@ pub use nested::Nested;
 /// timer.
 ///
 /// A policy read from a gRPC service config follows gRFC A6 instead (see
-/// [`config::grpc`](crate::config::grpc)): any multiplier above zero, a
+/// `config::grpc`): any multiplier above zero, a
 /// `base` above `cap`, waits up to 1.2 x `cap`, and a server's pushback
 /// waited out whatever `cap`.
 #[derive(Clone, Copy, PartialEq)]
@@ -175,7 +175,9 @@ impl Policy {
         self
     }
 
-    /// How each wait is randomized.
+    /// How each wait is randomized. On a policy read from a gRPC service
+    /// config, any of the four jitters leaves gRFC A6's rules for the
+    /// attribute's (see `config::grpc`).
     #[must_use]
     pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
@@ -255,7 +257,7 @@ impl Policy {
     /// Whether the policy was read from a gRPC service config, and so
     /// follows gRFC A6 as amended: its waits, a server's pushback waited out
     /// whatever `cap`, and hedges that check the retry budget without
-    /// taking a token (see [`config::grpc`](crate::config::grpc)).
+    /// taking a token (see `config::grpc`).
     pub(crate) const fn follows_a6(&self) -> bool {
         matches!(self.jitter, Jitter::Grpc)
     }

@@ -38,7 +38,7 @@ pub enum Jitter {
     /// 1.2)`, so a wait may reach 1.2 x `cap`, with `ceiling(n) =
     /// min(base * multiplier^n, cap)` for any multiplier above zero and any
     /// `base`, and A6's rules for hints and hedges (see
-    /// [`config::grpc`](crate::config::grpc)). Only a gRPC service config
+    /// `config::grpc`). Only a gRPC service config
     /// selects it; the attribute's `jitter` key has no name for it, and
     /// setting another jitter leaves A6's rules.
     #[doc(hidden)]

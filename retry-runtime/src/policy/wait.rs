@@ -217,10 +217,8 @@ impl Policy {
     /// gRFC A6 has it: exactly the hint, whatever `cap` and the backoff
     /// (which restarts after it), for any hint a pushback can carry (up to
     /// 2^31 - 1 ms, about 24.8 days); a longer hint, which no valid
-    /// pushback is (and which [`classify::grpc::pushback`] gives for one
+    /// pushback is (and which `classify::grpc::pushback` gives for one
     /// that says not to retry), is `None`.
-    ///
-    /// [`classify::grpc::pushback`]: crate::classify::grpc
     #[must_use]
     pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
         if self.follows_a6() {
