@@ -31,7 +31,7 @@ use hyper_util::client::legacy::Client;
 use hyper_util::rt::TokioExecutor;
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::RetryLayer;
-use retry_runtime::{Jitter, Policy, RetryBudget, Stop};
+use retry_runtime::{CircuitBreaker, CircuitState, Jitter, Policy, RetryBudget, Stop};
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::{TcpListener, TcpStream};
 use tower::{Service, ServiceBuilder, ServiceExt};
@@ -232,6 +232,22 @@ async fn a_refused_stream_is_sent_again_at_once_as_the_same_attempt() {
         "{events:?}"
     );
     assert!(events[0].contains("attempt not processed; sending again"));
+}
+
+#[tokio::test(start_paused = true)]
+async fn a_refused_stream_is_no_failure_for_the_breaker() {
+    // A breaker that opens on one failure: had the refusal counted, the
+    // stream sent again would be refused.
+    let server = h2_server(0, 1, StatusCode::OK).await;
+    let breaker = Arc::new(CircuitBreaker::new().with_consecutive_failures(1));
+    let mut service = ServiceBuilder::new()
+        .layer(RetryLayer::new(&ONCE).with_breaker(Arc::clone(&breaker)))
+        .service(h2_client());
+
+    let response = service.ready().await.unwrap().call(post(&server.url()));
+    assert_eq!(response.await.unwrap().status(), 200);
+    assert_eq!(last(), (Stop::Done, 1));
+    assert_eq!(breaker.state(), CircuitState::Closed);
 }
 
 #[tokio::test(start_paused = true)]
