@@ -68,9 +68,11 @@ where
             returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
-        Classification::Transient(hint) => {
+        // A copy the server never processed counts as any failure: the
+        // next copy starts at once anyway.
+        Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
             record(permit, false);
-            retry_after_failure(this, &outcome, number, hint, inner_gave_up);
+            retry_after_failure(this, &outcome, number, verdict.hint(), inner_gave_up);
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
             *this.last_rejected = false;
@@ -96,7 +98,7 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
     if this.last.is_none() {
         *this.last = Some(outcome);
         *this.last_inner_gave_up = inner_gave_up;
-        *this.last_rejected = !matches!(verdict, Classification::Transient(_));
+        *this.last_rejected = !verdict.retries();
     }
     None
 }

@@ -62,8 +62,11 @@
 //! An `UNAVAILABLE` status is retried after the server's pushback; the
 //! request body (the encoded message, or a client stream) is recorded as it
 //! is sent and played back to the next attempts, up to
-//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default): a
-//! larger body is sent once and not retried. See [`ReplayBody`].
+//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default),
+//! and [`with_max_buffered`](RetryLayer::with_max_buffered) bytes across
+//! all the calls of the layer at once (16 MiB by default): a call past
+//! either is sent once and not retried (reason `not_retryable`). See
+//! [`ReplayBody`].
 //!
 //! # What is retried
 //!
@@ -90,7 +93,15 @@
 //! - an error is retried when the request is safe to repeat and
 //!   [`classify::chain`](crate::classify::chain) finds it transient
 //!   (including a connection closed before the response), or, for any
-//!   request, when the connection failed before sending.
+//!   request, when the connection failed before sending;
+//! - a request the server never processed (a refused connection:
+//!   [`Unsent`](crate::Classification::Unsent); an HTTP/2 `REFUSED_STREAM`,
+//!   or a stream above a graceful `GOAWAY`'s last stream id:
+//!   [`Unprocessed`](crate::Classification::Unprocessed)), whatever its
+//!   method, is sent again at once as the same attempt, with no budget
+//!   token (gRFC A6's transparent retry): up to 3 times a call while it
+//!   never left, once after a refusal, never past the deadline; then
+//!   retried as any transient failure.
 //!
 //! A transient failure of a request that is not safe to repeat (a POST
 //! without a key that got a 503) is returned, and counts against the budget
@@ -153,6 +164,7 @@ use std::sync::Arc;
 
 use ::tower::Layer;
 
+pub(crate) use self::body::Buffer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
@@ -168,6 +180,10 @@ use crate::{CircuitBreaker, Policy, Shared};
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
 pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+/// What the recordings of all the calls of a layer may hold at once, unless
+/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
+pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
 
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
@@ -198,6 +214,17 @@ macro_rules! layer_settings {
         #[must_use]
         pub fn with_max_body(mut self, bytes: usize) -> Self {
             self.settings.max_body = bytes;
+            self
+        }
+
+        /// Records at most `bytes` across all the calls of the layer at
+        /// once (default 16 MiB; gRFC A6's per-channel limit): a call whose
+        /// recording would pass it is sent once, not retried nor hedged,
+        /// as a body over [`with_max_body`](Self::with_max_body) is. The
+        /// services the layer makes, and its clones, share it.
+        #[must_use]
+        pub fn with_max_buffered(mut self, bytes: usize) -> Self {
+            self.settings.buffer = $crate::tower::Buffer::new(bytes);
             self
         }
 
