@@ -11,7 +11,7 @@ use core::time::Duration;
 use loom::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::{Clock, Epoch};
-use crate::ring::{Ring, BUCKETS};
+use crate::ring::Ring;
 
 /// Thousandths of a token: the ratio is kept to three decimals, as gRPC does.
 const MILLI: u64 = 1000;
@@ -137,14 +137,7 @@ impl RetryBudget {
     #[cfg(not(loom))]
     #[must_use]
     pub const fn ratio(ratio: f32, window: Duration) -> Self {
-        budget!(0, ratio, bucket_ms(window))
-    }
-
-    /// Under loom, whose atomics cannot be made in a `const fn`.
-    #[cfg(loom)]
-    #[must_use]
-    pub fn ratio(ratio: f32, window: Duration) -> Self {
-        budget!(0, ratio, bucket_ms(window))
+        budget!(0, ratio, Ring::bucket_ms(window))
     }
 
     /// The tokens left now; for a [`ratio`](Self::ratio) budget, the
@@ -290,18 +283,6 @@ impl RetryBudget {
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
                 (tokens < self.max).then(|| tokens.saturating_add(self.ratio).min(self.max))
             });
-    }
-}
-
-/// The width of a tenth of `window` in milliseconds, at least 1.
-const fn bucket_ms(window: Duration) -> u64 {
-    let ms = window.as_millis() / BUCKETS as u128;
-    if ms == 0 {
-        1
-    } else if ms > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        ms as u64
     }
 }
 

@@ -25,6 +25,8 @@
 //! erasing the counts of the newer (the loom model `loom_breaker.rs` checks
 //! it).
 
+use core::time::Duration;
+
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicU64, Ordering};
 #[cfg(loom)]
@@ -84,6 +86,19 @@ impl Ring {
         Ring {
             buckets: core::array::from_fn(|_| AtomicU64::new(0)),
             tick: AtomicU64::new(0),
+        }
+    }
+
+    /// The width of a bucket of a `window`, a tenth of it, in milliseconds
+    /// (at least 1, saturating).
+    pub(crate) const fn bucket_ms(window: Duration) -> u64 {
+        let ms = window.as_millis() / BUCKETS as u128;
+        if ms == 0 {
+            1
+        } else if ms > u64::MAX as u128 {
+            u64::MAX
+        } else {
+            ms as u64
         }
     }
 

@@ -5,10 +5,11 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use super::window::{Thresholds, Window, BUCKETS};
+use super::window::{Thresholds, Window};
 use super::word::{StateCell, Word, COUNT_MAX};
 use super::CircuitBreaker;
 use crate::circuit::{Name, Transition};
+use crate::ring::Ring;
 
 /// A millisecond count from a duration, saturating.
 const fn millis(d: Duration) -> u64 {
@@ -130,13 +131,6 @@ impl CircuitBreaker {
         breaker!(true)
     }
 
-    /// Under loom, whose atomics cannot be made in a `const fn`.
-    #[cfg(loom)]
-    #[must_use]
-    pub fn adaptive() -> Self {
-        breaker!(true)
-    }
-
     /// An adaptive breaker's K: it starts refusing calls once they are more
     /// than `k` times those accepted in the window (at least 1, kept to
     /// three decimals). Lower refuses sooner. Not used by a breaker that
@@ -154,8 +148,7 @@ impl CircuitBreaker {
     /// How far back outcomes count, in tenths (at least a millisecond each).
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> Self {
-        let bucket = millis(window) / BUCKETS as u64;
-        self.thresholds.bucket_ms = if bucket == 0 { 1 } else { bucket };
+        self.thresholds.bucket_ms = Ring::bucket_ms(window);
         self
     }
 

@@ -17,7 +17,7 @@
 //! So a success counts into the bucket of the ring's latest clock reading
 //! without reading the clock ([`Ring::count_latest`]), and every failure
 //! reads it (anyway, for its bucket and for the open period). So the first
-//! call in each bucket and every [`READ_EVERY`]th after it read the clock;
+//! call in each bucket and every `READ_EVERY`th after it read the clock;
 //! the others are a load and a compare-and-swap. `enter` does not move the tick when the circuit is
 //! open, though it reads the clock then: every refused call would write a
 //! shared line, for a window that is not used while open and is emptied when
@@ -44,7 +44,6 @@
 //! latest's bucket, so that no bucket is rolled back ([`Ring::add`]).
 
 use crate::ring::Ring;
-pub(super) use crate::ring::BUCKETS;
 #[cfg(test)]
 pub(super) use crate::ring::READ_EVERY;
 
@@ -84,7 +83,7 @@ impl Thresholds {
     };
 }
 
-/// The outcomes of the last [`BUCKETS`] buckets, and the failures in a row.
+/// The outcomes of the last ten buckets, and the failures in a row.
 #[derive(Debug)]
 pub(super) struct Window {
     /// Calls, and failures among them.
