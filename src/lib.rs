@@ -18,6 +18,8 @@ mod pages {
     pub struct Nesting;
     #[doc = include_str!("../docs/breaker.md")]
     pub struct Breaker;
+    #[doc = include_str!("../docs/overload.md")]
+    pub struct Overload;
     #[doc = include_str!("../docs/hedging.md")]
     pub struct Hedging;
     #[doc = include_str!("../docs/integrations.md")]

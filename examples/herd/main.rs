@@ -44,13 +44,14 @@
 //!   `budget`, `breaker`, `adaptive`, `recommended`; and, when named, the
 //!   parts of `recommended` alone: `ratio`, its budget without
 //!   `ServerLayer`, and `server_layer`, no retries with it); seconds until
-//!   goodput
-//!   recovers, amplification, wasted work (docs/overload.md). `--policy`,
-//!   `--clients`, `--load` and `--trigger` (comma-separated lists) pick
-//!   part of the grid, `--jobs N` runs N points at a time (default: every
-//!   core), `--adaptive K,SECONDS` sets the adaptive throttle's K and
-//!   window, `--metastable-svg PATH` draws goodput and attempts over time at
-//!   N = 1000.
+//!   goodput recovers, amplification, wasted work (docs/overload.md).
+//!   `--policy`, `--clients`, `--load` and `--trigger` (comma-separated
+//!   lists) pick part of the grid; `--jobs N` runs N points at a time
+//!   (default: every core, at most 4; each takes up to half a gigabyte);
+//!   `--adaptive K,SECONDS` sets the adaptive throttle's K and window;
+//!   `--series` adds each run's counts per second (first attempts,
+//!   attempts, goodput) as one more JSON line; `--metastable-svg PATH`
+//!   draws goodput and attempts over time at N = 1000.
 //!
 //! `--only SCENARIO` runs one scenario (`burst`, `waves`, `contention`,
 //! `outage`, `recovery`, `tail`, `metastable`).
@@ -216,9 +217,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             }
         }
         metastable_runs = metastable_grid::run_all(points, grid.jobs);
+        let series = args.iter().any(|a| a == "--series");
         for run in &metastable_runs {
             if runs_scenario("metastable") && grid.shows(&run.point) {
                 line(run.json(), run.text());
+                if series {
+                    line(run.series_json(), run.series_json());
+                }
             }
         }
     }

@@ -191,6 +191,8 @@ pub struct Series {
     pub goodput: Vec<u64>,
     /// Worker time on requests whose caller had left, in microseconds.
     pub wasted_us: u64,
+    /// Worker time on every request, in microseconds.
+    pub worked_us: u64,
     /// When the first attempt timed out.
     pub first_timeout: Option<Duration>,
 }
@@ -233,6 +235,33 @@ impl Run {
         )
     }
 
+    /// The run's per-second counts, for a plot of your own (`--series`).
+    pub fn series_json(&self) -> String {
+        let list = |counts: &[u64]| {
+            counts
+                .iter()
+                .map(u64::to_string)
+                .collect::<Vec<_>>()
+                .join(",")
+        };
+        let Point {
+            fleet,
+            clients,
+            load,
+            trigger_s,
+        } = self.point;
+        let series = &self.series;
+        #[allow(clippy::cast_precision_loss)]
+        let worked_s = series.worked_us as f64 / 1e6 / WORKERS as f64;
+        format!(
+            r#"{{"scenario":"metastable_series","policy":"{}","clients":{clients},"load":{load},"trigger_s":{trigger_s},"worked_s":{worked_s:.1},"first":[{}],"attempts":[{}],"goodput":[{}]}}"#,
+            fleet.name(),
+            list(&series.first),
+            list(&series.attempts),
+            list(&series.goodput)
+        )
+    }
+
     pub fn text(&self) -> String {
         let Point {
             fleet,
@@ -261,6 +290,7 @@ struct Stats {
     attempts: Vec<AtomicU64>,
     goodput: Vec<AtomicU64>,
     wasted_us: AtomicU64,
+    worked_us: AtomicU64,
     first_timeout_us: AtomicU64,
 }
 
@@ -273,6 +303,7 @@ impl Stats {
             attempts: seconds(),
             goodput: seconds(),
             wasted_us: AtomicU64::new(0),
+            worked_us: AtomicU64::new(0),
             first_timeout_us: AtomicU64::new(u64::MAX),
         }
     }
@@ -298,6 +329,7 @@ impl Stats {
             attempts: load(&self.attempts),
             goodput: load(&self.goodput),
             wasted_us: self.wasted_us.load(Ordering::Relaxed),
+            worked_us: self.worked_us.load(Ordering::Relaxed),
             first_timeout: (first_timeout != u64::MAX)
                 .then(|| Duration::from_micros(first_timeout)),
         }
@@ -463,8 +495,9 @@ fn client(fleet: Fleet, server: &Server, stats: &Arc<Stats>) -> Client {
                 return;
             };
             let work = response.extensions().get::<Served>().map(|served| served.0);
+            let work = u64::try_from(work.unwrap_or_default().as_micros()).unwrap_or(0);
+            stats.worked_us.fetch_add(work, Ordering::Relaxed);
             if answer.send(response).is_err() {
-                let work = u64::try_from(work.unwrap_or_default().as_micros()).unwrap_or(0);
                 stats.wasted_us.fetch_add(work, Ordering::Relaxed);
             }
         });
@@ -649,7 +682,11 @@ pub mod grid {
         if let [k, window] = list::<f32>(args, "--adaptive", Vec::new())?[..] {
             let _ = super::ADAPTIVE.set((k, std::time::Duration::from_secs_f32(window)));
         }
-        let cores = std::thread::available_parallelism().map_or(1, usize::from);
+        // A run that never recovers holds a few hundred thousand queued
+        // requests: about half a gigabyte each at the peak.
+        let cores = std::thread::available_parallelism()
+            .map_or(1, usize::from)
+            .min(4);
         Ok(Grid {
             fleets,
             clients: list(args, "--clients", vec![10, 100, 1000])?,
