@@ -228,6 +228,9 @@ mod shared;
 mod sleep;
 mod slots;
 mod stopped;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 mod timeout;
 mod timer;
 #[cfg(feature = "tower")]

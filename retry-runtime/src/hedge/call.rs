@@ -177,7 +177,8 @@ where
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
         // As the retry loop's refused call.
-        this.call.stopped(Stop::Open, false);
+        let record = this.setup.record(None);
+        this.call.stopped(Stop::Open, false, record);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -284,7 +285,8 @@ where
         if after_failure {
             observe::retry_started(this.setup.name, *this.wait);
         } else {
-            observe::hedging(this.setup.name, number - 1, *this.wait);
+            let record = this.setup.record(None);
+            observe::hedging(this.setup.name, number - 1, *this.wait, record);
         }
     }
     let attempt = this.setup.limit.bound(timeout, made);
