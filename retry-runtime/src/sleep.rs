@@ -222,9 +222,7 @@ impl core::fmt::Debug for Sleep {
 pub fn sleep(wait: Duration) -> Sleep {
     #[cfg(feature = "testing")]
     if let Some(wait) = crate::timer::simulated::Wait::after(wait) {
-        return Sleep {
-            timer: Timer::Simulated { wait },
-        };
+        return simulated(wait);
     }
     // The end is read on the clock waits follow where the wait is made
     // (tokio's, paused in tests, inside a runtime), and the timer picked at
@@ -241,6 +239,14 @@ pub fn sleep(wait: Duration) -> Sleep {
             wait: Wait::new(crate::timer::end_of(crate::timer::real_now(), wait)),
         },
     };
+}
+
+/// A wait on a test's simulated clock.
+#[cfg(feature = "testing")]
+pub(crate) fn simulated(wait: crate::timer::simulated::Wait) -> Sleep {
+    Sleep {
+        timer: Timer::Simulated { wait },
+    }
 }
 
 #[cfg(test)]

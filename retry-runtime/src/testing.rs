@@ -52,6 +52,7 @@
 //! `spawn_blocking`) sees the real clock.
 
 use core::fmt;
+use core::future::Future;
 use core::marker::PhantomData;
 use core::time::Duration;
 use std::cell::RefCell;
@@ -120,6 +121,13 @@ impl VirtualClock {
     /// waits it passes end.
     pub fn advance(&self, by: Duration) {
         self.clock.advance(by);
+    }
+
+    /// A wait of `wait` on this clock, wherever it is polled: a stand-in
+    /// for a slow dependency in a test, which ends in turn with the waits
+    /// of the calls.
+    pub fn sleep(&self, wait: Duration) -> impl Future<Output = ()> + Send + Sync + 'static {
+        crate::sleep::simulated(simulated::Wait::on(Arc::clone(&self.clock), wait))
     }
 
     /// The decisions recorded on this thread since the clock was installed

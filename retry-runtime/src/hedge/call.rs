@@ -278,6 +278,10 @@ where
         return false;
     };
     *this.started = number;
+    // A test's simulated clock ends no wait before this attempt is polled:
+    // the loop polls the attempts before it again first.
+    #[cfg(feature = "testing")]
+    crate::timer::simulated::disarm();
     // A hedge is told as it starts, as a hedge; a retry after a failure
     // was told when the attempt failed (`settle`), and is counted now. Both
     // count as retries, as gRPC counts hedges.

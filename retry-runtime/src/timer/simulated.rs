@@ -8,6 +8,8 @@
 //! its own waits first, so that a hedge's delay and an attempt's timeout end
 //! before a longer wait polled earlier, as they would on a real clock. No
 //! executor needs to know: the queue wakes the soonest wait's task itself.
+//! A hedged call that starts an attempt says so ([`disarm`]), since it
+//! polls the attempts before it again before the new one.
 //!
 //! Each wait keeps the clock it was made on, so that a wait made under it
 //! ends on it wherever it is polled.
@@ -119,6 +121,14 @@ pub(crate) fn install(clock: Option<Arc<Clock>>) -> Option<Arc<Clock>> {
         .flatten()
 }
 
+/// Work has started that has not been polled yet (a hedged call's new
+/// attempt): the soonest wait, if polled again before it, does not end.
+pub(crate) fn disarm() {
+    if let Some(clock) = current() {
+        clock.lock().armed = None;
+    }
+}
+
 /// A blocking wait of `wait` on the clock installed on this thread: time
 /// moves on at once. `false` when none is installed.
 pub(crate) fn block_for(wait: Duration) -> bool {
@@ -143,13 +153,17 @@ impl Wait {
     /// A wait of `wait` from now on the clock installed on this thread, if
     /// any.
     pub(crate) fn after(wait: Duration) -> Option<Self> {
-        let clock = current()?;
+        current().map(|clock| Wait::on(clock, wait))
+    }
+
+    /// A wait of `wait` from now on `clock`.
+    pub(crate) fn on(clock: Arc<Clock>, wait: Duration) -> Self {
         let end = clock.elapsed().saturating_add(wait);
-        Some(Wait {
+        Wait {
             clock,
             end,
             ticket: None,
-        })
+        }
     }
 
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
@@ -201,7 +215,10 @@ impl Wait {
         };
         let mut inner = self.clock.lock();
         let removed = inner.waiting.remove(&(self.end, ticket));
-        let next = inner.waiting.first_key_value().map(|(_, waker)| waker.clone());
+        let next = inner
+            .waiting
+            .first_key_value()
+            .map(|(_, waker)| waker.clone());
         drop(inner);
         drop(removed);
         if let Some(next) = next {
