@@ -88,6 +88,47 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
     }
 }
 
+/// A tower layer's `on_give_up` hook: `()` for none, which reads no clock,
+/// or [`Hooked`], what `RetryLayer::on_give_up` wraps a hook in. The
+/// layer's outcome type is known only where the layer wraps a service, so
+/// the hook is bound there, on it.
+#[doc(hidden)]
+pub trait LayerGiveUp<R> {
+    /// Before the call: its start, if a hook will read it.
+    fn start(&self) -> Option<Started>;
+    /// After the call that returned `outcome`: the hook, if it gave up.
+    fn end(&self, started: Option<Started>, outcome: &R);
+}
+
+impl<R> LayerGiveUp<R> for () {
+    fn start(&self) -> Option<Started> {
+        None
+    }
+    fn end(&self, _: Option<Started>, _: &R) {}
+}
+
+/// A layer's `on_give_up` hook.
+#[doc(hidden)]
+#[derive(Clone)]
+pub struct Hooked<F>(pub(crate) F);
+
+impl<F> core::fmt::Debug for Hooked<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("on_give_up(..)")
+    }
+}
+
+impl<R, F: OnGiveUp<R>> LayerGiveUp<R> for Hooked<F> {
+    fn start(&self) -> Option<Started> {
+        Some(Started::tokio())
+    }
+    fn end(&self, started: Option<Started>, outcome: &R) {
+        if let Some(started) = started {
+            gave_up(&self.0, started, outcome);
+        }
+    }
+}
+
 /// `on_give_up = ...` as the expansion passes it: bounded on the function's
 /// return type `R`, so that a closure's argument types are inferred and a
 /// hook of the wrong type is one error, on the key's value. The result is
