@@ -4,7 +4,8 @@
 //!
 //! ```toml
 //! [dev-dependencies]
-//! retry-runtime = { version = "0.1", features = ["testing"] }
+//! # The `retry-runtime` of your [dependencies], with the feature for tests.
+//! retry-runtime = { path = "../retry/retry-runtime", features = ["testing"] }
 //! ```
 //!
 //! It changes nothing until a test installs a [`VirtualClock`], so the
