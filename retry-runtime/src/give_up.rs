@@ -99,6 +99,7 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
 /// layer's outcome type is known only where the layer wraps a service, so
 /// the hook is bound there, on it.
 #[doc(hidden)]
+#[cfg(feature = "tower")]
 pub trait LayerGiveUp<R> {
     /// Before the call: its start, if a hook will read it.
     fn start(&self) -> Option<Started>;
@@ -106,6 +107,7 @@ pub trait LayerGiveUp<R> {
     fn end(&self, started: Option<Started>, outcome: &R);
 }
 
+#[cfg(feature = "tower")]
 impl<R> LayerGiveUp<R> for () {
     fn start(&self) -> Option<Started> {
         None
@@ -115,15 +117,18 @@ impl<R> LayerGiveUp<R> for () {
 
 /// A layer's `on_give_up` hook.
 #[doc(hidden)]
+#[cfg(feature = "tower")]
 #[derive(Clone)]
 pub struct Hooked<F>(pub(crate) F);
 
+#[cfg(feature = "tower")]
 impl<F> core::fmt::Debug for Hooked<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.write_str("on_give_up(..)")
     }
 }
 
+#[cfg(feature = "tower")]
 impl<R, F: OnGiveUp<R>> LayerGiveUp<R> for Hooked<F> {
     fn start(&self) -> Option<Started> {
         Some(Started::tokio())
@@ -154,7 +159,10 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
 /// misfit. (A closure needs the `Fn` bound of [`give_up_hook`] for its
 /// arguments to be inferred; the attribute checks its arity itself.)
 #[doc(hidden)]
-pub struct GiveUpProbe<R, G>(PhantomData<(fn(&R), fn(&G))>);
+pub struct GiveUpProbe<R, G>(Marker<R, G>);
+
+/// The types a probe and its answer are of, and nothing else.
+type Marker<R, G> = PhantomData<(fn(&R), fn(&G))>;
 
 /// The probe of `hook`, for the outcome `R`.
 #[doc(hidden)]
@@ -165,7 +173,7 @@ pub fn give_up_probe<R, G>(_hook: &G) -> GiveUpProbe<R, G> {
 
 /// The probe's answer: a hook of the outcome `R`.
 #[doc(hidden)]
-pub struct Fits<R, G>(PhantomData<(fn(&R), fn(&G))>);
+pub struct Fits<R, G>(Marker<R, G>);
 
 /// The probe's answer: not a hook of the outcome.
 #[doc(hidden)]

@@ -136,7 +136,10 @@ pub struct RetryMiddleware<C = HttpClassifier> {
 
 /// The middleware's `on_give_up` hook.
 #[derive(Clone)]
-struct GiveUpFn(Arc<dyn Fn(&Outcome, &Stopped) + Send + Sync>);
+struct GiveUpFn(Arc<Hook>);
+
+/// What `on_give_up` is given.
+type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
 
 impl core::fmt::Debug for GiveUpFn {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
