@@ -149,7 +149,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retryable, and the breaker hears nothing.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn unsent(&mut self) {
-        let record = Record::default().with(self.budget.budget(), self.breaker.breaker());
+        let record = Record::new(None, self.budget.budget(), self.breaker.breaker());
         let _ = self.call.not_retryable(record);
     }
 
@@ -286,10 +286,10 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
-            let record = Record::default().with(budget, breaker);
+            let record = Record::new(None, budget, breaker);
             return Err(self.call.stopped(Stop::Open, false, record));
         }
-        let record = Record::of(verdict).with(budget, breaker);
+        let record = Record::new(Some(verdict), budget, breaker);
         match verdict {
             Classification::Transient(hint) => self.call.retry(hint, budget, breaker),
             Classification::Unrepeatable => {

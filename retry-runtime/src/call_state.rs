@@ -150,10 +150,10 @@ impl<'p> CallState<'p> {
     ) -> Result<Duration, Stop> {
         let attempt = self.scope.frame.attempt();
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
-        let record = Record::of(Classification::Transient(hint));
+        let record = Record::new(Some(Classification::Transient(hint)), budget, breaker);
         match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), attempt, wait, record.with(budget, breaker));
+                observe::retrying(self.name(), attempt, wait, record);
                 self.scope.set_carry(carry);
                 self.scope.frame.set_attempt(attempt.saturating_add(1));
                 // Retried calls the failed attempt left running (dropped
@@ -161,7 +161,7 @@ impl<'p> CallState<'p> {
                 self.scope.in_flight = 0;
                 Ok(wait)
             }
-            Err(stop) => Err(self.stopped(stop, inner_gave_up, record.with(budget, breaker))),
+            Err(stop) => Err(self.stopped(stop, inner_gave_up, record)),
         }
     }
 
@@ -216,7 +216,7 @@ impl<'p> CallState<'p> {
         if let Some(budget) = budget {
             budget.record_success();
         }
-        let record = Record::of(Classification::Done).with(budget, breaker);
+        let record = Record::new(Some(Classification::Done), budget, breaker);
         observe::succeeded(self.name(), self.attempt(), self.elapsed(), record);
         self.finished();
     }
@@ -244,7 +244,7 @@ impl<'p> CallState<'p> {
     /// marks nothing, though it passes on the mark of a layer below.
     pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool, record: Record<'_>) -> Stop {
         let attempt = self.scope.frame.attempt();
-        observe::stopped(self.name(), attempt, stop, self.elapsed(), record);
+        observe::stopped_after(self.name(), attempt, attempt, stop, self.elapsed(), record);
         self.finished();
         context::report_stop(self.policy.max_attempts(), stop, inner_gave_up);
         stop

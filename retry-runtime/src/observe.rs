@@ -76,7 +76,7 @@ impl Name {
 /// attempt: the outcome as the rules judged it, and the call's budget and
 /// breaker. Read only by the record a test installs (feature `testing`,
 /// [`crate::testing::VirtualClock`]).
-#[derive(Clone, Copy, Default)]
+#[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]
 pub(crate) struct Record<'a> {
     pub(crate) outcome: Option<Classification>,
@@ -84,23 +84,14 @@ pub(crate) struct Record<'a> {
     pub(crate) breaker: Option<&'a CircuitBreaker>,
 }
 
-impl Record<'_> {
-    /// The record of an outcome judged `outcome`.
-    pub(crate) fn of(outcome: Classification) -> Self {
-        Record {
-            outcome: Some(outcome),
-            ..Record::default()
-        }
-    }
-
-    /// With the call's budget and breaker.
-    pub(crate) fn with<'a>(
-        self,
+impl<'a> Record<'a> {
+    pub(crate) fn new(
+        outcome: Option<Classification>,
         budget: Option<&'a RetryBudget>,
         breaker: Option<&'a CircuitBreaker>,
-    ) -> Record<'a> {
+    ) -> Self {
         Record {
-            outcome: self.outcome,
+            outcome,
             budget,
             breaker,
         }
@@ -212,22 +203,9 @@ pub(crate) fn succeeded(
     record.decided(function, attempt, None, Some(Stop::Done));
 }
 
-/// A failed attempt is returned to the caller, for `reason`, `elapsed`
-/// after the call started if that was measured.
-#[cold]
-#[inline(never)]
-pub(crate) fn stopped(
-    function: &'static str,
-    attempt: u32,
-    reason: Stop,
-    elapsed: Option<Duration>,
-    record: Record<'_>,
-) {
-    stopped_after(function, attempt, attempt, reason, elapsed, record);
-}
-
 /// A failed attempt, numbered `attempt`, is returned to the caller for
-/// `reason`, after `made` attempts in all: a hedged call's answer may come
+/// `reason`, `elapsed` after the call started if that was measured, after
+/// `made` attempts in all: a hedged call's answer may come
 /// from an attempt other than the newest, and [`crate::last_call`] counts
 /// every attempt the call made. The one event of a call that gives up.
 #[cold]

@@ -138,11 +138,11 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     /// hedge or a refusal), with its budget and breaker, for a test's
     /// record.
     pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
-        Record {
+        Record::new(
             outcome,
-            budget: self.budget,
-            breaker: self.breaker.map(|(breaker, _)| breaker),
-        }
+            self.budget,
+            self.breaker.map(|(breaker, _)| breaker),
+        )
     }
 }
 

@@ -105,12 +105,8 @@ pub(crate) fn current() -> Option<Arc<Clock>> {
 }
 
 /// Now on the clock installed on this thread, if any.
-#[inline]
 pub(crate) fn now() -> Option<Instant> {
-    CURRENT
-        .try_with(|current| current.borrow().as_ref().map(|clock| clock.now()))
-        .ok()
-        .flatten()
+    current().map(|clock| clock.now())
 }
 
 /// Installs `clock` on this thread (or none): the one before it.
