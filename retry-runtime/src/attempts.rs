@@ -291,7 +291,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         }
         let record = Record::new(Some(verdict), budget, breaker);
         match verdict {
-            Classification::Transient(hint) => self.call.retry(hint, budget, breaker),
+            // A request the server never processed, when it is not sent
+            // again transparently, is a transient failure like any other.
+            Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
+                self.call.retry(verdict, budget, breaker)
+            }
             Classification::Unrepeatable => {
                 // A retryable failure takes a token whether or not this
                 // request may be repeated (gRFC A6).
@@ -304,6 +308,19 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
                 Err(self.call.not_retryable(record))
             }
         }
+    }
+
+    /// Whether a request the server never processed (`verdict`) is sent
+    /// again at once, as the same attempt: see [`CallState::send_again`].
+    /// The breaker hears nothing of it: the next [`acquire`](Self::acquire)
+    /// frees the permit unrecorded.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: Classification,
+        resent: &mut crate::decision::Resent,
+    ) -> bool {
+        self.call.send_again(verdict, resent)
     }
 
     /// A success: the budget gets its share back, the breaker hears of it.

@@ -144,13 +144,13 @@ impl<'p> CallState<'p> {
     #[inline(never)]
     pub(crate) fn retry(
         &mut self,
-        hint: Option<Duration>,
+        verdict: Classification,
         budget: Option<&RetryBudget>,
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
-        let attempt = self.scope.frame.attempt();
+        let (attempt, hint) = (self.scope.frame.attempt(), verdict.hint());
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
-        let record = Record::new(Some(Classification::Transient(hint)), budget, breaker);
+        let record = Record::new(Some(verdict), budget, breaker);
         match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
                 observe::retrying(self.name(), attempt, wait, record);
@@ -163,6 +163,27 @@ impl<'p> CallState<'p> {
             }
             Err(stop) => Err(self.stopped(stop, inner_gave_up, record)),
         }
+    }
+
+    /// A request the server never processed, judged `verdict`: whether it
+    /// is sent again at once as the same attempt, with no budget token
+    /// ([`decision::Resent::again`]). Not when a retried call inside the attempt gave
+    /// up on what failed it: sending again would run that call's retries
+    /// again (DESIGN §4.11); the failure is then judged as any other.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: crate::Classification,
+        resent: &mut decision::Resent,
+    ) -> bool {
+        if self.scope.inner_gave_up || !resent.again(self.policy, verdict, self.left()) {
+            return false;
+        }
+        observe::sending_again(self.name(), self.attempt());
+        // Retried calls the attempt left running (dropped with it) are not
+        // part of the next send.
+        self.scope.in_flight = 0;
+        true
     }
 
     /// The decision on a failure the rules retry, for the retry loop and a

@@ -167,7 +167,8 @@ impl fmt::Debug for VirtualClock {
 /// `at 300ms: attempt 3 transient, stop exhausted (budget 8, breaker open)`:
 /// the time on the clock, the attempt, what the rules made of its outcome
 /// (`done`, `transient`, `transient (hint 2s)`, `permanent`,
-/// `unrepeatable`; `refused` by the breaker, `running` for a hedge), then
+/// `unrepeatable`, `unsent`, `unprocessed`; `refused` by the breaker,
+/// `running` for a hedge), then
 /// `retry after` or `hedge after` a wait, or `stop` and the reason, then
 /// the call's budget and breaker after the decision, if it has them.
 ///
@@ -217,6 +218,8 @@ impl fmt::Display for Decision {
             Some(Classification::Done) => f.write_str("done")?,
             Some(Classification::Permanent) => f.write_str("permanent")?,
             Some(Classification::Unrepeatable) => f.write_str("unrepeatable")?,
+            Some(Classification::Unsent) => f.write_str("unsent")?,
+            Some(Classification::Unprocessed) => f.write_str("unprocessed")?,
             Some(Classification::Transient(None)) => f.write_str("transient")?,
             Some(Classification::Transient(Some(hint))) => write!(f, "transient (hint {hint:?})")?,
             None if self.stop.is_some() => f.write_str("refused")?,
