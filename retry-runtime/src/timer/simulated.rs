@@ -18,6 +18,7 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::{end_of, Instant};
@@ -36,12 +37,17 @@ struct Inner {
     /// The time since `origin`.
     elapsed: Duration,
     /// The async waits polled and not over, by their end (and a ticket).
-    waiting: BTreeMap<(Duration, u64), Waker>,
-    next_ticket: u64,
+    waiting: BTreeMap<Key, Waker>,
     /// The soonest wait, once polled as the soonest: polled so again, it
     /// ends.
-    armed: Option<(Duration, u64)>,
+    armed: Option<Key>,
 }
+
+/// A wait's end, as time since the clock's origin, and its ticket.
+type Key = (Duration, u64);
+
+/// The tickets of waits, told apart when they end at the same instant.
+static TICKETS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Clock>>> = const { RefCell::new(None) };
@@ -73,27 +79,26 @@ impl Clock {
     pub(crate) fn advance(&self, by: Duration) {
         let mut inner = self.lock();
         inner.elapsed = inner.elapsed.saturating_add(by);
-        let woken = inner.due();
-        drop(inner);
-        woken.into_iter().for_each(Waker::wake);
+        wake(inner, None);
     }
 }
 
-impl Inner {
-    /// The wakers of the waits that are over, taken off the queue, and of
-    /// the soonest one left, so that it moves time on when nothing else
-    /// does. Woken once the lock is let go: a waker is the executor's code.
-    fn due(&mut self) -> Vec<Waker> {
-        let mut woken = Vec::new();
-        while let Some(entry) = self.waiting.first_entry() {
-            if entry.key().0 > self.elapsed {
-                woken.push(entry.get().clone());
-                break;
-            }
-            woken.push(entry.remove());
+/// Takes `key`, if given, off the queue, and wakes the waits that are over
+/// and the soonest one left, so that it moves time on when nothing else
+/// does: woken once the lock is let go, as a waker is the executor's code.
+fn wake(mut inner: MutexGuard<'_, Inner>, key: Option<Key>) {
+    let removed = key.and_then(|key| inner.waiting.remove(&key));
+    let (mut woken, elapsed) = (Vec::new(), inner.elapsed);
+    while let Some(entry) = inner.waiting.first_entry() {
+        if entry.key().0 > elapsed {
+            woken.push(entry.get().clone());
+            break;
         }
-        woken
+        woken.push(entry.remove());
     }
+    drop(inner);
+    drop(removed);
+    woken.into_iter().for_each(Waker::wake);
 }
 
 /// The clock installed on this thread, if any.
@@ -128,21 +133,14 @@ pub(crate) fn disarm() {
 /// A blocking wait of `wait` on the clock installed on this thread: time
 /// moves on at once. `false` when none is installed.
 pub(crate) fn block_for(wait: Duration) -> bool {
-    let clock = current();
-    if let Some(clock) = &clock {
-        clock.advance(wait);
-    }
-    clock.is_some()
+    current().map(|clock| clock.advance(wait)).is_some()
 }
 
 /// One async wait on a simulated clock.
 #[derive(Debug)]
 pub(crate) struct Wait {
     clock: Arc<Clock>,
-    /// Its end, as time since the clock's origin.
-    end: Duration,
-    /// Set once queued.
-    ticket: Option<u64>,
+    key: Key,
 }
 
 impl Wait {
@@ -155,76 +153,40 @@ impl Wait {
     /// A wait of `wait` from now on `clock`.
     pub(crate) fn on(clock: Arc<Clock>, wait: Duration) -> Self {
         let end = clock.elapsed().saturating_add(wait);
-        Wait {
-            clock,
-            end,
-            ticket: None,
-        }
+        let key = (end, TICKETS.fetch_add(1, Ordering::Relaxed));
+        Wait { clock, key }
     }
 
     pub(crate) fn poll(&mut self, cx: &mut Context<'_>) -> Poll<()> {
+        let key = self.key;
         let mut inner = self.clock.lock();
-        if inner.elapsed >= self.end {
-            drop(inner);
-            self.cancel();
-            return Poll::Ready(());
-        }
-        let ticket = *self.ticket.get_or_insert_with(|| {
-            let ticket = inner.next_ticket;
-            inner.next_ticket = ticket.wrapping_add(1);
-            ticket
-        });
-        let key = (self.end, ticket);
-        let replaced = inner.waiting.insert(key, cx.waker().clone());
-        let soonest = inner.waiting.first_key_value().map(|(first, _)| *first) == Some(key);
-        let mut woken = Vec::new();
-        let ready = if !soonest {
-            false
-        } else if inner.armed == Some(key) {
+        if inner.elapsed < key.0 {
+            let soonest = (inner.waiting.first_key_value()).is_none_or(|(first, _)| key <= *first);
+            if !soonest || inner.armed != Some(key) {
+                if soonest {
+                    inner.armed = Some(key);
+                }
+                let replaced = inner.waiting.insert(key, cx.waker().clone());
+                drop(inner);
+                drop(replaced);
+                if soonest {
+                    cx.waker().wake_by_ref();
+                }
+                return Poll::Pending;
+            }
             // Polled twice in a row as the soonest: nothing sooner came.
             inner.armed = None;
-            inner.elapsed = self.end;
-            woken = inner.due();
-            true
-        } else {
-            inner.armed = Some(key);
-            false
-        };
-        drop(inner);
-        drop(replaced);
-        if ready {
-            self.ticket = None;
-            woken.into_iter().for_each(Waker::wake);
-            return Poll::Ready(());
+            inner.elapsed = key.0;
         }
-        if soonest {
-            cx.waker().wake_by_ref();
-        }
-        Poll::Pending
-    }
-
-    /// Takes this wait off the queue, waking the soonest one left, which
-    /// may have been waiting for this one.
-    fn cancel(&mut self) {
-        let Some(ticket) = self.ticket.take() else {
-            return;
-        };
-        let mut inner = self.clock.lock();
-        let removed = inner.waiting.remove(&(self.end, ticket));
-        let next = inner
-            .waiting
-            .first_key_value()
-            .map(|(_, waker)| waker.clone());
-        drop(inner);
-        drop(removed);
-        if let Some(next) = next {
-            next.wake();
-        }
+        wake(inner, Some(key));
+        Poll::Ready(())
     }
 }
 
+/// Takes the wait off the queue, waking the soonest one left, which may
+/// have been waiting for this one.
 impl Drop for Wait {
     fn drop(&mut self) {
-        self.cancel();
+        wake(self.clock.lock(), Some(self.key));
     }
 }
