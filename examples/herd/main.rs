@@ -54,7 +54,8 @@
 //!   draws goodput and attempts over time at N = 1000.
 //!
 //! `--only SCENARIO` runs one scenario (`burst`, `waves`, `contention`,
-//! `outage`, `recovery`, `tail`, `metastable`).
+//! `outage`, `recovery`, `tail`, `metastable`); all but `metastable`, whose
+//! grid takes minutes, run without it.
 //!
 //! The files: `simulation.rs` (the simulated service, the clients, a paused
 //! runtime), `scenarios.rs` (burst, waves, contention, outage),
@@ -202,9 +203,11 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     let metastable_svg = value("--metastable-svg");
     let mut metastable_runs = Vec::new();
-    if runs_scenario("metastable") || metastable_svg.is_some() {
+    // Only when named: its grid takes minutes.
+    let metastable = only.as_deref() == Some("metastable");
+    if metastable || metastable_svg.is_some() {
         let grid = metastable_grid::from_args(&args)?;
-        let mut points = if runs_scenario("metastable") {
+        let mut points = if metastable {
             grid.points()
         } else {
             Vec::new()
@@ -219,7 +222,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         metastable_runs = metastable_grid::run_all(points, grid.jobs);
         let series = args.iter().any(|a| a == "--series");
         for run in &metastable_runs {
-            if runs_scenario("metastable") && grid.shows(&run.point) {
+            if metastable && grid.shows(&run.point) {
                 line(run.json(), run.text());
                 if series {
                     line(run.series_json(), run.series_json());
