@@ -79,8 +79,7 @@ impl CircuitBreaker {
     pub(super) fn settle(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
         match (kind, outcome) {
             (Kind::Closed, Some(success)) => self.settle_closed(success, clock),
-            (Kind::Probe(round), outcome) => self.settle_probe(round, outcome, clock),
-            (Kind::Adaptive, outcome) => self.count_request(outcome == Some(true), clock),
+            (Kind::Probe(_) | Kind::Adaptive, outcome) => self.settle_probe(kind, outcome, clock),
             // Recorded by the enclosing attempt whose permit it ran under.
             (Kind::Nested, Some(success)) => permit::nested_outcome(self, success),
             (Kind::Closed | Kind::Nested, _) => {}
@@ -129,9 +128,14 @@ impl CircuitBreaker {
 
     /// A probe's outcome, or `None` for one given up: frees its place, and
     /// closes or reopens the circuit. A probe of an earlier round changes
-    /// nothing. Out of line, to keep the closed circuit's path small.
+    /// nothing. An adaptive breaker's call counts as a request. Out of
+    /// line, and one function for both, to keep the closed circuit's path
+    /// small (benches/instructions.sh).
     #[inline(never)]
-    fn settle_probe(&self, round: u8, outcome: Option<bool>, clock: Clock) {
+    fn settle_probe(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
+        let Kind::Probe(round) = kind else {
+            return self.count_request(outcome == Some(true), clock);
+        };
         let mut now = None;
         let step = self.state.update(|word| {
             if word.state() != CircuitState::HalfOpen || word.round() != round {
