@@ -173,8 +173,9 @@ async fn a_healthy_dependency_is_never_throttled() {
     let breaker = CircuitBreaker::adaptive();
     for n in 0..5000u32 {
         let permit = breaker.acquire().expect("never refused");
-        // One call in three fails: still below K = 2 requests per accept.
-        permit.record(n % 3 != 0);
+        // One call in three fails, never the first: requests stay below
+        // K = 2 per accept from the start.
+        permit.record(n % 3 != 2);
         tokio::time::advance(Duration::from_millis(7)).await;
     }
     assert_eq!(breaker.refusal_probability(), 0.0);
