@@ -116,7 +116,7 @@ fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     // it started.
     observe::stopped_after(this.setup.name, number, *this.started, Stop::NotRetryable);
     crate::context::report_stop(
-        this.setup.policy.max_attempts(),
+        this.setup.policy.max_attempts,
         Stop::NotRetryable,
         inner_gave_up,
     );

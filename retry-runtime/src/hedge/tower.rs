@@ -216,7 +216,7 @@ where
             let (policy, first, call) =
                 Recorded::start(&settings.policy, head, body, settings.max_body);
             let setup = Setup {
-                policy: &policy,
+                policy: &policy.params,
                 hedge,
                 budget: settings.budget.as_deref(),
                 breaker: None,

@@ -1,5 +1,5 @@
-//! The rules a policy can break, as [`Policy::validate`] and
-//! [`Policy::untimed`] report them.
+//! The rules a policy can break, as [`Policy::validate`] and configuration
+//! report them.
 
 use core::fmt;
 use core::time::Duration;
@@ -28,9 +28,8 @@ pub enum PolicyError {
     ZeroDeadline,
     /// The per-attempt timeout is zero.
     ZeroTimeout,
-    /// The policy carries a per-attempt timeout, but it is run where the
-    /// error type cannot express one (it does not implement
-    /// `From<TimedOut>`); see [`Policy::untimed`].
+    /// A `timeout` read from configuration into a [`Policy`], which has no
+    /// per-attempt timeout: read a `Policy<TimedOut>` to take one.
     TimeoutNotExpressible {
         /// The timeout the policy carries.
         timeout: Duration,
@@ -69,9 +68,10 @@ impl fmt::Display for PolicyError {
             ),
             Self::TimeoutNotExpressible { timeout } => write!(
                 f,
-                "the policy sets a per-attempt `timeout` ({timeout:?}), but it runs where the \
-                 error type cannot express a timeout (no `From<TimedOut>`): remove the timeout, \
-                 or bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
+                "`timeout` ({timeout:?}) is set, but this policy is read as a `Policy`, which \
+                 cuts no attempt off and so runs with any error type: remove `timeout` (and \
+                 bound the attempt inside the call; for reqwest, `ClientBuilder::timeout`), or \
+                 read a `Policy<TimedOut>`, whose error type must express a timeout"
             ),
         }
     }

@@ -7,9 +7,9 @@ use core::time::Duration;
 
 use retry_core::backoff::{self, nanos, uniform};
 
-use super::{Jitter, Policy};
+use super::{Jitter, Params, Policy};
 
-impl Policy {
+impl<Timeout> Policy<Timeout> {
     /// The ceiling of the wait before retry `n` (`n = 0` before the first
     /// retry): `min(cap, base * multiplier^n)`.
     ///
@@ -17,11 +17,7 @@ impl Policy {
     /// about one part in 2^52. Any `n` and any multiplier are fine.
     #[must_use]
     pub fn ceiling(&self, n: u32) -> Duration {
-        Duration::from_nanos(self.ceiling_nanos(n))
-    }
-
-    fn ceiling_nanos(&self, n: u32) -> u64 {
-        backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
+        Duration::from_nanos(self.params.ceiling_nanos(n))
     }
 
     /// The longest the waits of one call can add up to: every retry's wait
@@ -39,12 +35,13 @@ impl Policy {
     /// ```
     #[must_use]
     pub fn worst_case_wait(&self) -> Duration {
+        let params = &self.params;
         Duration::from_nanos(backoff::worst_case_total(
-            self.base_nanos,
-            self.cap_nanos,
-            self.multiplier,
-            self.jitter == Jitter::Decorrelated,
-            self.max_attempts.saturating_sub(1),
+            params.base_nanos,
+            params.cap_nanos,
+            params.multiplier,
+            params.jitter == Jitter::Decorrelated,
+            params.max_attempts.saturating_sub(1),
         ))
     }
 
@@ -78,11 +75,48 @@ impl Policy {
     /// ```
     #[must_use]
     pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
-        Duration::from_nanos(self.draw(self.ceiling_nanos(n), nanos(previous), sample))
+        let params = &self.params;
+        Duration::from_nanos(params.draw(params.ceiling_nanos(n), nanos(previous), sample))
+    }
+
+    /// The wait when the server asked for `hint` (a `Retry-After`): at least
+    /// the hint and at least the backoff `wait`, plus a uniform share of up
+    /// to a tenth of the hint drawn from `sample`, so that clients told the
+    /// same hint do not come back in the same instant:
+    /// `max(hint, wait) + uniform in [0, hint / 10]`.
+    ///
+    /// `None` when the hint is longer than `cap`: a server asking for more
+    /// than the caller tolerates is not waited out. `None` too for a hint
+    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
+    /// which could only be waited out in part.
+    ///
+    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
+    /// spread is added on top of a hint that may be `cap` itself.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// let policy = Policy::new(); // cap 10s
+    /// let hint = Duration::from_secs(2);
+    /// let backoff = Duration::from_millis(100);
+    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
+    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
+    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
+    /// ```
+    #[must_use]
+    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+        self.params.hinted_wait(wait, hint, sample)
+    }
+}
+
+impl Params {
+    fn ceiling_nanos(&self, n: u32) -> u64 {
+        backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
     }
 
     /// The wait before retry `n`, in nanoseconds, and its ceiling, as
-    /// [`wait_with`](Self::wait_with) gives them, from what a call kept after
+    /// [`Policy::wait_with`] gives them, from what a call kept after
     /// retry `n - 1` (`carry`, unread for `n = 0`): for
     /// [`Jitter::Decorrelated`], the wait it made; for the others, the
     /// ceiling returned then. A whole multiplier steps from that ceiling,
@@ -131,33 +165,13 @@ impl Policy {
         }
     }
 
-    /// The wait when the server asked for `hint` (a `Retry-After`): at least
-    /// the hint and at least the backoff `wait`, plus a uniform share of up
-    /// to a tenth of the hint drawn from `sample`, so that clients told the
-    /// same hint do not come back in the same instant:
-    /// `max(hint, wait) + uniform in [0, hint / 10]`.
-    ///
-    /// `None` when the hint is longer than `cap`: a server asking for more
-    /// than the caller tolerates is not waited out. `None` too for a hint
-    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
-    /// which could only be waited out in part.
-    ///
-    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
-    /// spread is added on top of a hint that may be `cap` itself.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use retry_runtime::Policy;
-    ///
-    /// let policy = Policy::new(); // cap 10s
-    /// let hint = Duration::from_secs(2);
-    /// let backoff = Duration::from_millis(100);
-    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
-    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
-    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
-    /// ```
-    #[must_use]
-    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+    /// [`Policy::hinted_wait`].
+    pub(crate) fn hinted_wait(
+        &self,
+        wait: Duration,
+        hint: Duration,
+        sample: u64,
+    ) -> Option<Duration> {
         if hint > self.cap || hint > Duration::from_nanos(u64::MAX) {
             return None;
         }
