@@ -1089,9 +1089,12 @@ table! {
         hedged,
         hedge_layer,
     }
-    // No `hedge_layer`: it applies no per-attempt timeout (its docs: add
-    // `tower::timeout` inside it), so its attempt at 240 ms is not cut off.
+    // No `hedge_layer` nor `layers`: they apply no per-attempt timeout (their
+    // docs: add `tower::timeout` inside them) and so take a `Policy`, which
+    // has none: the hedge layer's attempt at 240 ms is not cut off, and the
+    // retry layer and the middleware make the attempt due exactly at the
+    // deadline, as under `DEADLINE_EXACTLY_REACHED`.
     deadline_exactly_reached_under_a_timeout = DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT {
-        closure, layers, hedged,
+        closure, hedged,
     }
 }
