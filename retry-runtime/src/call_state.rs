@@ -151,6 +151,27 @@ impl<'p> CallState<'p> {
         }
     }
 
+    /// A request the server never processed, judged `verdict`: whether it
+    /// is sent again at once as the same attempt, with no budget token
+    /// ([`decision::Resent::again`]). Not when a retried call inside the attempt gave
+    /// up on what failed it: sending again would run that call's retries
+    /// again (DESIGN §4.11); the failure is then judged as any other.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: crate::Classification,
+        resent: &mut decision::Resent,
+    ) -> bool {
+        if self.scope.inner_gave_up || !resent.again(self.policy, verdict, self.left()) {
+            return false;
+        }
+        observe::sending_again(self.name(), self.attempt());
+        // Retried calls the attempt left running (dropped with it) are not
+        // part of the next send.
+        self.scope.in_flight = 0;
+        true
+    }
+
     /// The decision on a failure the rules retry, for the retry loop and a
     /// hedged call alike, after `attempt` attempts (the one that failed, in
     /// the loop; all those started, in a hedged call, whose retry starts

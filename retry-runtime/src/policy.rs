@@ -80,6 +80,11 @@ pub use nested::Nested;
 /// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
 /// Waits of any length are slept in full, past tokio's 30-year limit on one
 /// timer.
+///
+/// A policy read from a gRPC service config follows gRFC A6 instead (see
+/// `config::grpc`): any multiplier above zero, a
+/// `base` above `cap`, waits up to 1.2 x `cap`, and a server's pushback
+/// waited out whatever `cap`.
 #[derive(Clone, Copy, PartialEq)]
 pub struct Policy<Timeout = ()> {
     pub(crate) params: Params,
@@ -126,6 +131,16 @@ const fn whole_factor(multiplier: f64) -> u64 {
         factor
     } else {
         0
+    }
+}
+
+impl Params {
+    /// Whether the policy was read from a gRPC service config, and so
+    /// follows gRFC A6 as amended: its waits, a server's pushback waited out
+    /// whatever `cap`, and hedges that check the retry budget without
+    /// taking a token (see `config::grpc`).
+    pub(crate) const fn follows_a6(&self) -> bool {
+        matches!(self.jitter, Jitter::Grpc)
     }
 }
 
@@ -228,7 +243,9 @@ impl<Timeout> Policy<Timeout> {
         self
     }
 
-    /// How each wait is randomized.
+    /// How each wait is randomized. On a policy read from a gRPC service
+    /// config, any of the four jitters leaves gRFC A6's rules for the
+    /// attribute's (see `config::grpc`).
     #[must_use]
     pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
         self.params.jitter = jitter;
@@ -336,6 +353,10 @@ impl<Timeout> Policy<Timeout> {
     /// # Errors
     ///
     /// The first rule broken, as a [`PolicyError`].
+    ///
+    /// A policy read from a gRPC service config is checked by gRFC A6's
+    /// rules instead, which the config's reader applied: `base` and `cap`
+    /// above zero, and a multiplier above zero (NaN is not).
     pub fn validate(&self) -> Result<(), PolicyError> {
         let params = &self.params;
         if params.max_attempts == 0 {
@@ -344,14 +365,22 @@ impl<Timeout> Policy<Timeout> {
         if params.base.is_zero() {
             return Err(PolicyError::ZeroBase);
         }
-        if params.cap < params.base {
+        // Under gRFC A6 a `base` above `cap` waits as `cap` does.
+        let a6 = params.follows_a6();
+        if params.cap < params.base && (!a6 || params.cap.is_zero()) {
             return Err(PolicyError::CapBelowBase {
                 base: params.base,
                 cap: params.cap,
             });
         }
-        if !(params.multiplier.is_finite() && params.multiplier >= 1.0) {
-            return Err(PolicyError::Multiplier(params.multiplier));
+        let multiplier = params.multiplier;
+        let valid = if a6 {
+            multiplier > 0.0
+        } else {
+            multiplier.is_finite() && multiplier >= 1.0
+        };
+        if !valid {
+            return Err(PolicyError::Multiplier(multiplier));
         }
         if params.deadline.is_some_and(|deadline| deadline.is_zero()) {
             return Err(PolicyError::ZeroDeadline);
