@@ -24,7 +24,7 @@ use crate::{CircuitBreaker, CircuitOpen, RetryBudget};
 /// Any error type will do under a [`Policy`](crate::Policy), which has no
 /// per-attempt timeout; under a `Policy<TimedOut>` the error type converts
 /// from [`TimedOut`](crate::TimedOut) or the loop is made with
-/// [`Policy::timed_out`].
+/// [`Policy::timed_out`](crate::Policy::timed_out).
 ///
 /// Made by [`Policy::on`](crate::Policy::on) or
 /// [`Policy::retrying`](crate::Policy::retrying);

@@ -69,7 +69,7 @@ pub use nested::Nested;
 ///
 /// Read from configuration (feature `serde`), a `Policy` refuses a
 /// `timeout` key, naming it, and a `Policy<TimedOut>` takes one: see
-/// [`config`](crate::config).
+/// `retry_runtime::config`.
 ///
 /// # Out-of-range values
 ///

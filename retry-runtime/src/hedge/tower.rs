@@ -94,7 +94,7 @@ use crate::{Classification, Policy, Shared};
 /// ```
 ///
 /// Each call's future is boxed (as [`RetryLayer`](crate::tower::RetryLayer)'s),
-/// besides the slots its copies run in. It takes a [`Policy`](crate::Policy),
+/// besides the slots its copies run in. It takes a [`Policy`],
 /// which has no per-attempt `timeout`: add `tower::timeout` inside this layer, with
 /// [`boxed_errors`](Self::boxed_errors) for the `BoxError` it fails with. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)

@@ -7,7 +7,18 @@ use core::time::Duration;
 #[cfg(doc)]
 use super::Policy;
 
-/// A rule of [`Policy::validate`] that a policy breaks.
+/// A rule of [`Policy::validate`] that a policy breaks, or a `timeout`
+/// read from configuration into a [`Policy`], which has none. Its message
+/// names the key at fault and says how to fix it.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Policy, PolicyError};
+///
+/// let error = Policy::new().with_base(Duration::ZERO).validate().unwrap_err();
+/// assert_eq!(error, PolicyError::ZeroBase);
+/// assert!(error.to_string().starts_with("`base` must be above zero"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum PolicyError {

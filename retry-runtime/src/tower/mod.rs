@@ -128,7 +128,7 @@
 //!   retries and return the last response or error, unchanged.
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
 //!   runtime, one that needs no runtime elsewhere). The layer takes a
-//!   [`Policy`](crate::Policy), which has no per-attempt `timeout`: add `tower::timeout` inside this layer for that,
+//!   [`Policy`], which has no per-attempt `timeout`: add `tower::timeout` inside this layer for that,
 //!   with [`HttpClassifier::boxed_errors`] ([`BoxedHttpClassifier`]) as the classifier (a timeout
 //!   fails with tower's `BoxError`; an attempt it cuts off is retried).
 //! - [`RetryLayer::with_breaker`] ([`OneBreaker`]) asks a shared [`CircuitBreaker`] before
