@@ -864,3 +864,42 @@ async fn twin_generic_fnmut_action_kept_across_attempts() {
     assert_eq!(future.await, attribute);
     assert_eq!((by_closure, by_attribute), (3, 3));
 }
+
+#[tokio::test(start_paused = true)]
+async fn twin_convo_wait_with_a_by_value_string() {
+    let user = || User {
+        synced: Arc::new(Dep::failing(4)),
+    };
+    let (by_attribute, by_closure) = (user(), user());
+    let room_id = "!room:acter.global".to_owned();
+    let attribute = wait_for_convo(&by_attribute, room_id.clone())
+        .await
+        .unwrap();
+    let policy = strategy(100, 1.6, 10);
+    let future = policy.retry(|| by_closure.convo(&room_id));
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute);
+    assert_eq!(by_closure.synced.calls(), by_attribute.synced.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_socket_probe_on_self() {
+    for failures in [3, 4] {
+        let (by_attribute, by_closure) = (
+            SocketProbe {
+                listener: Dep::failing(failures),
+            },
+            SocketProbe {
+                listener: Dep::failing(failures),
+            },
+        );
+        let attribute = by_attribute.socket_is_available().await;
+        // Errors mapped to `()`, as the daemon maps them.
+        let policy = strategy(10, 1.0, 3).with_jitter(retry_runtime::Jitter::None);
+        let future =
+            policy.retry(|| async { by_closure.listener.call().map(|_| ()).map_err(|_| ()) });
+        assert_send(&future);
+        assert_eq!(future.await.is_ok(), attribute);
+        assert_eq!(by_closure.listener.calls(), by_attribute.listener.calls());
+    }
+}
