@@ -112,8 +112,10 @@ impl Fleet {
             .find(|fleet| fleet.name() == name)
     }
 
+    /// The policy of each process's `RetryLayer`; tower's `TimeoutLayer`
+    /// below it cuts each attempt off after [`TIMEOUT`].
     fn policy(self) -> Policy {
-        let jitter = Policy::new().with_timeout(TIMEOUT);
+        let jitter = Policy::new();
         match self {
             Fleet::None | Fleet::ServerLayer => jitter.with_max_attempts(1),
             Fleet::Naive => jitter
@@ -164,9 +166,9 @@ pub mod recommended {
 
     use retry_runtime::{Policy, RetryBudget};
 
-    use super::TIMEOUT;
-
-    pub const POLICY: Policy = Policy::new().with_max_attempts(3).with_timeout(TIMEOUT);
+    /// Three attempts; each is cut off after [`TIMEOUT`](super::TIMEOUT)
+    /// (by tower's `TimeoutLayer` under the `RetryLayer`).
+    pub const POLICY: Policy = Policy::new().with_max_attempts(3);
 
     pub const fn budget() -> RetryBudget {
         RetryBudget::ratio(0.1, Duration::from_secs(10))
