@@ -69,7 +69,7 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::policy::UnknownJitter;
-use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError};
+use crate::{parse_duration, Jitter, Nested, Policy};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).
@@ -131,63 +131,28 @@ mod read {
     }
 }
 
-/// What is wrong with a policy read from configuration: the message of the
-/// deserializer's error (a `serde_json::Error`, a `toml::de::Error`), which
-/// is all a caller gets of it.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub(crate) enum ConfigError {
-    /// A duration string that does not parse.
-    Duration {
-        /// The key.
-        key: &'static str,
-        /// The string as written.
-        value: String,
-        /// Why it does not parse.
-        error: DurationError,
-    },
-    /// An unknown jitter name.
-    Jitter(UnknownJitter),
-    /// An unknown `nested` value.
-    Nested(String),
-    /// Values that parse but break a rule (`cap` below `base`, `max = 0`, ...).
-    Policy(PolicyError),
-    /// A field of a gRPC service config that breaks a rule of gRFC A6, or
-    /// that this library cannot honour.
-    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
-    Grpc {
-        /// The field, as the service config names it (`retryPolicy.maxAttempts`).
-        field: &'static str,
-        /// What is wrong with it.
-        problem: String,
-    },
-}
+/// What is wrong with configuration: the message of the deserializer's
+/// error (a `serde_json::Error`, a `toml::de::Error`), which is all a
+/// caller gets of it.
+pub(crate) type ConfigError = String;
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Duration { key, value, error } => write!(
-                f,
-                "`{key}`: invalid duration {value:?}: {error}; write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\""
-            ),
-            Self::Jitter(error) => write!(f, "`jitter`: {error}"),
-            Self::Nested(value) => {
-                write!(f, "`nested`: unknown value {value:?}: expected \"once\" or \"retry\"")
-            }
-            Self::Policy(error) => error.fmt(f),
-            Self::Grpc { field, problem } => write!(f, "`{field}`: {problem}"),
-        }
-    }
+/// `field` (a policy's `base`, a service config's
+/// `retryPolicy.maxAttempts`) breaks a rule: `problem`.
+pub(crate) fn invalid(field: &str, problem: impl fmt::Display) -> ConfigError {
+    format!("`{field}`: {problem}")
 }
-
-impl std::error::Error for ConfigError {}
 
 fn duration(key: &'static str, value: Option<String>) -> Result<Option<Duration>, ConfigError> {
-    value
-        .map(|value| {
-            parse_duration(&value).map_err(|error| ConfigError::Duration { key, value, error })
+    let write = "write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\"";
+    let parse = |value: String| {
+        parse_duration(&value).map_err(|error| {
+            invalid(
+                key,
+                format_args!("invalid duration {value:?}: {error}; {write}"),
+            )
         })
-        .transpose()
+    };
+    value.map(parse).transpose()
 }
 
 impl TryFrom<PolicyConfig> for Policy {
@@ -204,17 +169,17 @@ impl TryFrom<PolicyConfig> for Policy {
         let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
         let policy = set(policy, config.multiplier, Policy::with_multiplier);
         let jitter = config.jitter.map(|jitter| jitter.parse());
-        let jitter = jitter.transpose().map_err(ConfigError::Jitter)?;
+        let jitter = jitter
+            .transpose()
+            .map_err(|error: UnknownJitter| invalid("jitter", error))?;
         let policy = set(policy, jitter, Policy::with_jitter);
         let deadline = duration("deadline", config.deadline)?;
         let policy = set(policy, deadline, Policy::with_deadline);
         let timeout = duration("timeout", config.timeout)?;
         let policy = set(policy, timeout, Policy::with_timeout);
-        let nested = config
-            .nested
-            .map(|name| nested(&name).ok_or(ConfigError::Nested(name)));
-        let policy = set(policy, nested.transpose()?, Policy::with_nested);
-        policy.validate().map_err(ConfigError::Policy)?;
+        let nested = config.nested.map(nested).transpose()?;
+        let policy = set(policy, nested, Policy::with_nested);
+        policy.validate().map_err(|error| error.to_string())?;
         Ok(policy)
     }
 }
@@ -235,15 +200,16 @@ impl<'de> Deserialize<'de> for Jitter {
 
 impl<'de> Deserialize<'de> for Nested {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        nested(&name).ok_or_else(|| D::Error::custom(ConfigError::Nested(name)))
+        nested(String::deserialize(deserializer)?).map_err(D::Error::custom)
     }
 }
 
-fn nested(name: &str) -> Option<Nested> {
+fn nested(name: String) -> Result<Nested, ConfigError> {
+    let expected = "expected \"once\" or \"retry\"";
     [Nested::Once, Nested::Retry]
         .into_iter()
         .find(|nested| nested.name() == name)
+        .ok_or_else(|| invalid("nested", format_args!("unknown value {name:?}: {expected}")))
 }
 
 impl Serialize for Jitter {

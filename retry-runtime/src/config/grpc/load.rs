@@ -6,7 +6,7 @@ use core::time::Duration;
 
 use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, RetryThrottling, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
-use crate::config::ConfigError;
+use crate::config::{invalid, ConfigError};
 use crate::{Jitter, Policy};
 
 /// `policy` under gRFC A6's rules, as every policy a service config gives.
@@ -16,14 +16,6 @@ pub(super) const fn a6(policy: Policy) -> Policy {
 
 /// gRPC clients treat a `maxAttempts` above this as this.
 const MOST_ATTEMPTS: u32 = 5;
-
-/// A field of a service config that breaks a rule of gRFC A6.
-fn invalid(field: &'static str, problem: impl fmt::Display) -> ConfigError {
-    ConfigError::Grpc {
-        field,
-        problem: problem.to_string(),
-    }
-}
 
 /// The most seconds a protobuf `Duration` holds (about 10,000 years); its
 /// JSON mapping rejects more.
