@@ -173,16 +173,20 @@ impl fmt::Debug for Latencies {
 
 /// A percentile as per-mille, clamped to 500 ..= 999 (`p50` .. `p99.9`).
 pub(crate) fn per_mille(percentile: f64) -> u64 {
-    let tenths = (percentile * 10.0).round();
-    if tenths.is_nan() || tenths < 500.0 {
+    // Saturating: NaN and anything negative are 0.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let tenths = (percentile * 10.0).round() as u64;
+    clamp(tenths)
+}
+
+/// A per-mille clamped to 500 ..= 999.
+pub(crate) const fn clamp(per_mille: u64) -> u64 {
+    if per_mille < 500 {
         500
-    } else if tenths > 999.0 {
+    } else if per_mille > 999 {
         999
     } else {
-        // In 500 ..= 999: exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let tenths = tenths as u64;
-        tenths
+        per_mille
     }
 }
 

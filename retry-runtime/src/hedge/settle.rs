@@ -4,7 +4,6 @@
 
 use super::hedged::This;
 use super::parts::Ended;
-use crate::breaker::CircuitPermit;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
 use crate::observe;
@@ -13,24 +12,39 @@ use crate::rules::{Outcome, RulesFor};
 impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// An attempt ended with `outcome`: `Some` when that ends the call.
     pub(super) fn settle(&mut self, outcome: R, ended: Ended<'p>) -> Option<R> {
-        let Ended {
-            number,
-            started,
-            permit,
-            refused_inside,
-            inner_gave_up,
-        } = ended;
         // Attempt 1 ended at its first poll: what follows is decided here.
         *self.unscheduled = false;
         let verdict = self.judge.verdict(&outcome);
-        if refused_inside && verdict != Classification::Done {
-            record(permit, false);
-            return self.set_aside_refusal(outcome, verdict, inner_gave_up);
+        // The attempt's breaker is told how it ended, as the retry loop's
+        // permit records (`CircuitPermit::record`): an error the rules
+        // do not retry is not the dependency's failure, and counts as a
+        // success, unless a breaker refused a call inside the attempt.
+        let success = verdict == Classification::Done
+            || (verdict == Classification::Permanent && !ended.refused_inside);
+        if let Some(permit) = ended.permit {
+            permit.record(success);
+        }
+        if ended.refused_inside && verdict != Classification::Done {
+            // A breaker refused a call inside the attempt (under the tower
+            // layer: the `CircuitBreakerLayer` below refused the copy). That
+            // is no answer from the dependency, and no attempt starts any
+            // more. While other attempts run, the call waits for them (a
+            // half-open circuit's probe among them); when none is left, it
+            // returns the last real failure, as the retry loop does when a
+            // retry is refused, and the refusal only when there is none: as
+            // not retryable when the rules do not retry it, as the retry
+            // loop returns it.
+            self.halt(Stop::Open);
+            if self.last.is_none() {
+                *self.last = Some(outcome);
+                *self.last_inner_gave_up = ended.inner_gave_up;
+                *self.last_rejected = !verdict.retries();
+            }
+            return None;
         }
         match verdict {
             Classification::Done => {
-                record(permit, true);
-                if let Some(started) = started {
+                if let Some(started) = ended.started {
                     let now = Clock::Async.now();
                     self.setup
                         .hedge
@@ -43,80 +57,38 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 self.call.succeeded(self.setup.budget, breaker);
                 Some(outcome)
             }
-            Classification::Permanent => {
-                // Not the dependency's failure: the breaker counts it as a
-                // success, as the retry loop does.
-                record(permit, true);
-                self.returned_not_retryable(&outcome, verdict, number, inner_gave_up);
-                Some(outcome)
-            }
-            Classification::Unrepeatable => {
-                // A transient failure of a request that must not be repeated:
-                // returned, and counted as a transient failure is.
-                record(permit, false);
-                if let Some(budget) = self.setup.budget {
+            Classification::Permanent | Classification::Unrepeatable => {
+                // `Unrepeatable`: a transient failure of a request that must
+                // not be repeated, returned, and counted as a transient
+                // failure is.
+                if let (Classification::Unrepeatable, Some(budget)) = (verdict, self.setup.budget) {
                     let _ = budget.record_failure();
                 }
-                self.returned_not_retryable(&outcome, verdict, number, inner_gave_up);
+                // A failure the rules do not retry ends the call: told to the
+                // outside world, and, when a retried function the attempt
+                // called gave up on it, to the attempt this call runs inside,
+                // as the retry loop does: the mark of a layer below is passed
+                // on, so the layers around do not retry it again. The event
+                // names the attempt that failed; the call made every attempt
+                // it started.
+                super::parts::failed_with(Some(&outcome));
+                let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
+                let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
+                observe::stopped_after(name, ended.number, made, stop, elapsed, record);
+                let max = self.setup.policy.max_attempts();
+                crate::context::report_stop(max, stop, ended.inner_gave_up);
                 Some(outcome)
             }
             // A copy the server never processed counts as any failure: the
             // next copy starts at once anyway.
             Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
-                record(permit, false);
-                self.retry_after_failure(&outcome, number, verdict, inner_gave_up);
+                self.retry_after_failure(&outcome, ended.number, verdict, ended.inner_gave_up);
                 *self.last = Some(outcome);
-                *self.last_inner_gave_up = inner_gave_up;
+                *self.last_inner_gave_up = ended.inner_gave_up;
                 *self.last_rejected = false;
                 None
             }
         }
-    }
-
-    /// An attempt inside which a breaker refused a call failed (under the tower
-    /// layer: the `CircuitBreakerLayer` below refused the copy). That is no
-    /// answer from the dependency, and no attempt starts any more. While other attempts run, the call waits
-    /// for them (a half-open circuit's probe among them); when none is left,
-    /// it returns the last real failure, as the retry loop does when a retry is
-    /// refused, and the refusal only when there is none: as not retryable when
-    /// the rules do not retry it (`verdict`), as the retry loop returns it.
-    fn set_aside_refusal(
-        &mut self,
-        outcome: R,
-        verdict: Classification,
-        inner_gave_up: bool,
-    ) -> Option<R> {
-        self.halt(Stop::Open);
-        if self.last.is_none() {
-            *self.last = Some(outcome);
-            *self.last_inner_gave_up = inner_gave_up;
-            *self.last_rejected = !verdict.retries();
-        }
-        None
-    }
-
-    /// A failure the rules do not retry ends the call: told to the outside
-    /// world, and, when a retried function the attempt called gave up on it,
-    /// to the attempt this call runs inside, as the retry loop does: the mark of
-    /// a layer below is passed on, so the layers around do not retry it again.
-    fn returned_not_retryable(
-        &mut self,
-        outcome: &R,
-        verdict: Classification,
-        number: u32,
-        inner_gave_up: bool,
-    ) {
-        super::parts::failed_with(Some(outcome));
-        // The event names the attempt that failed; the call made every attempt
-        // it started.
-        let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
-        let (name, made) = (self.setup.name, *self.started);
-        observe::stopped_after(name, number, made, Stop::NotRetryable, elapsed, record);
-        crate::context::report_stop(
-            self.setup.policy.max_attempts(),
-            Stop::NotRetryable,
-            inner_gave_up,
-        );
     }
 
     /// A failure the rules retry: the retry loop's decision, made by its code
@@ -193,13 +165,5 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let record = self.setup.record(Some(outcome));
         self.call.stopped(stop, *self.last_inner_gave_up, record);
         self.last.take()
-    }
-}
-
-/// Tells the attempt's breaker how it ended, as the retry loop's permit
-/// records ([`CircuitPermit::record`]).
-fn record(permit: Option<CircuitPermit<'_>>, success: bool) {
-    if let Some(permit) = permit {
-        permit.record(success);
     }
 }
