@@ -115,11 +115,9 @@ where
             if core::mem::take(self.unscheduled) {
                 self.schedule_hedge(now);
             }
-            if let Some(at) = *self.next {
-                if at <= now && running < self.slots.capacity() {
-                    self.start(now);
-                    continue;
-                }
+            if self.next.is_some_and(|at| at <= now) && running < self.slots.capacity() {
+                self.start(now);
+                continue;
             }
             if running == 0 && self.next.is_none() {
                 // Every attempt that ended without an answer left its
@@ -129,12 +127,9 @@ where
                 }
             }
             // Wait for an attempt, or for the next start.
-            let Some(at) = *self.next else {
+            let Some(at) = self.next.filter(|_| running < self.slots.capacity()) else {
                 return Poll::Pending;
             };
-            if running == self.slots.capacity() {
-                return Poll::Pending;
-            }
             if *self.armed != Some(at) {
                 self.timer
                     .set(Some(crate::sleep::sleep(at.saturating_duration_since(now))));
@@ -188,15 +183,11 @@ where
         let mut token = None;
         if *self.started > 0 && !after_failure {
             if let Some(budget) = self.setup.budget {
-                if self.setup.policy.follows_a6() {
-                    if !budget.above_half() {
-                        return self.no_more(Stop::Budget);
-                    }
-                } else if budget.try_take() {
-                    token = Some(budget);
-                } else {
+                let a6 = self.setup.policy.follows_a6();
+                if !((a6 && budget.above_half()) || (!a6 && budget.try_take())) {
                     return self.no_more(Stop::Budget);
                 }
+                token = (!a6).then_some(budget);
             }
         }
         let start = self.setup.hedge.is_adaptive().then_some(now);
@@ -223,15 +214,9 @@ where
             self.halt(Stop::Open);
             return false;
         }
-        let Some(free) = (0..self.slots.capacity()).find(|&index| {
-            self.slots
-                .as_mut()
-                .slot(index)
-                .is_some_and(|slot| slot.is_none())
-        }) else {
-            return false;
-        };
-        let Some(mut slot) = self.slots.as_mut().slot(free) else {
+        let free = (0..self.slots.capacity())
+            .find(|&index| (self.slots.as_mut().slot(index)).is_some_and(|slot| slot.is_none()));
+        let Some(mut slot) = free.and_then(|free| self.slots.as_mut().slot(free)) else {
             return false;
         };
         let number = self.started.saturating_add(1);
@@ -239,10 +224,9 @@ where
         let timeout = self.call.attempt_timeout();
         let make = &mut *self.make; // Made in the attempt's context: it sees its key.
         let mut refused_inside = false;
-        let mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
         self.call.swap_nesting((0, false));
         let made = {
-            let mut mark = mark;
+            let mut mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
             let _hold = mark.hold();
             scoped_call(self.call.scope(), || make.make())
         };
