@@ -66,14 +66,15 @@ use core::fmt;
 use core::time::Duration;
 
 use serde::de::{Deserialize, Deserializer, Error as _};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, Serializer};
 
 use crate::policy::UnknownJitter;
 use crate::{parse_duration, Jitter, Nested, Policy};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).
-#[derive(serde::Deserialize)]
+// Written back as read, `deadline` and `timeout` only when set.
+#[derive(serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, rename = "Policy")]
 struct PolicyConfig {
     #[serde(default, deserialize_with = "read::max")]
@@ -87,8 +88,10 @@ struct PolicyConfig {
     #[serde(default, deserialize_with = "read::jitter")]
     jitter: Option<String>,
     #[serde(default, deserialize_with = "read::deadline")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     deadline: Option<String>,
     #[serde(default, deserialize_with = "read::timeout")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     timeout: Option<String>,
     #[serde(default, deserialize_with = "read::nested")]
     nested: Option<String>,
@@ -234,22 +237,17 @@ impl Serialize for Policy {
                  keys cannot write: keep the service config instead",
             ));
         }
-        let optional =
-            usize::from(self.deadline().is_some()) + usize::from(self.timeout().is_some());
-        let mut map = serializer.serialize_struct("Policy", 6 + optional)?;
-        map.serialize_field("max", &self.max_attempts())?;
-        map.serialize_field("base", &write_duration(self.base()))?;
-        map.serialize_field("cap", &write_duration(self.cap()))?;
-        map.serialize_field("multiplier", &self.multiplier())?;
-        map.serialize_field("jitter", &self.jitter())?;
-        if let Some(deadline) = self.deadline() {
-            map.serialize_field("deadline", &write_duration(deadline))?;
+        PolicyConfig {
+            max: Some(self.max_attempts()),
+            base: Some(write_duration(self.base())),
+            cap: Some(write_duration(self.cap())),
+            multiplier: Some(self.multiplier()),
+            jitter: Some(self.jitter().name().to_owned()),
+            deadline: self.deadline().map(write_duration),
+            timeout: self.timeout().map(write_duration),
+            nested: Some(self.nested().name().to_owned()),
         }
-        if let Some(timeout) = self.timeout() {
-            map.serialize_field("timeout", &write_duration(timeout))?;
-        }
-        map.serialize_field("nested", &self.nested())?;
-        map.end()
+        .serialize(serializer)
     }
 }
 

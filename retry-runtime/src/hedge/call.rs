@@ -107,7 +107,13 @@ where
                 };
                 slot.set(None);
                 if let Some(answer) = self.settle(outcome, ended) {
-                    super::slots::clear(self.slots.as_mut());
+                    // The call has its answer: the attempts still running
+                    // are dropped.
+                    for index in 0..self.slots.capacity() {
+                        if let Some(mut slot) = self.slots.as_mut().slot(index) {
+                            slot.set(None);
+                        }
+                    }
                     return Poll::Ready(answer);
                 }
             }
