@@ -155,7 +155,7 @@ where
     /// The first poll: reads the delay, starts attempt 1.
     /// `Some` when the breaker refuses the call.
     fn begin(&mut self) -> Option<R> {
-        *self.delay = self.setup.hedge.delay(self.setup.policy.base());
+        *self.delay = self.setup.hedge.delay(self.setup.policy.base);
         // The clock is read at the first poll only for a percentile hedge.
         let now = self.setup.hedge.is_adaptive().then(|| Clock::Async.now());
         if self.place(now, false) {
@@ -282,7 +282,7 @@ where
     /// for the delay, if attempts are left and the deadline allows it, by the
     /// retry loop's rule of its edge ([`decision::too_late`]).
     fn schedule_hedge(&mut self, now: Instant) {
-        if *self.started >= self.setup.policy.max_attempts() {
+        if *self.started >= self.setup.policy.max_attempts {
             return self.no_more(Stop::Exhausted);
         }
         let delay = *self.delay;

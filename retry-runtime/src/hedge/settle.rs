@@ -75,7 +75,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
                 let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
                 observe::stopped_after(name, ended.number, made, stop, elapsed, record);
-                let max = self.setup.policy.max_attempts();
+                let max = self.setup.policy.max_attempts;
                 crate::context::report_stop(max, stop, ended.inner_gave_up);
                 Some(outcome)
             }
