@@ -59,8 +59,19 @@ where
     /// when it is due, and answers with the first outcome the rules accept.
     fn poll_attempts(&mut self, cx: &mut Context<'_>) -> Poll<R> {
         if *self.started == 0 {
-            if let Some(refused) = self.begin() {
-                return Poll::Ready(refused);
+            // The first poll: reads the delay, starts attempt 1. The clock
+            // is read at the first poll only for a percentile hedge.
+            *self.delay = self.setup.hedge.delay(self.setup.policy.base);
+            let now = self.setup.hedge.is_adaptive().then(|| Clock::Async.now());
+            *self.unscheduled = self.place(now, false);
+            if *self.started == 0 {
+                // The breaker refused the call, as the retry loop's.
+                *self.started = 1;
+                if let Some((_, refused)) = self.setup.breaker {
+                    self.call
+                        .stopped(Stop::Open, false, self.setup.record(None));
+                    return Poll::Ready(R::from_error(refused(CircuitOpen)));
+                }
             }
         }
         loop {
@@ -150,27 +161,6 @@ where
                 _ => return Poll::Pending,
             }
         }
-    }
-
-    /// The first poll: reads the delay, starts attempt 1.
-    /// `Some` when the breaker refuses the call.
-    fn begin(&mut self) -> Option<R> {
-        *self.delay = self.setup.hedge.delay(self.setup.policy.base);
-        // The clock is read at the first poll only for a percentile hedge.
-        let now = self.setup.hedge.is_adaptive().then(|| Clock::Async.now());
-        if self.place(now, false) {
-            *self.unscheduled = true;
-        }
-        if *self.started == 0 {
-            // The breaker refused the call.
-            *self.started = 1;
-            let (_, refused) = self.setup.breaker?;
-            // As the retry loop's refused call.
-            let record = self.setup.record(None);
-            self.call.stopped(Stop::Open, false, record);
-            return Some(R::from_error(refused(CircuitOpen)));
-        }
-        None
     }
 
     /// Starts the next attempt at `now`, if the budget (for a hedge) and the
