@@ -284,15 +284,13 @@ impl MethodConfig {
     pub fn policy(&self) -> Policy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
-            (None, Some(hedging)) => {
-                load::a6(Policy::new().with_max_attempts(hedging.max_attempts))
+            (None, hedging) => {
+                let attempts = hedging.map_or(1, |hedging| hedging.max_attempts);
+                load::a6(Policy::new().with_max_attempts(attempts))
             }
-            (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
-        match self.timeout {
-            Some(timeout) => policy.with_deadline(timeout),
-            None => policy,
-        }
+        self.timeout
+            .map_or(policy, |timeout| policy.with_deadline(timeout))
     }
 
     /// The status codes a failed attempt is followed by another on: the
