@@ -136,6 +136,8 @@ pub struct Parts<'a> {
     pub at: Span,
     /// The body, as an `async` block borrowing the arguments.
     pub attempt: TokenStream,
+    /// The `hedge` key as written.
+    pub key: Span,
 }
 
 /// The statements of a hedged call: the attempts, made by a closure that
@@ -154,6 +156,7 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         rules,
         at,
         attempt,
+        key,
     } = parts;
     let span = Span::mixed_site();
     let latencies = syn::Ident::new("LATENCIES", span);
@@ -183,6 +186,15 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };
+    // A hedged function's future is `Send` only when its by-value arguments
+    // are `Sync` too (the attempts borrow them at once). Where that fails,
+    // under `tokio::spawn`, the compiler names the non-`Sync` type, and the
+    // closure that borrows the arguments and an `async` block around the
+    // call are located at the `hedge` key, so that the notes under the error
+    // name `hedge` rather than another key (`tests/ui/fail/hedge_not_sync.rs`).
+    // Without the block, the error is "future cannot be sent between threads
+    // safely" on the whole internal type.
+    let maker = quote_spanned!(key=> || #attempt);
     let run = crate::expand::spans::call_spanned(
         quote!(#private::hedge::run),
         quote_spanned! {span=>
@@ -194,13 +206,19 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
             #name,
             #slots,
             #rules,
-            || #attempt,
+            #maker,
         },
         at,
     );
+    // A `match`, not a `let`, so that the temporaries the call borrows live
+    // until it ends.
+    let hedged = syn::Ident::new("hedged", span.located_at(key));
+    let call = quote_spanned!(key=> async move { #hedged.await });
     quote_spanned! {at=>
         #statics
-        return #run.await;
+        match #run {
+            #hedged => return #call.await,
+        }
     }
 }
 
