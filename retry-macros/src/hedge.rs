@@ -189,11 +189,12 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
     // A hedged function's future is `Send` only when its by-value arguments
     // are `Sync` too (the attempts borrow them at once). Where that fails,
     // under `tokio::spawn`, the compiler names the non-`Sync` type, and the
-    // closure that borrows the arguments and an `async` block around the
-    // call are located at the `hedge` key, so that the notes under the error
-    // name `hedge` rather than another key (`tests/ui/fail/hedge_not_sync.rs`).
-    // Without the block, the error is "future cannot be sent between threads
-    // safely" on the whole internal type.
+    // notes under the error name the closure that borrows the arguments and
+    // an `async` block around the call, both located at the `hedge` key
+    // (`tests/ui/fail/hedge_not_sync.rs`); without the block, the error is
+    // "future cannot be sent between threads safely" on the whole internal
+    // type, at another key. The awaits stay located at the rules, as the
+    // call is, so that a rule of the wrong type is still reported once.
     let maker = quote_spanned!(key=> || #attempt);
     let run = crate::expand::spans::call_spanned(
         quote!(#private::hedge::run),
@@ -210,14 +211,26 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         },
         at,
     );
+    // Named with the rules' span itself, not a hygienic one: an error an
+    // await reports is then the very error the rules reported, and shown
+    // once. No code of the user's is in their scope.
+    let (hedged, call) = (
+        syn::Ident::new("hedged", at),
+        syn::Ident::new("hedged_call", at),
+    );
+    let await_hedged = quote_spanned!(at=> #hedged.await);
+    let block = quote_spanned!(key=> async move { #await_hedged });
     // A `match`, not a `let`, so that the temporaries the call borrows live
     // until it ends.
-    let hedged = syn::Ident::new("hedged", span.located_at(key));
-    let call = quote_spanned!(key=> async move { #hedged.await });
     quote_spanned! {at=>
         #statics
         match #run {
-            #hedged => return #call.await,
+            #hedged => {
+                // The block is there for the error above, not to await.
+                #[allow(clippy::redundant_async_block)]
+                let #call = #block;
+                return #call.await;
+            }
         }
     }
 }
