@@ -25,7 +25,8 @@ pub enum Stop {
     Exhausted,
     /// The retry budget is spent.
     Budget,
-    /// The server asked for a wait longer than `cap`.
+    /// The server asked for a wait longer than `cap`; under a gRPC service
+    /// config, a pushback that says not to retry (gRFC A6).
     HintTooLong,
     /// The wait would end past the deadline (this call's, or that of the
     /// retried call it runs inside).
@@ -130,8 +131,8 @@ pub(crate) struct Failure {
     /// The server's hint, if it gave one.
     pub hint: Option<Duration>,
     /// What the call kept from its last retry (see [`Policy::next_wait`]):
-    /// the ceiling of its wait, or for decorrelated jitter the wait itself;
-    /// unread before the first retry.
+    /// the ceiling of its wait, for decorrelated jitter the wait itself, and
+    /// under gRFC A6 the backoff's next step; unread before the first retry.
     pub carry: u64,
     /// Whether the budget had a token for a retry.
     pub budget_allows: bool,
@@ -181,7 +182,10 @@ pub(crate) fn decide_carrying(
     }
     // Retry n follows attempt n + 1: n = 0 before the first retry.
     let n = failure.attempt.saturating_sub(1);
-    let (backoff, ceiling) = if failure.at_once {
+    // Under gRFC A6 a pushback replaces the backoff, which restarts after
+    // it (carry 0: the first step again).
+    let a6_hinted = policy.follows_a6() && failure.hint.is_some();
+    let (backoff, carry) = if failure.at_once || a6_hinted {
         (0, 0)
     } else {
         policy.next_wait(n, failure.carry, random())
@@ -199,7 +203,7 @@ pub(crate) fn decide_carrying(
     let carry = if policy.jitter() == Jitter::Decorrelated {
         nanos(wait)
     } else {
-        ceiling
+        carry
     };
     Ok((wait, carry))
 }

@@ -152,14 +152,28 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     }
     let breaker = this.setup.breaker.map(|(breaker, _)| breaker);
     let (started, budget) = (*this.started, this.setup.budget);
-    let decided = (this.call).decide(started, hint, inner_gave_up, true, budget, breaker);
+    // An instant a server named on an earlier failure still holds: no
+    // attempt starts before it, whichever attempt failed now (never early).
+    let now = Clock::Async.now();
+    let named_left = this
+        .named
+        .map(|named| named.saturating_duration_since(now))
+        .filter(|left| !left.is_zero());
+    let asked = match (hint, named_left) {
+        (Some(hint), Some(left)) => Some(hint.max(left)),
+        (hint, left) => hint.or(left),
+    };
+    let decided = (this.call).decide(started, asked, inner_gave_up, true, budget, breaker);
     let wait = match decided {
         Ok((wait, _)) => wait,
         Err(stop) => return halt(this, stop),
     };
-    let Some(at) = Clock::Async.now().checked_add(wait) else {
+    let Some(at) = now.checked_add(wait) else {
         return halt(this, Stop::Deadline);
     };
+    if let Some(named) = hint.and_then(|hint| now.checked_add(hint)) {
+        *this.named = Some(this.named.map_or(named, |before| before.max(named)));
+    }
     this.judge.before_wait(outcome, number, wait);
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.

@@ -73,8 +73,10 @@
 //! - a response with `grpc-status` in its headers (a trailers-only gRPC
 //!   error) is retried when its code is in the classifier's
 //!   [`RetryableCodes`](crate::classify::grpc::RetryableCodes)
-//!   (`UNAVAILABLE` by default) and its pushback allows it; the pushback is
-//!   the hint (gRFC A6). A status in trailers after a response body is not
+//!   (`UNAVAILABLE` by default), its pushback the hint (gRFC A6); a
+//!   pushback that says not to retry (negative or malformed) is not waited
+//!   out: the status is returned and counts against the budget and the
+//!   breaker, as A6 counts it. A status in trailers after a response body is not
 //!   seen: once the server has answered, the call is committed (A6);
 //! - a response to a gRPC call (`content-type: application/grpc`) with an
 //!   HTTP status other than 200 and no `grpc-status`, which something in
@@ -109,9 +111,10 @@
 //!   included (gRFC A6): the call's deadline is the nearer of it and the
 //!   policy's `deadline`, and each retried attempt carries the time the call
 //!   has left, not the time the first attempt had.
-//! - The call's `deadline` runs from the first attempt. A hint above `cap`,
-//!   the deadline, the budget, an open breaker and `max` stop the retries
-//!   and return the last response or error, unchanged.
+//! - The call's `deadline` runs from the first attempt. A hint above `cap`
+//!   (a pushback under a gRPC service config's policy is waited out: gRFC
+//!   A6), the deadline, the budget, an open breaker and `max` stop the
+//!   retries and return the last response or error, unchanged.
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
 //!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that,

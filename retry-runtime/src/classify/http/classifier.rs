@@ -208,8 +208,10 @@ impl HttpClassifier {
     /// and its outcome:
     ///
     /// - a response with `grpc-status` in its headers (a trailers-only gRPC
-    ///   error) is transient when its code is in the classifier's codes and its pushback
-    ///   allows it, the pushback being the hint (gRFC A6);
+    ///   error) is transient when its code is in the classifier's codes, the
+    ///   pushback being the hint (gRFC A6): one that says not to retry is
+    ///   `Duration::MAX`, which no policy waits out, so the failure is
+    ///   counted and returned;
     /// - a response to a gRPC call ([`is_grpc`]) with an HTTP
     ///   status other than 200 and no `grpc-status`, which something in front
     ///   of the server sent, is judged by the code gRPC maps the status to
@@ -238,9 +240,13 @@ impl HttpClassifier {
                     if code == 0 {
                         return Classification::Done;
                     }
+                    // A pushback that says not to retry is a hint no
+                    // policy waits out: the failure counts against the
+                    // budget and the breaker, as gRFC A6 counts it, and is
+                    // returned (`hint_too_long`).
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
-                    return if grpc_codes.allows(code, pushback) {
-                        Classification::Transient(pushback.wait())
+                    return if grpc_codes.contains_number(code) {
+                        Classification::Transient(pushback.hint())
                     } else {
                         Classification::Permanent
                     };
