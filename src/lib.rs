@@ -26,6 +26,8 @@ mod pages {
     pub struct Runtimes;
     #[doc = include_str!("../docs/observability.md")]
     pub struct Observability;
+    #[doc = include_str!("../docs/testing.md")]
+    pub struct Testing;
     #[doc = include_str!("../docs/hostile-input.md")]
     pub struct HostileInput;
     #[doc = include_str!("../docs/cost.md")]

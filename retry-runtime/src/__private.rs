@@ -4,7 +4,9 @@
 pub use crate::attempts::Attempts;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
-pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
+pub use crate::give_up::{
+    gave_up, give_up_hook, give_up_path, give_up_probe, HookFits, HookMisfits, OnGiveUp, Started,
+};
 pub use crate::guard::{Guard, Keep};
 pub use crate::hedge::private as hedge;
 pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};

@@ -15,7 +15,7 @@ use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
-use crate::observe;
+use crate::observe::{self, Record};
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
@@ -149,7 +149,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retryable, and the breaker hears nothing.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn unsent(&mut self) {
-        let _ = self.call.not_retryable();
+        let record = Record::new(None, self.budget.budget(), self.breaker.breaker());
+        let _ = self.call.not_retryable(record);
     }
 
     /// Call before the wait for the next attempt: while it lasts, the call
@@ -282,25 +283,44 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline(never)]
     fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         let ran = self.breaker.record(!verdict.is_transient());
+        let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
-            return Err(self.call.stopped(Stop::Open, false));
+            let record = Record::new(None, budget, breaker);
+            return Err(self.call.stopped(Stop::Open, false, record));
         }
+        let record = Record::new(Some(verdict), budget, breaker);
         match verdict {
-            Classification::Transient(hint) => {
-                self.call
-                    .retry(hint, self.budget.budget(), self.breaker.breaker())
+            // A request the server never processed, when it is not sent
+            // again transparently, is a transient failure like any other.
+            Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
+                self.call.retry(verdict, budget, breaker)
             }
             Classification::Unrepeatable => {
                 // A retryable failure takes a token whether or not this
                 // request may be repeated (gRFC A6).
-                if let Some(budget) = self.budget.budget() {
+                if let Some(budget) = budget {
                     budget.record_failure();
                 }
-                Err(self.call.not_retryable())
+                Err(self.call.not_retryable(record))
             }
-            Classification::Done | Classification::Permanent => Err(self.call.not_retryable()),
+            Classification::Done | Classification::Permanent => {
+                Err(self.call.not_retryable(record))
+            }
         }
+    }
+
+    /// Whether a request the server never processed (`verdict`) is sent
+    /// again at once, as the same attempt: see [`CallState::send_again`].
+    /// The breaker hears nothing of it: the next [`acquire`](Self::acquire)
+    /// frees the permit unrecorded.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: Classification,
+        resent: &mut crate::decision::Resent,
+    ) -> bool {
+        self.call.send_again(verdict, resent)
     }
 
     /// A success: the budget gets its share back, the breaker hears of it.
@@ -308,6 +328,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub(crate) fn succeeded(&mut self) {
         self.breaker.record(true);
-        self.call.succeeded(self.budget.budget());
+        self.call
+            .succeeded(self.budget.budget(), self.breaker.breaker());
     }
 }

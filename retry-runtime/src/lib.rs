@@ -156,7 +156,7 @@
 //!   on the first such wait; hedging through the closure API or the tower
 //!   layer allocates a little per call (see [`hedge`]); and with the
 //!   `metrics` feature, the facade builds a labelled key for each metric it
-//!   records (one allocation per call, three per retry).
+//!   records (two allocations per call, three per retry).
 //! - The generated future (and the closure API's) is `Send` whenever the
 //!   body's is; the error of a failed attempt is dropped before the wait
 //!   (except with `breaker`, which keeps the last one through the wait, to
@@ -222,6 +222,9 @@ mod shared;
 mod sleep;
 mod slots;
 mod stopped;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 mod timeout;
 mod timer;
 #[cfg(feature = "tower")]

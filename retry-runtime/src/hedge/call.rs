@@ -177,7 +177,8 @@ where
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
         // As the retry loop's refused call.
-        this.call.stopped(Stop::Open, false);
+        let record = this.setup.record(None);
+        this.call.stopped(Stop::Open, false, record);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -284,6 +285,10 @@ where
         return false;
     };
     *this.started = number;
+    // A test's simulated clock ends no wait before this attempt is polled:
+    // the loop polls the attempts before it again first.
+    #[cfg(feature = "testing")]
+    crate::timer::simulated::disarm();
     // A hedge is told as it starts, as a hedge; a retry after a failure
     // was told when the attempt failed (`settle`), and is counted now. Both
     // count as retries, as gRPC counts hedges.
@@ -291,7 +296,8 @@ where
         if after_failure {
             observe::retry_started(this.setup.name, *this.wait);
         } else {
-            observe::hedging(this.setup.name, number - 1, *this.wait);
+            let record = this.setup.record(None);
+            observe::hedging(this.setup.name, number - 1, *this.wait, record);
         }
     }
     let attempt = this.setup.limit.bound(timeout, made);

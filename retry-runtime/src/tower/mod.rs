@@ -62,8 +62,11 @@
 //! An `UNAVAILABLE` status is retried after the server's pushback; the
 //! request body (the encoded message, or a client stream) is recorded as it
 //! is sent and played back to the next attempts, up to
-//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default): a
-//! larger body is sent once and not retried. See [`ReplayBody`].
+//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default),
+//! and [`with_max_buffered`](RetryLayer::with_max_buffered) bytes across
+//! all the calls of the layer at once (16 MiB by default): a call past
+//! either is sent once and not retried (reason `not_retryable`). See
+//! [`ReplayBody`].
 //!
 //! # What is retried
 //!
@@ -90,7 +93,15 @@
 //! - an error is retried when the request is safe to repeat and
 //!   [`classify::chain`](crate::classify::chain) finds it transient
 //!   (including a connection closed before the response), or, for any
-//!   request, when the connection failed before sending.
+//!   request, when the connection failed before sending;
+//! - a request the server never processed (a refused connection:
+//!   [`Unsent`](crate::Classification::Unsent); an HTTP/2 `REFUSED_STREAM`,
+//!   or a stream above a graceful `GOAWAY`'s last stream id:
+//!   [`Unprocessed`](crate::Classification::Unprocessed)), whatever its
+//!   method, is sent again at once as the same attempt, with no budget
+//!   token (gRFC A6's transparent retry): up to 3 times a call while it
+//!   never left, once after a refusal, never past the deadline; then
+//!   retried as any transient failure.
 //!
 //! A transient failure of a request that is not safe to repeat (a POST
 //! without a key that got a 503) is returned, and counts against the budget
@@ -153,6 +164,7 @@ use std::sync::Arc;
 
 use ::tower::Layer;
 
+pub(crate) use self::body::Buffer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
@@ -162,12 +174,17 @@ pub(crate) use self::service::Settings;
 pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
+use crate::give_up::Hooked;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, Shared};
 
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
 pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+/// What the recordings of all the calls of a layer may hold at once, unless
+/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
+pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
 
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
@@ -201,6 +218,17 @@ macro_rules! layer_settings {
             self
         }
 
+        /// Records at most `bytes` across all the calls of the layer at
+        /// once (default 16 MiB; gRFC A6's per-channel limit): a call whose
+        /// recording would pass it is sent once, not retried nor hedged,
+        /// as a body over [`with_max_body`](Self::with_max_body) is. The
+        /// services the layer makes, and its clones, share it.
+        #[must_use]
+        pub fn with_max_buffered(mut self, bytes: usize) -> Self {
+            self.settings.buffer = $crate::tower::Buffer::new(bytes);
+            self
+        }
+
         /// The policy each request's attempts follow.
         #[must_use]
         pub fn policy(&self) -> &$crate::Policy {
@@ -212,10 +240,14 @@ pub(crate) use layer_settings;
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
+///
+/// `G` is the layer's [`on_give_up`](RetryLayer::on_give_up) hook, `()`
+/// for none.
 #[derive(Clone, Debug)]
-pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {
+pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams, G = ()> {
     settings: Settings<C>,
     upstreams: U,
+    give_up: G,
 }
 
 impl RetryLayer {
@@ -226,20 +258,22 @@ impl RetryLayer {
         RetryLayer {
             settings: Settings::new(policy.into(), HttpClassifier::new()),
             upstreams: NoUpstreams,
+            give_up: (),
         }
     }
 }
 
-impl<C, U> RetryLayer<C, U> {
+impl<C, U, G> RetryLayer<C, U, G> {
     layer_settings!();
 
     /// Classifies outcomes with `classifier`, such as a closure
     /// `Fn(&Req, &Result<Res, E>) -> Classification`.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U, G> {
         RetryLayer {
             settings: self.settings.map(|_| classifier),
             upstreams: self.upstreams,
+            give_up: self.give_up,
         }
     }
 
@@ -252,7 +286,7 @@ impl<C, U> RetryLayer<C, U> {
     pub fn with_breaker(
         self,
         breaker: impl Into<Shared<CircuitBreaker>>,
-    ) -> RetryLayer<C, OneBreaker> {
+    ) -> RetryLayer<C, OneBreaker, G> {
         self.with_upstreams(OneBreaker(breaker.into()))
     }
 
@@ -307,7 +341,7 @@ impl<C, U> RetryLayer<C, U> {
     pub fn per_authority(
         self,
         registry: impl Into<Shared<Registry>>,
-    ) -> RetryLayer<C, PerAuthority> {
+    ) -> RetryLayer<C, PerAuthority, G> {
         self.with_upstreams(PerAuthority(registry.into()))
     }
 
@@ -338,29 +372,79 @@ impl<C, U> RetryLayer<C, U> {
         self,
         registry: impl Into<Shared<Registry>>,
         key: F,
-    ) -> RetryLayer<C, PerKey<F>>
+    ) -> RetryLayer<C, PerKey<F>, G>
     where
         F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
     {
         self.with_upstreams(PerKey(registry.into(), key))
     }
 
-    fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2> {
+    fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2, G> {
         RetryLayer {
             settings: self.settings,
             upstreams,
+            give_up: self.give_up,
+        }
+    }
+
+    /// Calls `on_give_up` once when a request's call returns an error or a
+    /// response the classifier retried (a 503 after the last attempt), with
+    /// what the caller gets and how the call stopped: the reason, the
+    /// attempts made and the time taken, as `#[retry]`'s key does. Not
+    /// called for a success. `on_give_up` is a
+    /// `Fn(&Result<Response<B>, E>, &Stopped) + Clone + Send + Sync + 'static`,
+    /// where `Result<Response<B>, E>` is what the layer's service returns
+    /// (with a breaker, `E` is a [`BreakerError`]); it is checked against
+    /// the service the layer wraps. With `tracing`, the call's give-up event
+    /// is emitted all the same: the hook is for what the program does about
+    /// it, not to log it again (docs/observability.md).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use http::{Request, Response, StatusCode};
+    /// use retry_runtime::{tower::RetryLayer, Policy, Stop, Stopped};
+    /// use tower::{Service, ServiceBuilder, ServiceExt};
+    ///
+    /// static POLICY: Policy = Policy::new().with_max_attempts(2);
+    /// static GAVE_UP: AtomicU32 = AtomicU32::new(0);
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let down = tower::service_fn(|_: Request<String>| async {
+    ///     Ok::<_, std::io::Error>(Response::builder().status(503).body(()).unwrap())
+    /// });
+    /// let layer = RetryLayer::new(&POLICY).on_give_up(
+    ///     |outcome: &Result<Response<()>, std::io::Error>, stopped: &Stopped| {
+    ///         let status = outcome.as_ref().map(Response::status);
+    ///         assert_eq!((status.ok(), stopped.reason()), (Some(StatusCode::SERVICE_UNAVAILABLE), Stop::Exhausted));
+    ///         GAVE_UP.fetch_add(1, Ordering::Relaxed);
+    ///     },
+    /// );
+    /// let mut client = ServiceBuilder::new().layer(layer).service(down);
+    /// let response = client.ready().await.unwrap().call(Request::new(String::new())).await;
+    /// assert_eq!(response.unwrap().status(), 503);
+    /// assert_eq!(GAVE_UP.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn on_give_up<F>(self, on_give_up: F) -> RetryLayer<C, U, Hooked<F>> {
+        RetryLayer {
+            settings: self.settings,
+            upstreams: self.upstreams,
+            give_up: Hooked(on_give_up),
         }
     }
 }
 
-impl<S, C: Clone, U: Clone> Layer<S> for RetryLayer<C, U> {
-    type Service = RetryService<S, C, U>;
+impl<S, C: Clone, U: Clone, G: Clone> Layer<S> for RetryLayer<C, U, G> {
+    type Service = RetryService<S, C, U, G>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
             inner,
             settings: Arc::new(self.settings.clone()),
             upstreams: self.upstreams.clone(),
+            give_up: self.give_up.clone(),
         }
     }
 }

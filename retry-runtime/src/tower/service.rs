@@ -9,10 +9,11 @@ use std::sync::Arc;
 use ::tower::Service;
 use http::{Request, Response};
 
-use super::body::ReplayBody;
+use super::body::{Buffer, ReplayBody};
 use super::deadline::Recorded;
 use super::upstreams::Upstreams;
 use crate::classify::http::Classify;
+use crate::give_up::LayerGiveUp;
 use crate::integration::{exchange, Exchange};
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
@@ -25,11 +26,13 @@ pub(crate) struct Settings<C> {
     pub(crate) name: &'static str,
     pub(crate) classifier: C,
     pub(crate) max_body: usize,
+    /// What the recordings of all its calls may hold at once.
+    pub(crate) buffer: Arc<Buffer>,
 }
 
 impl<C> Settings<C> {
     /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
-    /// recorded up to 64 KiB.
+    /// recorded up to 64 KiB, 16 MiB across its calls.
     pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
         Settings {
             policy,
@@ -37,6 +40,7 @@ impl<C> Settings<C> {
             name: "tower",
             classifier,
             max_body: super::DEFAULT_MAX_BODY,
+            buffer: Buffer::new(super::DEFAULT_BUFFER),
         }
     }
 
@@ -48,6 +52,7 @@ impl<C> Settings<C> {
             name: self.name,
             classifier: classifier(self.classifier),
             max_body: self.max_body,
+            buffer: self.buffer,
         }
     }
 }
@@ -61,17 +66,19 @@ impl<C> Settings<C> {
 // `BoxError` (tests/ui/fail/tower_timeout_without_boxed_errors.rs).
 #[derive(Clone, Debug)]
 #[rustfmt::skip]
-pub struct RetryService<S, C, U> { // BoxError below? .with_classifier(HttpClassifier::default().boxed_errors())
+pub struct RetryService<S, C, U, G = ()> { // BoxError below? .with_classifier(HttpClassifier::default().boxed_errors())
     pub(super) inner: S,
     pub(super) settings: Arc<Settings<C>>,
     pub(super) upstreams: U,
+    /// The layer's `on_give_up` hook, `()` for none.
+    pub(super) give_up: G,
 }
 
 /// The future of a [`RetryService`] or a hedge layer's call: all of its
 /// attempts and waits, boxed. Dropping it cancels the call.
 pub(crate) type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
-impl<S, C, U, B, ResB> Service<Request<B>> for RetryService<S, C, U>
+impl<S, C, U, G, B, ResB> Service<Request<B>> for RetryService<S, C, U, G>
 where
     S: Service<Request<B>, Response = Response<ResB>> + Clone + Send + 'static,
     S::Future: Send,
@@ -81,6 +88,7 @@ where
     U::Error<S::Error>: Send + 'static,
     B: ReplayBody,
     ResB: Send + 'static,
+    G: LayerGiveUp<Result<Response<ResB>, U::Error<S::Error>>> + Clone + Send + 'static,
 {
     type Response = Response<ResB>;
     type Error = U::Error<S::Error>;
@@ -98,11 +106,12 @@ where
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
         let settings = Arc::clone(&self.settings);
+        let give_up = self.give_up.clone();
         Box::pin(async move {
+            let started = give_up.start();
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, first, call) =
-                Recorded::start(&settings.policy, head, body, settings.max_body);
+            let (policy, first, call) = Recorded::start(&settings.policy, head, body, &settings);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
@@ -111,15 +120,10 @@ where
                 upstreams: PhantomData,
             };
             let budget = selected.budget(settings.budget.as_deref());
-            exchange(
-                tower,
-                &policy,
-                budget,
-                selected.breaker(),
-                settings.name,
-                first,
-            )
-            .await
+            let (breaker, name) = (selected.breaker(), settings.name);
+            let outcome = exchange(tower, &policy, budget, breaker, name, first).await;
+            give_up.end(started, &outcome);
+            outcome
         })
     }
 }

@@ -219,9 +219,13 @@ impl HttpClassifier {
     /// - any other response with status 408, 429 or 5xx except 501 is
     ///   transient, with its `Retry-After` as the hint; for a request that is
     ///   not safe to repeat it is [`Classification::Unrepeatable`];
-    /// - an error is transient when [`Chain`] finds it so: for a request that
-    ///   is not repeatable, only one that shows the request was not sent (a
-    ///   refused connection); a connection closed before the response is then
+    /// - an error that shows the server never processed the request is
+    ///   [`Classification::Unsent`] (a refused connection) or
+    ///   [`Classification::Unprocessed`] (a refused HTTP/2 stream), for any
+    ///   request;
+    /// - any other error is transient when [`Chain`] finds it so: for a
+    ///   request that is not repeatable, only one that shows the request
+    ///   was not sent; a connection closed before the response is then
     ///   [`Classification::Unrepeatable`].
     pub(crate) fn judge(
         &self,
@@ -271,6 +275,9 @@ impl HttpClassifier {
                 }
             }
             Err(error) => {
+                if let Some(unprocessed) = crate::classify::hyper::unprocessed(error) {
+                    return unprocessed;
+                }
                 if repeatable {
                     if Chain::repeatable().is_transient(error) {
                         return Classification::Transient(None);
