@@ -34,4 +34,6 @@ mod pages {
     pub struct Cost;
     #[doc = include_str!("../docs/why.md")]
     pub struct Why;
+    #[doc = include_str!("../docs/migrating.md")]
+    pub struct Migrating;
 }

@@ -220,14 +220,10 @@ pub async fn one_line(client: &Client, url: &str) -> Result<usize, ApiError> { c
 #[retry(max = 2, base = "1ms")]
 pub async fn by_value(client: &Client, url: String, mut batch: Vec<u32>) -> Result<usize, ApiError> { batch.push(1); client.get(&url).await.map(|n| n + batch.len()) }
 
-static UNTIMED: std::sync::LazyLock<retry_runtime::UntimedPolicy> =
-    std::sync::LazyLock::new(|| {
-        retry_runtime::Policy::new()
-            .untimed()
-            .expect("a policy without a timeout")
-    });
+static UNTIMED: std::sync::LazyLock<retry_runtime::Policy> =
+    std::sync::LazyLock::new(retry_runtime::Policy::new);
 
-/// An untimed policy, for an error type without `From<TimedOut>`.
+/// A policy without a timeout, for an error type without `From<TimedOut>`.
 ///
 /// # Errors
 ///

@@ -16,6 +16,7 @@ use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe::{self, Record};
+use crate::policy::Params;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
@@ -38,18 +39,22 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     /// function in `tracing` events.
     #[must_use]
     #[inline(always)]
-    pub fn start(policy: &'p Policy, budget: U, name: &'static str) -> Self {
-        Self::new(policy, budget, name, Clock::Async)
+    pub fn start<Timeout>(policy: &'p Policy<Timeout>, budget: U, name: &'static str) -> Self {
+        Self::new(&policy.params, budget, name, Clock::Async)
     }
 
     /// Call just before the first attempt of a plain function.
     #[must_use]
-    pub fn start_blocking(policy: &'p Policy, budget: U, name: &'static str) -> Self {
-        Self::new(policy, budget, name, Clock::Blocking)
+    pub fn start_blocking<Timeout>(
+        policy: &'p Policy<Timeout>,
+        budget: U,
+        name: &'static str,
+    ) -> Self {
+        Self::new(&policy.params, budget, name, Clock::Blocking)
     }
 
     #[inline(always)]
-    fn new(policy: &'p Policy, budget: U, name: &'static str, clock: Clock) -> Self {
+    pub(crate) fn new(policy: &'p Params, budget: U, name: &'static str, clock: Clock) -> Self {
         Attempts {
             call: CallState::new(policy, name, clock),
             breaker: NoBreaker,

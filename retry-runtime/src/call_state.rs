@@ -10,13 +10,14 @@ use crate::clock::{Clock, Deadline, Instant};
 use crate::context::{self, Scope};
 use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name, Record};
-use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::policy::Params;
+use crate::{AttemptContext, CircuitBreaker, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
 #[derive(Debug)]
 pub(crate) struct CallState<'p> {
-    policy: &'p Policy,
+    policy: &'p Params,
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
     scope: Scope,
@@ -31,14 +32,14 @@ impl<'p> CallState<'p> {
     // Inlined: on every call's success path, and with the expansion's
     // constant policy the deadline and base fold away (benches/instructions.sh).
     #[inline(always)]
-    pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
-        let deadline = match policy.deadline() {
+    pub(crate) fn new(policy: &'p Params, name: &'static str, clock: Clock) -> Self {
+        let deadline = match policy.deadline {
             Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
             None => Deadline::NONE,
         };
         CallState {
             policy,
-            scope: Scope::first(policy.max_attempts(), deadline, clock),
+            scope: Scope::first(policy.max_attempts, deadline, clock),
             name: Name::new(name),
             #[cfg(any(feature = "tracing", feature = "metrics"))]
             started: observe::measures_calls().then(|| clock.now()),
@@ -100,7 +101,7 @@ impl<'p> CallState<'p> {
     /// the time left before the nearest deadline. `None` without a timeout.
     #[inline]
     pub(crate) fn attempt_timeout(&self) -> Option<Duration> {
-        let timeout = self.policy.timeout()?;
+        let timeout = self.policy.timeout?;
         Some(self.time_left().map_or(timeout, |left| timeout.min(left)))
     }
 
@@ -267,7 +268,7 @@ impl<'p> CallState<'p> {
         let attempt = self.scope.frame.attempt();
         observe::stopped_after(self.name(), attempt, attempt, stop, self.elapsed(), record);
         self.finished();
-        context::report_stop(self.policy.max_attempts(), stop, inner_gave_up);
+        context::report_stop(self.policy.max_attempts, stop, inner_gave_up);
         stop
     }
 }

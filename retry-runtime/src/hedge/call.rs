@@ -166,7 +166,7 @@ where
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    *this.delay = this.setup.hedge.delay(this.setup.policy.base());
+    *this.delay = this.setup.hedge.delay(this.setup.policy.base);
     // The clock is read at the first poll only for a percentile hedge.
     let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now, false) {
@@ -322,7 +322,7 @@ where
 /// for the delay, if attempts are left and the deadline allows it, by the
 /// retry loop's rule of its edge ([`decision::too_late`]).
 fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, now: Instant) {
-    if *this.started >= this.setup.policy.max_attempts() {
+    if *this.started >= this.setup.policy.max_attempts {
         return no_more(this, Stop::Exhausted);
     }
     let delay = *this.delay;

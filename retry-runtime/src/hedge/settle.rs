@@ -120,7 +120,7 @@ fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     let (name, made) = (this.setup.name, *this.started);
     observe::stopped_after(name, number, made, Stop::NotRetryable, elapsed, record);
     crate::context::report_stop(
-        this.setup.policy.max_attempts(),
+        this.setup.policy.max_attempts,
         Stop::NotRetryable,
         inner_gave_up,
     );

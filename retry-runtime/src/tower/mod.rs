@@ -127,8 +127,8 @@
 //!   A6), the deadline, the budget, an open breaker and `max` stop the
 //!   retries and return the last response or error, unchanged.
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
-//!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
-//!   is not applied here: add `tower::timeout` inside this layer for that,
+//!   runtime, one that needs no runtime elsewhere). The layer takes a
+//!   [`Policy`], which has no per-attempt `timeout`: add `tower::timeout` inside this layer for that,
 //!   with [`HttpClassifier::boxed_errors`] ([`BoxedHttpClassifier`]) as the classifier (a timeout
 //!   fails with tower's `BoxError`; an attempt it cuts off is retried).
 //! - [`RetryLayer::with_breaker`] ([`OneBreaker`]) asks a shared [`CircuitBreaker`] before
