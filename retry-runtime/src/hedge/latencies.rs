@@ -128,8 +128,10 @@ impl Latencies {
     /// Computes the percentile `per_mille` and caches it.
     #[cold]
     fn refresh(&self, per_mille: u64) -> Option<Duration> {
-        let mut counts =
-            (self.buckets.iter()).map(|bucket| u64::from(bucket.load(Ordering::Relaxed)));
+        let mut counts = self
+            .buckets
+            .iter()
+            .map(|bucket| u64::from(bucket.load(Ordering::Relaxed)));
         let total: u64 = counts.clone().sum();
         if total == 0 {
             return None;
