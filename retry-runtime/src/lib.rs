@@ -217,6 +217,8 @@ mod integration;
 pub mod metrics;
 mod observe;
 mod policy;
+#[cfg(feature = "tower")]
+mod propagate;
 pub mod registry;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]

@@ -21,12 +21,19 @@ use std::time::Duration;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod classifier;
 #[cfg(feature = "tower")]
+pub(crate) use classifier::is_grpc;
+#[cfg(feature = "tower")]
 pub use classifier::BoxedHttpClassifier;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use classifier::{Classify, HttpClassifier};
 
 use ::http::header::RETRY_AFTER;
-use ::http::{HeaderMap, Response, StatusCode};
+use ::http::{HeaderMap, HeaderName, Response, StatusCode};
+
+/// The mark of a failure a server's inner call gave up on, with the inner
+/// stop reason (`exhausted`, `deadline`, ...): `tower::ServerLayer` writes
+/// it, and a client does not retry the answer (DESIGN §4.17).
+pub(crate) const EXHAUSTED: HeaderName = HeaderName::from_static("retry-exhausted");
 
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
 /// Many Requests, and every 5xx except 501 Not Implemented (which will not

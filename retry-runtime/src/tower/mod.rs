@@ -143,6 +143,7 @@ mod body;
 mod breaker;
 pub(crate) mod deadline;
 mod policy;
+mod server;
 mod service;
 mod upstreams;
 
@@ -153,6 +154,7 @@ use ::tower::Layer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
+pub use self::server::{ServerBody, ServerLayer, ServerService};
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
 pub(crate) use self::service::Settings;

@@ -296,7 +296,7 @@ fn grpc_status(value: &[u8]) -> Option<i32> {
 
 /// Whether a request is a gRPC call: its `content-type` is
 /// `application/grpc`, alone or followed by `+` (a codec) or `;`.
-fn is_grpc(headers: &::http::HeaderMap) -> bool {
+pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
     const GRPC: &[u8] = b"application/grpc";
     headers
         .get(::http::header::CONTENT_TYPE)
