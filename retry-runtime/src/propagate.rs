@@ -45,7 +45,8 @@ fn millis(value: &[u8]) -> Option<Duration> {
     Some(Duration::from_millis(millis))
 }
 
-#[cfg(all(test, feature = "tower"))]
+#[cfg(test)]
+#[cfg(feature = "tower")]
 mod tests {
     use super::*;
 
