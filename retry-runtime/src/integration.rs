@@ -12,6 +12,7 @@ use core::future::Future;
 use std::sync::Arc;
 
 use crate::attempts::Attempts;
+use crate::propagate::Stamp;
 use crate::registry::{host_key, Registry, Upstream};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Shared};
 
@@ -30,10 +31,11 @@ pub(crate) trait Exchange {
     /// an error ends the call unsent.
     fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>>;
 
-    /// Sends one attempt.
+    /// Sends one attempt, stamped with its number and the time it has left.
     fn send(
         &mut self,
         request: Self::Request,
+        stamp: Stamp,
     ) -> impl Future<Output = Result<Self::Response, Self::Error>>;
 
     /// What the attempt's answer means for a retry.
@@ -100,7 +102,8 @@ pub(crate) async fn exchange<X: Exchange>(
         // permit: a layer below that asks the same breaker runs under it,
         // and counts the attempt once.
         let answer = {
-            let attempt = call.make(|| exchange.send(request));
+            let stamp = call.stamp();
+            let attempt = call.make(|| exchange.send(request, stamp));
             call.scoped_in(attempt, span)
         }
         .await;

@@ -217,7 +217,7 @@ mod integration;
 pub mod metrics;
 mod observe;
 mod policy;
-#[cfg(feature = "tower")]
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod propagate;
 pub mod registry;
 #[cfg(feature = "reqwest-middleware")]
