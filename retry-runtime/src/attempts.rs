@@ -292,6 +292,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retry's wait.
     #[inline(never)]
     fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
+        let (verdict, below) = self.call.below(verdict);
+        self.call.scope().inner_gave_up |= below;
         let ran = self.breaker.record(!verdict.is_transient());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.

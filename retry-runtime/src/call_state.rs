@@ -7,10 +7,10 @@
 use core::time::Duration;
 
 use crate::clock::{Clock, Deadline, Instant};
-use crate::context::{self, Scope};
-use crate::decision::{self, Failure, Stop, TimeLeft};
+use crate::context::{self, Below, Scope};
+use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name};
-use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::{AttemptContext, CircuitBreaker, Nested, Policy, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
@@ -122,6 +122,25 @@ impl<'p> CallState<'p> {
                     TimeLeft::Until(deadline.saturating_duration_since(now))
                 }
             }
+        }
+    }
+
+    /// What the classifier found on the answer judged `verdict` makes of it
+    /// (DESIGN §4.17), and whether the server below gave up on it. Such a
+    /// failure is taken as an inner call's give-up is (§4.11): under
+    /// `nested = "once"` a retryable failure whose attempt is marked, so that
+    /// the call stops (`nested`) counting it against the budget and the
+    /// breaker; under `nested = "retry"` an HTTP mark changes nothing, and a
+    /// negative gRPC pushback is a failure not repeated (gRFC A6).
+    pub(crate) fn below(&self, verdict: Classification) -> (Classification, bool) {
+        let below = context::take_below();
+        if below == Below::Nothing || verdict == Classification::Done {
+            return (verdict, false);
+        }
+        match (self.policy.nested(), below) {
+            (Nested::Once, _) => (Classification::Transient(None), true),
+            (Nested::Retry, Below::Refused) => (Classification::Unrepeatable, true),
+            _ => (verdict, false),
         }
     }
 

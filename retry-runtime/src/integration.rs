@@ -107,6 +107,7 @@ pub(crate) async fn exchange<X: Exchange>(
             call.scoped_in(attempt, span)
         }
         .await;
+        crate::context::judging();
         let mut outcome = exchange.classify(&answer);
         let next = match outcome {
             Classification::Transient(_) => exchange.copy(),

@@ -35,6 +35,23 @@ use ::http::{HeaderMap, HeaderName, Response, StatusCode};
 /// it, and a client does not retry the answer (DESIGN §4.17).
 pub(crate) const EXHAUSTED: HeaderName = HeaderName::from_static("retry-exhausted");
 
+/// Envoy's mark of a request it shed, or whose upstream it found overloaded.
+const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
+
+/// Tells the call judging a response that the server below gave up on it:
+/// a failure (HTTP 5xx, 408, 429; a gRPC status other than OK) marked
+/// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
+/// Envoy's). A mark that is empty or repeated is ignored.
+pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
+    let once = |name| {
+        let mut values = headers.get_all(name).iter();
+        matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
+    };
+    if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
+        crate::context::gave_up_below(crate::context::Below::GaveUp);
+    }
+}
+
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
 /// Many Requests, and every 5xx except 501 Not Implemented (which will not
 /// start working on a repeat).
@@ -61,10 +78,20 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     crate::retry_after::parse(headers.get(RETRY_AFTER)?.to_str().ok()?)
 }
 
-/// Whether a response's status is transient: for `on_ok`.
+/// Whether a response's status is transient: for `on_ok`. A failure the
+/// server marked as one it already retried and gave up on
+/// (`retry-exhausted`, Envoy's `x-envoy-overloaded`) is not retried: the
+/// call stops with reason `nested`, and counts it as a failure (DESIGN
+/// §4.17).
 #[must_use]
 pub fn is_transient_response<B>(response: &Response<B>) -> bool {
+    report_mark(is_failure(response.status()), response.headers());
     is_transient_status(response.status())
+}
+
+/// Whether a status is a failure a server may mark: 5xx, 408 or 429.
+pub(crate) fn is_failure(status: StatusCode) -> bool {
+    status.is_server_error() || matches!(status.as_u16(), 408 | 429)
 }
 
 /// A response's `Retry-After`: for `retry_after_ok`.

@@ -31,7 +31,8 @@ where
     } = ended;
     // Attempt 1 ended at its first poll: what follows is decided here.
     *this.unscheduled = false;
-    let verdict = this.judge.verdict(&outcome);
+    let (verdict, below) = this.call.below(this.judge.verdict(&outcome));
+    let inner_gave_up = inner_gave_up || below;
     if refused_inside && verdict != Classification::Done {
         record(permit, false);
         return set_aside_refusal(this, outcome, verdict, inner_gave_up);

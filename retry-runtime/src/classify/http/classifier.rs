@@ -6,7 +6,7 @@
 use std::error::Error;
 
 use crate::classify::chain::Chain;
-use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
+use crate::classify::grpc::{report_pushback, Pushback, RetryableCodes, PUSHBACK};
 use crate::Classification;
 
 /// Judges an attempt's outcome for an HTTP layer: a closure
@@ -239,12 +239,15 @@ impl HttpClassifier {
                         return Classification::Done;
                     }
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
+                    report_pushback(code, pushback);
+                    super::report_mark(code != 0, headers);
                     return if grpc_codes.allows(code, pushback) {
                         Classification::Transient(pushback.wait())
                     } else {
                         Classification::Permanent
                     };
                 }
+                super::report_mark(super::is_failure(status), headers);
                 if grpc && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
