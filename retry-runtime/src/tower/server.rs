@@ -218,6 +218,14 @@ pin_project_lite::pin_project! {
     }
 }
 
+impl<B> ServerBody<B> {
+    /// The handler's body; `None` for a request answered without running
+    /// its handler.
+    pub fn into_inner(self) -> Option<B> {
+        self.inner
+    }
+}
+
 impl<B: Body> Body for ServerBody<B> {
     type Data = B::Data;
     type Error = B::Error;
