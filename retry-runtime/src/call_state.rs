@@ -132,6 +132,7 @@ impl<'p> CallState<'p> {
     /// the call stops (`nested`) counting it against the budget and the
     /// breaker; under `nested = "retry"` an HTTP mark changes nothing, and a
     /// negative gRPC pushback is a failure not repeated (gRFC A6).
+    #[inline]
     pub(crate) fn below(&self, verdict: Classification) -> (Classification, bool) {
         let below = context::take_below();
         if below == Below::Nothing || verdict == Classification::Done {

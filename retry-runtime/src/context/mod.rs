@@ -415,6 +415,7 @@ pub(crate) fn judging() {
 }
 
 /// What the classifiers found on the answer just judged; nothing after.
+#[inline]
 pub(crate) fn take_below() -> Below {
     THREAD.with(|thread| thread.below.replace(Below::Nothing))
 }
