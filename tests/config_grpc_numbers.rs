@@ -83,7 +83,9 @@ fn numbers_that_are_not_numbers_are_errors_that_name_the_field() {
         .unwrap_err();
         assert!(error.contains(wanted), "maxAttempts {attempts}: {error}");
     }
-    for multiplier in [r#""NaN""#, r#""Infinity""#, r#""two""#, r#""0.5""#] {
+    // gRFC A6: "must be greater than zero" (0.5 and "Infinity" load:
+    // tests/grpc_config_a6.rs).
+    for multiplier in [r#""NaN""#, r#""two""#, "0", "-1", r#""-Infinity""#] {
         let error = retry_policy(&format!(
             r#""maxAttempts": 3, "backoffMultiplier": {multiplier}"#
         ))

@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use retry_runtime::classify::grpc::RetryableCodes;
 use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
-use retry_runtime::{retry, Jitter, Policy, RetryBudget, UntimedPolicy};
+use retry_runtime::{retry, Jitter, RetryBudget, UntimedPolicy};
 use tonic::{Code, Status};
 
 static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| {
@@ -22,15 +22,22 @@ fn say_hello() -> &'static MethodConfig {
 #[test]
 fn the_file_loads_as_grpc_reads_it() {
     let hello = say_hello();
+    let policy = *hello.policy().policy();
+    assert_eq!(policy.max_attempts(), 4);
+    assert_eq!(policy.base(), Duration::from_millis(100));
+    assert_eq!(policy.cap(), Duration::from_secs(1));
+    assert_eq!(policy.multiplier(), 2.0);
+    assert_eq!(policy.deadline(), Some(Duration::from_secs(10)));
+    // gRFC A6's waits, none of the attribute's four jitters: the first
+    // retry's between 0.8 and 1.2 times `initialBackoff`.
+    assert!(!Jitter::ALL.contains(&policy.jitter()));
     assert_eq!(
-        *hello.policy().policy(),
-        Policy::new()
-            .with_max_attempts(4)
-            .with_base(Duration::from_millis(100))
-            .with_cap(Duration::from_secs(1))
-            .with_multiplier(2.0)
-            .with_jitter(Jitter::Full)
-            .with_deadline(Duration::from_secs(10))
+        policy.wait_with(0, policy.base(), 0),
+        Duration::from_millis(80)
+    );
+    assert_eq!(
+        policy.wait_with(0, policy.base(), u64::MAX),
+        Duration::from_millis(120)
     );
     assert_eq!(
         hello.retryable(),
@@ -100,10 +107,13 @@ async fn the_closure_api_runs_the_configured_policy() {
         .await;
     assert_eq!(answer.unwrap(), "hello");
     assert_eq!(calls, 3);
-    // Full jitter under `initialBackoff`, then under twice it.
+    // gRFC A6 as amended: 0.8 to 1.2 times `initialBackoff`, then twice it.
     let waits = waits.take();
     assert_eq!(waits.len(), 2);
-    assert!(waits[0] <= Duration::from_millis(100) && waits[1] <= Duration::from_millis(200));
+    let within = |wait: Duration, ceiling: u64| {
+        (ceiling * 4 / 5..=ceiling * 6 / 5).contains(&u64::try_from(wait.as_millis()).unwrap())
+    };
+    assert!(within(waits[0], 100) && within(waits[1], 200), "{waits:?}");
 
     // A code outside `retryableStatusCodes` is returned at once.
     let mut calls = 0;
@@ -326,12 +336,12 @@ fn names_grpc_rejects_are_errors() {
     );
 }
 
-/// gRPC caps every wait at `maxBackoff`, the first one included, so an
-/// `initialBackoff` above it waits as `maxBackoff` does: it loads as that,
-/// into a policy `Policy::validate` accepts (it loaded as a policy whose
-/// `cap` was below its `base`, which `validate` rejects).
+/// gRPC caps every ceiling at `maxBackoff`, the first one included, so an
+/// `initialBackoff` above it waits as `maxBackoff` does. It loads as
+/// written (a multiplier below 1 brings the later ceilings down from it),
+/// into a policy `Policy::validate` accepts under gRFC A6's rules.
 #[test]
-fn an_initial_backoff_above_the_max_loads_as_the_max() {
+fn an_initial_backoff_above_the_max_waits_as_the_max() {
     let config: ServiceConfig = serde_json::from_str(
         r#"{ "methodConfig": [{ "name": [{ "service": "s" }], "retryPolicy": {
             "maxAttempts": 3, "initialBackoff": "5s", "maxBackoff": "1s",
@@ -342,6 +352,8 @@ fn an_initial_backoff_above_the_max_loads_as_the_max() {
     assert_eq!(policy.validate(), Ok(()));
     assert_eq!(
         (policy.base(), policy.cap()),
-        (Duration::from_secs(1), Duration::from_secs(1))
+        (Duration::from_secs(5), Duration::from_secs(1))
     );
+    assert_eq!(policy.ceiling(0), Duration::from_secs(1));
+    assert_eq!(policy.ceiling(1), Duration::from_secs(1));
 }

@@ -305,8 +305,8 @@ async fn nested_retry_opts_out_of_the_http_mark_only() {
     assert_eq!(calls.load(Ordering::SeqCst), 3, "retried, as asked");
     assert_eq!(last_call().unwrap().reason(), Stop::Exhausted);
 
-    // A negative gRPC pushback is never retried (gRFC A6): a failure not
-    // repeated, its token taken.
+    // A negative gRPC pushback is never retried (gRFC A6): a hint no policy
+    // waits out, its token taken.
     let (service, calls) = answering(grpc_refused);
     let budget = Arc::new(RetryBudget::new(10, 0.1));
     let client = ServiceBuilder::new()
@@ -314,7 +314,7 @@ async fn nested_retry_opts_out_of_the_http_mark_only() {
         .service(service);
     client.oneshot(request()).await.unwrap();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
-    assert_eq!(last_call().unwrap().reason(), Stop::NotRetryable);
+    assert_eq!(last_call().unwrap().reason(), Stop::HintTooLong);
     assert_eq!(budget.tokens(), 9.0);
 }
 

@@ -436,7 +436,10 @@ proptest! {
         let Ok(value) = tonic::metadata::MetadataValue::try_from(value.as_slice()) else {
             return Ok(());
         };
-        let wait = !value.is_empty() && value.as_bytes().iter().all(u8::is_ascii_digit);
+        // gRFC A6: a signed 32-bit integer, written in digits alone; a
+        // negative one, or anything else, says not to retry.
+        let wait = value.as_bytes().iter().all(u8::is_ascii_digit)
+            && std::str::from_utf8(value.as_bytes()).is_ok_and(|digits| digits.parse::<i32>().is_ok());
         let answer = || {
             let mut status = tonic::Status::unavailable("busy");
             status.metadata_mut().insert(grpc::PUSHBACK, value.clone());

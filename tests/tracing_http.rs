@@ -294,13 +294,15 @@ async fn a_failed_exchange_names_its_error_type() {
         std::any::type_name::<std::io::Error>(),
     );
 
-    // `tower::RetryPolicy`, under tower's own `Retry`.
+    // `tower::RetryPolicy`, under tower's own `Retry`: two connections reset
+    // (a refused one would be sent again as the same attempt, with an event
+    // of its own: tests/transparent_retries.rs).
     let sent = Arc::new(std::sync::atomic::AtomicU32::new(0));
     let refusing = tower::service_fn(move |_request: http::Request<()>| {
         let sent = Arc::clone(&sent);
         async move {
             if sent.fetch_add(1, std::sync::atomic::Ordering::SeqCst) < 2 {
-                Err(std::io::Error::from(std::io::ErrorKind::ConnectionRefused))
+                Err(std::io::Error::from(std::io::ErrorKind::ConnectionReset))
             } else {
                 Ok(http::Response::new(()))
             }

@@ -300,9 +300,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             return Err(self.call.stopped(Stop::Open, false));
         }
         match verdict {
-            Classification::Transient(hint) => {
+            // A request the server never processed, when it is not sent
+            // again transparently, is a transient failure like any other.
+            Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
                 self.call
-                    .retry(hint, self.budget.budget(), self.breaker.breaker())
+                    .retry(verdict.hint(), self.budget.budget(), self.breaker.breaker())
             }
             Classification::Unrepeatable => {
                 // A retryable failure takes a token whether or not this
@@ -314,6 +316,19 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
             }
             Classification::Done | Classification::Permanent => Err(self.call.not_retryable()),
         }
+    }
+
+    /// Whether a request the server never processed (`verdict`) is sent
+    /// again at once, as the same attempt: see [`CallState::send_again`].
+    /// The breaker hears nothing of it: the next [`acquire`](Self::acquire)
+    /// frees the permit unrecorded.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: Classification,
+        resent: &mut crate::decision::Resent,
+    ) -> bool {
+        self.call.send_again(verdict, resent)
     }
 
     /// A success: the budget gets its share back, the breaker hears of it.

@@ -126,6 +126,12 @@ impl RetryBudget {
         before.saturating_sub(MILLI) > self.max / 2
     }
 
+    /// Whether the count is above `max_tokens / 2`: under gRFC A6, a
+    /// hedge is sent only then, and takes no token.
+    pub(crate) fn above_half(&self) -> bool {
+        self.tokens.load(Ordering::Acquire) > self.max / 2
+    }
+
     /// Takes a token for a hedge, only if a retry is allowed after taking
     /// it: one compare-and-swap, so that a hedge never takes a token
     /// without being allowed (as asking `allows_retry` and then

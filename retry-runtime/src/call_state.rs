@@ -131,7 +131,7 @@ impl<'p> CallState<'p> {
     /// `nested = "once"` a retryable failure whose attempt is marked, so that
     /// the call stops (`nested`) counting it against the budget and the
     /// breaker; under `nested = "retry"` an HTTP mark changes nothing, and a
-    /// negative gRPC pushback is a failure not repeated (gRFC A6).
+    /// negative gRPC pushback is a wait no policy makes (gRFC A6).
     #[inline]
     pub(crate) fn below(&self, verdict: Classification) -> (Classification, bool) {
         let below = context::take_below();
@@ -140,7 +140,11 @@ impl<'p> CallState<'p> {
         }
         match (self.policy.nested(), below) {
             (Nested::Once, _) => (Classification::Transient(None), true),
-            (Nested::Retry, Below::Refused) => (Classification::Unrepeatable, true),
+            // A hint no policy waits out (`hint_too_long`), as gRFC A6
+            // reads the pushback.
+            (Nested::Retry, Below::Refused) => {
+                (Classification::Transient(Some(Duration::MAX)), true)
+            }
             _ => (verdict, false),
         }
     }
@@ -168,6 +172,27 @@ impl<'p> CallState<'p> {
             }
             Err(stop) => Err(self.stopped(stop, inner_gave_up)),
         }
+    }
+
+    /// A request the server never processed, judged `verdict`: whether it
+    /// is sent again at once as the same attempt, with no budget token
+    /// ([`decision::Resent::again`]). Not when a retried call inside the attempt gave
+    /// up on what failed it: sending again would run that call's retries
+    /// again (DESIGN §4.11); the failure is then judged as any other.
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn send_again(
+        &mut self,
+        verdict: crate::Classification,
+        resent: &mut decision::Resent,
+    ) -> bool {
+        if self.scope.inner_gave_up || !resent.again(self.policy, verdict, self.left()) {
+            return false;
+        }
+        observe::sending_again(self.name(), self.attempt());
+        // Retried calls the attempt left running (dropped with it) are not
+        // part of the next send.
+        self.scope.in_flight = 0;
+        true
     }
 
     /// The decision on a failure the rules retry, for the retry loop and a

@@ -258,8 +258,16 @@ impl Serialize for Nested {
     }
 }
 
+/// A policy read from a gRPC service config follows gRFC A6, which no
+/// value of these keys says: it is refused, not written as another policy.
 impl Serialize for Policy {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        if self.follows_a6() {
+            return Err(serde::ser::Error::custom(
+                "a policy read from a gRPC service config follows gRFC A6, which the policy's \
+                 keys cannot write: keep the service config instead",
+            ));
+        }
         let optional =
             usize::from(self.deadline().is_some()) + usize::from(self.timeout().is_some());
         let mut map = serializer.serialize_struct("Policy", 6 + optional)?;

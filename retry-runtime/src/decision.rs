@@ -25,7 +25,8 @@ pub enum Stop {
     Exhausted,
     /// The retry budget is spent.
     Budget,
-    /// The server asked for a wait longer than `cap`.
+    /// The server asked for a wait longer than `cap`; under a gRPC service
+    /// config, a pushback that says not to retry (gRFC A6).
     HintTooLong,
     /// The wait would end past the deadline (this call's, or that of the
     /// retried call it runs inside).
@@ -105,19 +106,88 @@ pub enum Classification {
     /// returned, and counted against the retry budget and the breaker as a
     /// [`Transient`](Classification::Transient) failure is (gRFC A6).
     Unrepeatable,
+    /// The request never left the client (its connection was refused), so
+    /// it is safe to send again whatever its method. The HTTP layers send
+    /// it again at once, as the same attempt, without a budget token or a
+    /// word to the breaker (gRFC A6's transparent retry), up to 3 times a
+    /// call and never past its deadline; past that, and elsewhere, it is
+    /// [`Transient`](Classification::Transient) with no hint.
+    Unsent,
+    /// The server refused the request before its application saw it
+    /// (HTTP/2 `REFUSED_STREAM`, or a stream above the last one a graceful
+    /// `GOAWAY` names, RFC 9113 section 8.7): sent again as
+    /// [`Unsent`](Classification::Unsent) is, once a call.
+    Unprocessed,
 }
 
 impl Classification {
-    /// Whether the outcome is a failure a repeat may fix
-    /// ([`Transient`](Classification::Transient) or
-    /// [`Unrepeatable`](Classification::Unrepeatable)): it takes a token
-    /// from the budget and counts against the breaker.
+    /// Whether the outcome is a failure a repeat may fix (anything but
+    /// [`Done`](Classification::Done) and
+    /// [`Permanent`](Classification::Permanent)): it takes a token from the
+    /// budget and counts against the breaker, unless it is sent again
+    /// transparently ([`Unsent`](Classification::Unsent)).
     #[must_use]
     pub const fn is_transient(&self) -> bool {
+        !matches!(self, Classification::Done | Classification::Permanent)
+    }
+
+    /// Whether the rules would retry the failure (a request that may be
+    /// repeated): [`Transient`](Classification::Transient), or a request
+    /// the server never processed, which is one when it is not sent again
+    /// transparently.
+    pub(crate) const fn retries(self) -> bool {
         matches!(
             self,
-            Classification::Transient(_) | Classification::Unrepeatable
+            Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed
         )
+    }
+
+    /// The server's hint of a [`Transient`](Classification::Transient)
+    /// failure.
+    pub(crate) const fn hint(self) -> Option<Duration> {
+        match self {
+            Classification::Transient(hint) => hint,
+            _ => None,
+        }
+    }
+}
+
+/// What a call has sent again of requests the server never processed
+/// ([`Classification::Unsent`], [`Classification::Unprocessed`]): gRFC A6
+/// sends such a request again at once without counting it as an attempt,
+/// any number of times while it never left the client and once after the
+/// server refused it. Bounded here, so that a host that refuses every
+/// connection costs a few refused connects, not a spin: at most
+/// [`Resent::MOST_UNSENT`] a call, and none once its deadline has passed.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[derive(Clone, Copy, Debug, Default)]
+pub(crate) struct Resent {
+    unsent: u8,
+    unprocessed: bool,
+}
+
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+impl Resent {
+    /// The most times a call sends again a request that never left.
+    pub(crate) const MOST_UNSENT: u8 = 3;
+
+    /// Whether a request judged `verdict` is sent again at once, with `left`
+    /// before the nearest deadline; if so, counted.
+    pub(crate) fn again(
+        &mut self,
+        policy: &Policy,
+        verdict: Classification,
+        left: TimeLeft,
+    ) -> bool {
+        if too_late(policy, Duration::ZERO, left) {
+            return false;
+        }
+        match verdict {
+            Classification::Unsent if self.unsent < Self::MOST_UNSENT => self.unsent += 1,
+            Classification::Unprocessed if !self.unprocessed => self.unprocessed = true,
+            _ => return false,
+        }
+        true
     }
 }
 
@@ -130,8 +200,8 @@ pub(crate) struct Failure {
     /// The server's hint, if it gave one.
     pub hint: Option<Duration>,
     /// What the call kept from its last retry (see [`Policy::next_wait`]):
-    /// the ceiling of its wait, or for decorrelated jitter the wait itself;
-    /// unread before the first retry.
+    /// the ceiling of its wait, for decorrelated jitter the wait itself, and
+    /// under gRFC A6 the backoff's next step; unread before the first retry.
     pub carry: u64,
     /// Whether the budget had a token for a retry.
     pub budget_allows: bool,
@@ -181,7 +251,10 @@ pub(crate) fn decide_carrying(
     }
     // Retry n follows attempt n + 1: n = 0 before the first retry.
     let n = failure.attempt.saturating_sub(1);
-    let (backoff, ceiling) = if failure.at_once {
+    // Under gRFC A6 a pushback replaces the backoff, which restarts after
+    // it (carry 0: the first step again).
+    let a6_hinted = policy.follows_a6() && failure.hint.is_some();
+    let (backoff, carry) = if failure.at_once || a6_hinted {
         (0, 0)
     } else {
         policy.next_wait(n, failure.carry, random())
@@ -199,7 +272,7 @@ pub(crate) fn decide_carrying(
     let carry = if policy.jitter() == Jitter::Decorrelated {
         nanos(wait)
     } else {
-        ceiling
+        carry
     };
     Ok((wait, carry))
 }
@@ -265,6 +338,35 @@ mod tests {
             decide(&POLICY, &second, || 0),
             Ok(Duration::from_millis(200))
         );
+    }
+
+    #[test]
+    fn a_request_never_processed_is_sent_again_a_bounded_number_of_times() {
+        let mut resent = Resent::default();
+        let left = TimeLeft::Until(Duration::from_secs(1));
+        for _ in 0..Resent::MOST_UNSENT {
+            assert!(resent.again(&POLICY, Classification::Unsent, left));
+        }
+        assert!(!resent.again(&POLICY, Classification::Unsent, left));
+        assert!(resent.again(&POLICY, Classification::Unprocessed, left));
+        assert!(
+            !resent.again(&POLICY, Classification::Unprocessed, left),
+            "once after a refusal"
+        );
+        let transient = Classification::Transient(None);
+        assert!(!Resent::default().again(&POLICY, transient, left));
+        for late in [TimeLeft::Passed, TimeLeft::Until(Duration::ZERO)] {
+            let timed = POLICY.with_timeout(Duration::from_secs(1));
+            let policy = if late == TimeLeft::Passed {
+                POLICY
+            } else {
+                timed
+            };
+            let unsent = Classification::Unsent;
+            assert!(!Resent::default().again(&policy, unsent, late), "{late:?}");
+        }
+        let unbounded = TimeLeft::Unbounded;
+        assert!(Resent::default().again(&POLICY, Classification::Unsent, unbounded));
     }
 
     #[test]

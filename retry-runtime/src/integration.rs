@@ -12,8 +12,11 @@ use core::future::Future;
 use std::sync::Arc;
 
 use crate::attempts::Attempts;
+use crate::decision::Resent;
 use crate::propagate::Stamp;
-use crate::registry::{host_key, Registry, Upstream};
+#[cfg(feature = "tower")]
+use crate::registry::host_key;
+use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Shared};
 
 /// What an HTTP layer tells [`exchange`] about its requests.
@@ -65,6 +68,11 @@ pub(crate) trait Exchange {
 /// returned as [`Classification::Unrepeatable`], the stop reason
 /// `not_retryable`, a budget token and a breaker failure, as a POST without
 /// an idempotency key is: the same on both layers.
+///
+/// A request the server never processed ([`Classification::Unsent`],
+/// [`Classification::Unprocessed`]) is sent again at once as the same
+/// attempt, while [`Resent`] allows: no backoff, no budget token, and its
+/// permit freed unrecorded by the next `acquire`.
 pub(crate) async fn exchange<X: Exchange>(
     mut exchange: X,
     policy: &Policy,
@@ -79,6 +87,7 @@ pub(crate) async fn exchange<X: Exchange>(
     call.waiting();
     let mut request = first;
     let mut kept = None;
+    let mut resent = Resent::default();
     loop {
         if !call.acquire() {
             // Refused: the call stops with reason `open`.
@@ -109,14 +118,18 @@ pub(crate) async fn exchange<X: Exchange>(
         .await;
         crate::context::judging();
         let mut outcome = exchange.classify(&answer);
-        let next = match outcome {
-            Classification::Transient(_) => exchange.copy(),
-            _ => None,
-        };
+        let mut next = outcome.retries().then(|| exchange.copy()).flatten();
         if next.is_none() && outcome.is_transient() {
             outcome = Classification::Unrepeatable;
         }
         crate::observe::failed_with(&answer, &outcome);
+        // A request the server never processed is sent again at once, as
+        // the same attempt, with no budget token (gRFC A6).
+        if let Some(again) = next.take_if(|_| call.send_again(outcome, &mut resent)) {
+            kept = breaker.is_some().then(|| X::output(answer));
+            request = again;
+            continue;
+        }
         let (Ok(wait), Some(next)) = (call.judge(outcome), next) else {
             return X::output(answer);
         };

@@ -19,6 +19,7 @@
 //! | event | level | fields |
 //! |---|---|---|
 //! | `attempt failed; retrying` | INFO | `code.function.name`, `function`, `attempt`, `wait_ms`, `error.type` |
+//! | `attempt not processed; sending again` | DEBUG | `code.function.name`, `function`, `attempt` (unchanged: not a retry), `error.type` |
 //! | `attempt slow; hedging` | INFO | `code.function.name`, `function`, `attempt` (the one still running), `wait_ms` (the hedge delay) |
 //! | `attempt failed; not retrying` | DEBUG | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
 //! | `attempt failed; giving up` | WARN | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
@@ -94,6 +95,28 @@ pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration
     );
     #[cfg(not(feature = "tracing"))]
     let _ = (function, attempt, wait);
+}
+
+/// The server never processed `attempt` (its connection was refused, or
+/// its HTTP/2 stream): sent again at once, as the same attempt, and not
+/// counted as a retry (gRFC A6's transparent retry).
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+#[cold]
+#[inline(never)]
+pub(crate) fn sending_again(function: &'static str, attempt: u32) {
+    #[cfg(feature = "tracing")]
+    let error_type = error_type::take();
+    #[cfg(feature = "tracing")]
+    tracing::debug!(
+        target: "retry_runtime",
+        function,
+        "code.function.name" = function,
+        attempt,
+        "error.type" = error_type,
+        "attempt not processed; sending again"
+    );
+    #[cfg(not(feature = "tracing"))]
+    let _ = (function, attempt);
 }
 
 /// A hedged call sends another attempt beside `attempt`, still running

@@ -52,6 +52,11 @@ pub use nested::Nested;
 /// counted in nanoseconds and saturate at `u64::MAX` of them (about 584 years).
 /// Waits of any length are slept in full, past tokio's 30-year limit on one
 /// timer.
+///
+/// A policy read from a gRPC service config follows gRFC A6 instead (see
+/// `config::grpc`): any multiplier above zero, a
+/// `base` above `cap`, waits up to 1.2 x `cap`, and a server's pushback
+/// waited out whatever `cap`.
 #[derive(Clone, Copy, PartialEq)]
 pub struct Policy {
     max_attempts: u32,
@@ -170,7 +175,9 @@ impl Policy {
         self
     }
 
-    /// How each wait is randomized.
+    /// How each wait is randomized. On a policy read from a gRPC service
+    /// config, any of the four jitters leaves gRFC A6's rules for the
+    /// attribute's (see `config::grpc`).
     #[must_use]
     pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
         self.jitter = jitter;
@@ -247,6 +254,14 @@ impl Policy {
         self.jitter
     }
 
+    /// Whether the policy was read from a gRPC service config, and so
+    /// follows gRFC A6 as amended: its waits, a server's pushback waited out
+    /// whatever `cap`, and hedges that check the retry budget without
+    /// taking a token (see `config::grpc`).
+    pub(crate) const fn follows_a6(&self) -> bool {
+        matches!(self.jitter, Jitter::Grpc)
+    }
+
     /// The time allowed for the whole call, if any.
     #[must_use]
     pub const fn deadline(&self) -> Option<Duration> {
@@ -290,6 +305,10 @@ impl Policy {
     /// # Errors
     ///
     /// The first rule broken, as a [`PolicyError`].
+    ///
+    /// A policy read from a gRPC service config is checked by gRFC A6's
+    /// rules instead, which the config's reader applied: `base` and `cap`
+    /// above zero, and a multiplier above zero (NaN is not).
     pub fn validate(&self) -> Result<(), PolicyError> {
         if self.max_attempts == 0 {
             return Err(PolicyError::NoAttempts);
@@ -297,14 +316,22 @@ impl Policy {
         if self.base.is_zero() {
             return Err(PolicyError::ZeroBase);
         }
-        if self.cap < self.base {
+        // Under gRFC A6 a `base` above `cap` waits as `cap` does.
+        let a6 = self.follows_a6();
+        if self.cap < self.base && (!a6 || self.cap.is_zero()) {
             return Err(PolicyError::CapBelowBase {
                 base: self.base,
                 cap: self.cap,
             });
         }
-        if !(self.multiplier.is_finite() && self.multiplier >= 1.0) {
-            return Err(PolicyError::Multiplier(self.multiplier));
+        let multiplier = self.multiplier;
+        let valid = if a6 {
+            multiplier > 0.0
+        } else {
+            multiplier.is_finite() && multiplier >= 1.0
+        };
+        if !valid {
+            return Err(PolicyError::Multiplier(multiplier));
         }
         if self.deadline.is_some_and(|deadline| deadline.is_zero()) {
             return Err(PolicyError::ZeroDeadline);

@@ -41,18 +41,19 @@ impl Stamp {
         }
     }
 
-    /// Writes the stamp on a gRPC request: one `grpc-timeout`, the smaller
-    /// of the time left and the one the request carries (tonic's
-    /// `set_timeout`), never 0 (read as none), and on a retry
-    /// `grpc-previous-rpc-attempts`.
+    /// Writes the stamp on a gRPC request (or one that carries a
+    /// `grpc-timeout`): one `grpc-timeout`, the smaller of the time left and
+    /// the one the request carries (tonic's `set_timeout`), never 0 (read as
+    /// none), and on a retry `grpc-previous-rpc-attempts`.
     #[cfg(feature = "tower")]
     pub(crate) fn grpc(self, headers: &mut HeaderMap) {
         use crate::tower::deadline::{self, GRPC_TIMEOUT};
+        // The one the request carries stays as it was written unless less
+        // time is left.
         let carried = deadline::timeout(headers);
-        let left = match (self.left, carried) {
-            (Some(left), Some(carried)) => Some(left.min(carried)),
-            (left, carried) => left.or(carried),
-        };
+        let left = self
+            .left
+            .filter(|left| carried.is_none_or(|carried| *left < carried));
         if let Some(value) =
             left.and_then(|left| deadline::value(left.max(Duration::from_nanos(1))))
         {
@@ -186,7 +187,7 @@ mod tests {
         }
         .grpc(&mut grpc);
         assert_eq!(grpc.get_all("grpc-timeout").iter().count(), 1);
-        assert_eq!(grpc["grpc-timeout"], "50000000n");
+        assert_eq!(grpc["grpc-timeout"], "50m", "kept as written");
         assert!(grpc.get(PREVIOUS_ATTEMPTS).is_none());
         Stamp {
             attempt: 3,

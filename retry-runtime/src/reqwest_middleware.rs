@@ -37,6 +37,14 @@
 //! accepts, including a connection closed before the response. A request
 //! whose body cannot be cloned (a stream) is sent once.
 //!
+//! A request the server never processed (a refused connection, a refused
+//! HTTP/2 stream), whatever its method, is sent again at once as the same
+//! attempt, with no budget token (gRFC A6's transparent retry: up to 3
+//! times a call while it never left, once after a refusal, never past the
+//! deadline; then retried as any transient failure). reqwest's own
+//! client already sends a refused stream again unless it is built with
+//! `.retry(reqwest::retry::never())` or a retry policy of its own.
+//!
 //! Every request is a call for the budget, the breaker and the counters,
 //! those not retried too: a POST without a key that gets a 503 takes a
 //! token and counts against the breaker, and ends as `not_retryable`; one

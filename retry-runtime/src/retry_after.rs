@@ -14,15 +14,35 @@
 //! | RFC 850 (obsolete) | `Sunday, 06-Nov-94 08:49:37 GMT` |
 //! | asctime (obsolete) | `Sun Nov  6 08:49:37 1994` |
 //!
-//! Parsing is case-sensitive, as the RFC's grammar is. The day name must be
-//! the right one for the date. An RFC 850 two-digit year that would be more
-//! than 50 years in the future means the most recent past year with those
-//! digits. Surrounding spaces and tabs, which a header parser normally trims,
-//! are ignored. Anything else that does not match the grammar gives `None`:
-//! never a panic. The grammar puts no bound on `delay-seconds`: a number of
-//! seconds too large for a `Duration` is `Duration::MAX`, a wait longer than
-//! any `cap`, so the loop stops with [`Stop::HintTooLong`](crate::Stop)
-//! rather than treating the header as garbage.
+//! Each edge the RFC leaves to the recipient is decided here, and checked
+//! by the vectors in `tests/spec_vectors.rs`:
+//!
+//! - Parsing is case-sensitive, as the RFC's grammar is (`GMT`, `Nov`).
+//! - The day name must be the right one for the date.
+//! - An RFC 850 two-digit year that would be more than 50 years in the
+//!   future means the most recent past year with those digits (section
+//!   5.6.7). "More than 50 years" is counted on the calendar: the same
+//!   month, day and time 50 years from now is not more, a second later is.
+//!   The year is chosen first, then the date checked: `29-Feb-00` read in
+//!   2060 means 2100, which has no February 29, so it is malformed.
+//! - February 29 exists in leap years only (every fourth, not centuries
+//!   other than every fourth one).
+//! - A leap second (`23:59:60`, which the grammar's `time-of-day` allows)
+//!   is the first second of the next minute.
+//! - `delay-seconds` is `1*DIGIT`: leading zeros are fine, a sign (`+5`,
+//!   `-1`), a fraction or an exponent is malformed. The grammar puts no
+//!   bound on it: a number of seconds too large for a `Duration` (past 64
+//!   bits) is `Duration::MAX`, a wait longer than any `cap`, so the loop
+//!   stops with [`Stop::HintTooLong`](crate::Stop) rather than treating the
+//!   header as garbage.
+//! - Surrounding spaces and tabs (optional whitespace, which a field
+//!   parser removes) are ignored; any other whitespace is malformed.
+//! - A date at or before `now` is a zero wait; a date ahead is measured
+//!   from `now` to the second, less the part of the current second gone, so
+//!   that a wait never ends before the instant the date names.
+//!
+//! Anything else that does not match the grammar gives `None`: never a
+//! panic.
 //!
 //! ```
 //! use std::time::{Duration, SystemTime, UNIX_EPOCH};
@@ -149,22 +169,26 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     // RFC 9110: a timestamp that appears to be more than 50 years in the
     // future means the most recent past year with the same last two digits.
     // Of the candidates in the last, this and the next century, take the
-    // latest that is not more than 50 years ahead.
-    const FIFTY_YEARS: i64 = 50 * 31_556_952; // 50 Gregorian years of seconds
-    let current_year = year_of_day(now_secs.div_euclid(86_400));
-    let century = current_year - current_year.rem_euclid(100);
-    let mut chosen = None;
-    for year in [century - 100, century, century + 100].map(|c| c + i64::from(short_year)) {
-        let Ok(year) = u32::try_from(year) else {
-            continue;
-        };
-        if let Some(seconds) = civil_seconds(year, month, day, time) {
-            if seconds <= now_secs.saturating_add(FIFTY_YEARS) {
-                chosen = Some(year);
-            }
-        }
-    }
-    timestamp(chosen?, month, day, time, weekday)
+    // latest that is not more than 50 years ahead, in calendar terms: the
+    // same month, day and time 50 years on from now is not "more than 50
+    // years" ahead, one second later is. The year is chosen before the date
+    // is checked: a February 29 in a chosen year without one is malformed.
+    let days = now_secs.div_euclid(86_400);
+    let (now_year, now_month, now_day) = civil_from_days(days);
+    let limit = (
+        now_year + 50,
+        now_month,
+        now_day,
+        now_secs.rem_euclid(86_400),
+    );
+    let century = now_year - now_year.rem_euclid(100);
+    let month_number = u32::try_from(month).ok()? + 1;
+    let candidates = [century - 100, century, century + 100].map(|c| c + i64::from(short_year));
+    let chosen = candidates
+        .into_iter()
+        .rev()
+        .find(|&year| (year, month_number, day, i64::from(time)) <= limit)?;
+    timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
 
 /// `Sun Nov  6 08:49:37 1994`
@@ -238,9 +262,9 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     era * 146_097 + day_of_era - 719_468
 }
 
-/// The year of a day counted from 1970-01-01: the inverse of
-/// `days_from_civil`, as far as the year.
-fn year_of_day(days: i64) -> i64 {
+/// The year, month (from 1) and day of a day counted from 1970-01-01: the
+/// inverse of `days_from_civil` (Howard Hinnant's algorithm).
+fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let days = days + 719_468;
     let era = days.div_euclid(146_097);
     let day_of_era = days - era * 146_097;
@@ -248,7 +272,19 @@ fn year_of_day(days: i64) -> i64 {
         (day_of_era - day_of_era / 1460 + day_of_era / 36_524 - day_of_era / 146_096) / 365;
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
-    year_of_era + era * 400 + i64::from(month_index >= 10)
+    let day = day_of_year - (153 * month_index + 2) / 5 + 1;
+    let month = if month_index < 10 {
+        month_index + 3
+    } else {
+        month_index - 9
+    };
+    let year = year_of_era + era * 400 + i64::from(month <= 2);
+    // In range by construction: a month of 1 to 12 and a day of 1 to 31.
+    (
+        year,
+        u32::try_from(month).unwrap_or(1),
+        u32::try_from(day).unwrap_or(1),
+    )
 }
 
 fn index_of(names: &[&str], name: &str) -> Option<usize> {

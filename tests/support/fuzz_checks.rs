@@ -123,17 +123,21 @@ fn field<'a>(object: &'a serde_json::Value, names: &[&str]) -> Option<&'a serde_
 }
 
 /// A protobuf JSON duration as its spec has it, independently of the
-/// loader: digits, an optional point and one to nine digits, `s`, and at
-/// most 315,576,000,000 seconds (negative durations are left out: no field
-/// of a retry or hedging policy takes one).
+/// loader: digits, an optional point and one to nine digits (the whole
+/// seconds may be left out before them: `.1s`, as gRFC A6 writes), `s`, and
+/// at most 315,576,000,000 seconds (negative durations are left out: no
+/// field of a retry or hedging policy takes one; `-0s` is zero).
 fn protobuf_duration(text: &str) -> Option<Duration> {
+    if let Some(magnitude) = text.strip_prefix('-') {
+        return protobuf_duration(magnitude).filter(Duration::is_zero);
+    }
     let seconds = text.strip_suffix('s')?;
     let (whole, fraction) = match seconds.split_once('.') {
         Some((whole, fraction)) => (whole, fraction),
         None => (seconds, ""),
     };
     let digits = |part: &str| part.bytes().all(|b| b.is_ascii_digit());
-    if whole.is_empty()
+    if (whole.is_empty() && fraction.is_empty())
         || !digits(whole)
         || !digits(fraction)
         || fraction.len() > 9
@@ -141,14 +145,19 @@ fn protobuf_duration(text: &str) -> Option<Duration> {
     {
         return None;
     }
-    let whole: u64 = whole.parse().ok().filter(|&s| s <= 315_576_000_000)?;
+    let whole: u64 = if whole.is_empty() {
+        0
+    } else {
+        whole.parse().ok().filter(|&s| s <= 315_576_000_000)?
+    };
     let nanos: u32 = format!("{fraction:0<9}").parse().ok()?;
     Some(Duration::new(whole, nanos))
 }
 
 /// Any bytes as a gRPC service config (JSON): an error value, or a config
 /// that keeps gRFC A6's rules, whose durations are the protobuf durations
-/// written, and whose policies validate and wait within their cap.
+/// written, and whose policies validate and wait within 1.2 times their
+/// cap (A6 as amended).
 pub fn grpc_config(data: &[u8]) {
     use retry_runtime::config::grpc::ServiceConfig;
     use retry_runtime::Jitter;
@@ -199,10 +208,11 @@ pub fn grpc_config(data: &[u8]) {
             assert_eq!(method.timeout(), timeout);
         }
         if let Some(retry) = method.retry_policy() {
-            assert!(!retry.base().is_zero() && retry.base() <= retry.cap());
+            assert!(!retry.base().is_zero() && !retry.cap().is_zero());
             assert!((2..=5).contains(&retry.max_attempts()));
-            assert!(retry.multiplier().is_finite() && retry.multiplier() >= 1.0);
-            assert_eq!(retry.jitter(), Jitter::Full);
+            assert!(retry.multiplier() > 0.0);
+            // gRFC A6's draw, none of the attribute's four jitters.
+            assert!(!Jitter::ALL.contains(&retry.jitter()));
             assert_eq!(policy.max_attempts(), retry.max_attempts());
             if let Some(json) = json {
                 let json = field(json, &["retryPolicy", "retry_policy", "RetryPolicy"]).unwrap();
@@ -211,10 +221,7 @@ pub fn grpc_config(data: &[u8]) {
                     &["initialBackoff", "initial_backoff", "InitialBackoff"],
                 );
                 let max = duration_of(json, &["maxBackoff", "max_backoff", "MaxBackoff"]);
-                assert_eq!(
-                    (Some(retry.base()), Some(retry.cap())),
-                    (initial.zip(max).map(|(i, m)| i.min(m)), max)
-                );
+                assert_eq!((Some(retry.base()), Some(retry.cap())), (initial, max));
             }
         }
         if let Some(hedging) = method.hedging_policy() {
@@ -232,13 +239,14 @@ pub fn grpc_config(data: &[u8]) {
         for n in [0, 1, 4, u32::MAX] {
             for sample in [0, u64::MAX] {
                 let wait = policy.wait_with(n, previous, sample);
-                assert!(wait <= policy.cap());
+                assert!(wait <= policy.cap() + policy.cap() / 5);
                 previous = wait;
             }
         }
+        let _ = policy.worst_case_wait();
     }
     if let Some(budget) = config.budget() {
-        assert!((1.0..=1000.0).contains(&budget.max_tokens()));
+        assert!(budget.max_tokens() >= 1.0);
         // The ratio is kept to three decimals: one that rounded to zero
         // would never refill the budget.
         assert!(budget.token_ratio().is_finite() && budget.token_ratio() >= 0.001);

@@ -15,8 +15,8 @@ use core::sync::atomic::{AtomicU32, Ordering};
 use core::time::Duration;
 
 use retry_runtime::{
-    current_attempt, retry, CircuitBreaker, CircuitOpen, IdempotencyKey, Jitter, Policy,
-    RetryBudget, TimedOut,
+    current_attempt, retry, retry_after, CircuitBreaker, CircuitOpen, IdempotencyKey, Jitter,
+    Policy, RetryBudget, TimedOut,
 };
 use wasm_bindgen_test::{console_log, wasm_bindgen_test};
 
@@ -123,6 +123,67 @@ fn retry_after_reads_the_hosts_wall_clock() {
     assert_eq!(parse("Wed, 21 Oct 2015 07:28:00 GMT"), Some(Duration::ZERO));
     let far = parse("Fri, 01 Jan 2100 00:00:00 GMT").expect("a date");
     assert!(far > Duration::from_secs(86_400 * 365 * 50));
+}
+
+/// A failure whose server asked for a wait: its `Retry-After` value.
+#[derive(Debug)]
+struct Hinted(String);
+
+thread_local! {
+    /// When attempt 1 failed, the instant its hint names, and when attempt
+    /// 2 started, each on the host's `Date.now()`.
+    static TIMES: core::cell::Cell<(f64, f64, f64)> = const { core::cell::Cell::new((0.0, 0.0, 0.0)) };
+}
+
+/// Attempt 1 fails with `Retry-After` as delay-seconds (`date` false: 1
+/// second from the answer) or as an HTTP-date (the next whole second but
+/// one, on the host's wall clock); attempt 2 succeeds.
+#[retry(max = 2, base = "1ms", jitter = "none", retry_after = |hinted: &Hinted| retry_after::parse(&hinted.0))]
+async fn told_when(date: bool) -> Result<(), Hinted> {
+    let now = now_ms();
+    if current_attempt().map(|attempt| attempt.attempt()) == Some(2) {
+        TIMES.with(|times| {
+            let (failed, named, _) = times.get();
+            times.set((failed, named, now));
+        });
+        return Ok(());
+    }
+    let (value, named) = if date {
+        let named = (now / 1000.0).floor() * 1000.0 + 2000.0;
+        let instant = js_sys::Date::new_0();
+        let _ = instant.set_time(named);
+        (String::from(instant.to_utc_string()), named)
+    } else {
+        ("1".to_owned(), now + 1000.0)
+    };
+    TIMES.with(|times| times.set((now, named, 0.0)));
+    Err(Hinted(value))
+}
+
+/// Never early, on the host's timer and clocks (docs/semantics.md, rule
+/// 3): the retry starts no sooner than the instant `Retry-After` named,
+/// measured from the failed answer for delay-seconds and on the wall
+/// clock for an HTTP-date (read with `Date.now()`, whole milliseconds,
+/// hence the 1 ms allowed on a delay).
+#[wasm_bindgen_test]
+async fn a_retry_is_never_sent_before_the_instant_the_server_named() {
+    for date in [false, true] {
+        told_when(date).await.expect("the retry succeeds");
+        let (failed, named, retried) = TIMES.with(core::cell::Cell::get);
+        assert!(retried > failed, "no retry");
+        if date {
+            assert!(retried >= named, "retried at {retried}, before {named}");
+        } else {
+            assert!(
+                retried + 1.0 >= named,
+                "retried at {retried}, before {named}"
+            );
+        }
+        console_log!(
+            "never early: retried {} ms after the named instant",
+            retried - named
+        );
+    }
 }
 
 static BUDGET: RetryBudget = RetryBudget::new(10, 0.1);

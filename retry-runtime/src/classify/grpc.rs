@@ -60,29 +60,35 @@ pub(crate) enum Pushback {
 }
 
 impl Pushback {
-    /// Reads a `grpc-retry-pushback-ms` value.
+    /// Reads a `grpc-retry-pushback-ms` value: A6's "ASCII encoded signed
+    /// 32-bit integer", digits only (leading zeros allowed, as gRPC
+    /// clients read them). Anything else, a value past `i32::MAX` included,
+    /// is unparseable, which A6 reads as "do not retry".
     #[must_use]
     pub fn parse(value: Option<&[u8]>) -> Self {
         let Some(value) = value else {
             return Pushback::Absent;
         };
         let digits = core::str::from_utf8(value).unwrap_or("-");
-        // A6: "an integer"; a value too large for u64 is a wait no policy
-        // honours anyway, so it is as good as `u64::MAX`.
-        if !digits.is_empty() && digits.bytes().all(|byte| byte.is_ascii_digit()) {
-            let millis = digits.parse::<u64>().unwrap_or(u64::MAX);
-            Pushback::After(Duration::from_millis(millis))
-        } else {
-            Pushback::DoNotRetry
+        if !digits.bytes().all(|byte| byte.is_ascii_digit()) {
+            return Pushback::DoNotRetry;
+        }
+        match digits.parse::<i32>().map(u64::try_from) {
+            Ok(Ok(millis)) => Pushback::After(Duration::from_millis(millis)),
+            _ => Pushback::DoNotRetry,
         }
     }
 
-    /// The wait asked for, if any.
+    /// The hint for the decision: the wait asked for, `Duration::MAX` (a
+    /// wait no policy makes, so the failure is counted by the budget and
+    /// not retried, as A6 has it) when the server said not to retry, and
+    /// `None` without a pushback.
     #[must_use]
-    pub const fn wait(self) -> Option<Duration> {
+    pub const fn hint(self) -> Option<Duration> {
         match self {
             Pushback::After(wait) => Some(wait),
-            Pushback::Absent | Pushback::DoNotRetry => None,
+            Pushback::DoNotRetry => Some(Duration::MAX),
+            Pushback::Absent => None,
         }
     }
 }
@@ -198,9 +204,30 @@ mod tonic_status {
     }
 
     /// The wait the server's pushback asks for. For `retry_after`.
+    ///
+    /// A pushback that says not to retry (negative or malformed) is
+    /// `Some(Duration::MAX)`: a wait no policy makes (above any `cap`, and
+    /// past the longest pushback under a gRPC service config), so a status
+    /// that `on` retries by its code alone is not retried, its failure
+    /// counted by the budget as gRFC A6 counts it. It is also the mark of a
+    /// server whose inner call gave up (a `tower::ServerLayer`'s), so the
+    /// call stops with reason `nested` (`hint_too_long` under
+    /// `nested = "retry"`; DESIGN §4.17). `None` without a pushback.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::classify::grpc::{self, PUSHBACK};
+    ///
+    /// let mut status = tonic::Status::unavailable("busy");
+    /// assert_eq!(grpc::pushback(&status), None);
+    /// status.metadata_mut().insert(PUSHBACK, "-1".parse().unwrap());
+    /// assert_eq!(grpc::pushback(&status), Some(Duration::MAX));
+    /// ```
     #[must_use]
     pub fn pushback(status: &Status) -> Option<Duration> {
-        pushback_of(status).wait()
+        let pushback = pushback_of(status);
+        super::report_pushback(status.code() as i32, pushback);
+        pushback.hint()
     }
 }
 
@@ -222,10 +249,14 @@ mod tests {
         for forbidden in [&b"-1"[..], b"", b"1.5", b"soon", b" 250", b"\xff"] {
             assert_eq!(Pushback::parse(Some(forbidden)), Pushback::DoNotRetry);
         }
+        // A6: a signed 32-bit integer; past it, unparseable.
         assert_eq!(
-            Pushback::parse(Some(b"99999999999999999999999")),
-            Pushback::After(Duration::from_millis(u64::MAX))
+            Pushback::parse(Some(b"2147483647")),
+            Pushback::After(Duration::from_millis(2_147_483_647))
         );
+        for beyond in [&b"2147483648"[..], b"99999999999999999999999", b"+5"] {
+            assert_eq!(Pushback::parse(Some(beyond)), Pushback::DoNotRetry);
+        }
     }
 
     #[test]

@@ -1,7 +1,11 @@
-//! hyper's errors: what may go away on a repeat. Used by the chain and
-//! reqwest classifiers.
+//! hyper's errors, and those of its HTTP/2 transport (h2): what may go away
+//! on a repeat, and what the server never processed. Used by the chain,
+//! reqwest and HTTP classifiers.
+
+use std::error::Error;
 
 use super::source::sources;
+use crate::Classification;
 
 /// Whether a hyper error may go away on a repeat of a request that was not
 /// processed: a timeout, or a connection that failed before sending.
@@ -28,4 +32,26 @@ pub(crate) fn is_transient_repeatable(error: &::hyper::Error) -> bool {
             .skip(1)
             .find_map(|source| source.downcast_ref::<std::io::Error>())
             .is_some_and(crate::classify::io::is_transient)
+}
+
+/// Whether a request that failed with `error` was never processed by the
+/// server, so that sending it again is safe whatever its method:
+/// [`Classification::Unsent`] when its connection was refused (nothing was
+/// sent), [`Classification::Unprocessed`] when the server reset its HTTP/2
+/// stream with `REFUSED_STREAM`, or a graceful `GOAWAY` (`NO_ERROR`) ended
+/// it, which h2 reports only for streams above the `GOAWAY`'s last stream
+/// id (RFC 9113 sections 6.8 and 8.7). A `GOAWAY` with an error code is not
+/// taken: h2 reports it on the streams below the last id too.
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+pub(crate) fn unprocessed(error: &(dyn Error + 'static)) -> Option<Classification> {
+    sources(error).find_map(|error| {
+        if let Some(error) = error.downcast_ref::<h2::Error>() {
+            let refused = error.is_reset() && error.reason() == Some(h2::Reason::REFUSED_STREAM);
+            let going_away = error.is_go_away() && error.reason() == Some(h2::Reason::NO_ERROR);
+            return (error.is_remote() && (refused || going_away))
+                .then_some(Classification::Unprocessed);
+        }
+        let error = error.downcast_ref::<std::io::Error>()?;
+        (error.kind() == std::io::ErrorKind::ConnectionRefused).then_some(Classification::Unsent)
+    })
 }

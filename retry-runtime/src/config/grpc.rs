@@ -9,11 +9,29 @@
 //! (`"0.1s"`, seconds with up to nine decimals), numbers as protobuf JSON
 //! writes them (a JSON number or a string holding one: `"maxAttempts": "3"`),
 //! status codes by name (`"UNAVAILABLE"`) or number, and a `maxAttempts`
-//! above 5 treated as 5.
-//! The backoff is gRPC's: full jitter under
-//! `min(initialBackoff * backoffMultiplier^n, maxBackoff)`, exactly
-//! [`Jitter::Full`](crate::Jitter::Full) with `base = initialBackoff` and
-//! `cap = maxBackoff`. A method's `timeout` is the whole call's, retries
+//! above 5 treated as 5. Every value gRFC A6 accepts loads (a
+//! `backoffMultiplier` between 0 and 1 included); every value it refuses,
+//! and a value of the wrong JSON type, is an error that names the field
+//! and the rule, never a panic.
+//!
+//! The policies follow gRFC A6 as amended (grpc/proposal#452), as grpc-go
+//! and grpc-java do, wherever they drive the loop (the attribute's `policy`
+//! key, the closure API, the tower layer, a hedged call):
+//!
+//! - the wait before retry n (from 1) is
+//!   `min(initialBackoff * backoffMultiplier^(n-1), maxBackoff) *
+//!   uniform(0.8, 1.2)`: `base` is `initialBackoff`, `cap` is `maxBackoff`,
+//!   and a wait may reach 1.2 x `cap`;
+//! - a pushback (`grpc-retry-pushback-ms`, read by
+//!   [`classify::grpc::pushback`](crate::classify::grpc::pushback)) is waited
+//!   out exactly, even past `maxBackoff`, and the backoff restarts after it;
+//!   one that says not to retry stops the call and counts against the
+//!   throttle;
+//! - a hedge is sent only while the throttle's count is above half, and
+//!   takes no token.
+//!
+//! The attribute's own keys keep their rules (docs/semantics.md, "Under a
+//! gRPC service config"). A method's `timeout` is the whole call's, retries
 //! included: the policy's `deadline`.
 //!
 //! ```
@@ -244,8 +262,8 @@ impl MethodConfig {
     }
 
     /// `retryPolicy`'s `maxAttempts`, `initialBackoff`, `maxBackoff` and
-    /// `backoffMultiplier`, as a policy with full jitter (gRPC's), if the
-    /// config has a `retryPolicy`; its `retryableStatusCodes` are
+    /// `backoffMultiplier`, as a policy that follows gRFC A6 (see the
+    /// [module docs](self)), if the config has a `retryPolicy`; its `retryableStatusCodes` are
     /// [`retryable`](Self::retryable). [`policy`](Self::policy) adds the
     /// method's `timeout` as the deadline.
     #[must_use]
@@ -272,8 +290,10 @@ impl MethodConfig {
     pub fn policy(&self) -> UntimedPolicy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
-            (None, Some(hedging)) => Policy::new().with_max_attempts(hedging.max_attempts),
-            (None, None) => Policy::new().with_max_attempts(1),
+            (None, Some(hedging)) => {
+                load::a6(Policy::new().with_max_attempts(hedging.max_attempts))
+            }
+            (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
         UntimedPolicy::without_timeout(match self.timeout {
             Some(timeout) => policy.with_deadline(timeout),

@@ -200,14 +200,21 @@ where
         return halt(this, Stop::NotRetryable);
     }
     // A hedge is a retry for the budget: made only if it allows one, and it
-    // takes a token, given back if the hedge is not sent after all.
+    // takes a token, given back if the hedge is not sent after all. Under
+    // gRFC A6 (a gRPC service config's policy) it is sent only while the
+    // count is above half, and takes none.
     let mut token = None;
     if *this.started > 0 && !after_failure {
         if let Some(budget) = this.setup.budget {
-            if !budget.try_take() {
+            if this.setup.policy.follows_a6() {
+                if !budget.above_half() {
+                    return no_more(this, Stop::Budget);
+                }
+            } else if budget.try_take() {
+                token = Some(budget);
+            } else {
                 return no_more(this, Stop::Budget);
             }
-            token = Some(budget);
         }
     }
     let start = this.setup.hedge.is_adaptive().then_some(now);

@@ -40,6 +40,9 @@ pin_project_lite::pin_project! {
         pub(super) wait: Duration,
         // When the next attempt is due, if one may start.
         pub(super) next: Option<Instant>,
+        // The latest instant a server named (a failure's hint): no attempt
+        // starts before it, whichever attempt fails next.
+        pub(super) named: Option<Instant>,
         // Why no further attempt will start, once none may.
         pub(super) stop: Stop,
         // What stops the retry loop stopped the call: no attempt starts
@@ -89,6 +92,7 @@ where
             delay: Duration::ZERO,
             wait: Duration::ZERO,
             next: None,
+            named: None,
             stop: Stop::Exhausted,
             halted: false,
             retrying: false,

@@ -69,9 +69,11 @@ where
             returned_not_retryable(this, &outcome, number, inner_gave_up);
             Some(outcome)
         }
-        Classification::Transient(hint) => {
+        // A copy the server never processed counts as any failure: the
+        // next copy starts at once anyway.
+        Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
             record(permit, false);
-            retry_after_failure(this, &outcome, number, hint, inner_gave_up);
+            retry_after_failure(this, &outcome, number, verdict.hint(), inner_gave_up);
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
             *this.last_rejected = false;
@@ -97,7 +99,7 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
     if this.last.is_none() {
         *this.last = Some(outcome);
         *this.last_inner_gave_up = inner_gave_up;
-        *this.last_rejected = !matches!(verdict, Classification::Transient(_));
+        *this.last_rejected = !verdict.retries();
     }
     None
 }
@@ -153,14 +155,28 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     }
     let breaker = this.setup.breaker.map(|(breaker, _)| breaker);
     let (started, budget) = (*this.started, this.setup.budget);
-    let decided = (this.call).decide(started, hint, inner_gave_up, true, budget, breaker);
+    // An instant a server named on an earlier failure still holds: no
+    // attempt starts before it, whichever attempt failed now (never early).
+    let now = Clock::Async.now();
+    let named_left = this
+        .named
+        .map(|named| named.saturating_duration_since(now))
+        .filter(|left| !left.is_zero());
+    let asked = match (hint, named_left) {
+        (Some(hint), Some(left)) => Some(hint.max(left)),
+        (hint, left) => hint.or(left),
+    };
+    let decided = (this.call).decide(started, asked, inner_gave_up, true, budget, breaker);
     let wait = match decided {
         Ok((wait, _)) => wait,
         Err(stop) => return halt(this, stop),
     };
-    let Some(at) = Clock::Async.now().checked_add(wait) else {
+    let Some(at) = now.checked_add(wait) else {
         return halt(this, Stop::Deadline);
     };
+    if let Some(named) = hint.and_then(|hint| now.checked_add(hint)) {
+        *this.named = Some(this.named.map_or(named, |before| before.max(named)));
+    }
     this.judge.before_wait(outcome, number, wait);
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.

@@ -213,8 +213,7 @@ where
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let settings = &layer.settings;
-            let (policy, first, call) =
-                Recorded::start(&settings.policy, head, body, settings.max_body);
+            let (policy, first, call) = Recorded::start(&settings.policy, head, body, settings);
             let setup = Setup {
                 policy: &policy,
                 hedge,
@@ -313,7 +312,7 @@ where
             // The request cannot be sent again (its body was over the bound,
             // or not sent to its end): a failure for the budget and the
             // breaker, returned as it came, as the retry layer does.
-            Classification::Transient(_) if !B::can_replay(&self.call.source) => {
+            verdict if verdict.retries() && !B::can_replay(&self.call.source) => {
                 Classification::Unrepeatable
             }
             verdict => verdict,

@@ -34,10 +34,20 @@ pub enum Jitter {
     /// Exactly the ceiling. Clients that failed together retry together: use
     /// it only where a single client retries alone, or in tests.
     None,
+    /// gRFC A6 as amended (grpc/proposal#452): `ceiling(n) * uniform(0.8,
+    /// 1.2)`, so a wait may reach 1.2 x `cap`, with `ceiling(n) =
+    /// min(base * multiplier^n, cap)` for any multiplier above zero and any
+    /// `base`, and A6's rules for hints and hedges (see
+    /// `config::grpc`). Only a gRPC service config
+    /// selects it; the attribute's `jitter` key has no name for it, and
+    /// setting another jitter leaves A6's rules.
+    #[doc(hidden)]
+    Grpc,
 }
 
 impl Jitter {
-    /// Every jitter, in the order the documentation lists them.
+    /// Every jitter the attribute's `jitter` key names, in the order the
+    /// documentation lists them.
     pub const ALL: [Jitter; 4] = [
         Jitter::Full,
         Jitter::Equal,
@@ -54,6 +64,7 @@ impl Jitter {
             Jitter::Equal => "equal",
             Jitter::Decorrelated => "decorrelated",
             Jitter::None => "none",
+            Jitter::Grpc => "grpc",
         }
     }
 }

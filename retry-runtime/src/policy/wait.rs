@@ -9,6 +9,10 @@ use retry_core::backoff::{self, nanos, uniform};
 
 use super::{Jitter, Policy};
 
+/// The longest wait a gRPC pushback can ask for: `grpc-retry-pushback-ms`
+/// is a signed 32-bit number of milliseconds (gRFC A6).
+pub(crate) const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
+
 impl Policy {
     /// The ceiling of the wait before retry `n` (`n = 0` before the first
     /// retry): `min(cap, base * multiplier^n)`.
@@ -21,6 +25,16 @@ impl Policy {
     }
 
     fn ceiling_nanos(&self, n: u32) -> u64 {
+        if self.follows_a6() && self.multiplier < 1.0 && self.multiplier > 0.0 {
+            // gRFC A6 takes any multiplier above zero: the ceilings shrink,
+            // from `base` (which may be above `cap`) towards zero.
+            #[allow(clippy::cast_precision_loss)]
+            let shrunk = self.base_nanos as f64 * self.multiplier.powf(f64::from(n));
+            // Saturating float-to-int conversion, of a value at most `base`.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let shrunk = shrunk.round() as u64;
+            return shrunk.min(self.cap_nanos);
+        }
         backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
     }
 
@@ -37,15 +51,43 @@ impl Policy {
     /// let policy = Policy::new().with_max_attempts(6).with_base(Duration::from_millis(200));
     /// assert_eq!(policy.worst_case_wait(), Duration::from_millis(6200));
     /// ```
+    ///
+    /// For a policy read from a gRPC service config, each wait at the top of
+    /// gRFC A6's range: 1.2 times its ceiling.
     #[must_use]
     pub fn worst_case_wait(&self) -> Duration {
-        Duration::from_nanos(backoff::worst_case_total(
-            self.base_nanos,
-            self.cap_nanos,
-            self.multiplier,
-            self.jitter == Jitter::Decorrelated,
-            self.max_attempts.saturating_sub(1),
-        ))
+        let retries = self.max_attempts.saturating_sub(1);
+        if !self.follows_a6() {
+            return Duration::from_nanos(backoff::worst_case_total(
+                self.base_nanos,
+                self.cap_nanos,
+                self.multiplier,
+                self.jitter == Jitter::Decorrelated,
+                retries,
+            ));
+        }
+        let shrinking = self.multiplier > 0.0 && self.multiplier < 1.0;
+        let total = if !shrinking {
+            // Ceilings that grow to `cap` (or stay at it, from a `base`
+            // above it): as the other jitters sum them.
+            let base = self.base_nanos.min(self.cap_nanos);
+            backoff::worst_case_total(base, self.cap_nanos, self.multiplier, false, retries)
+        } else {
+            // Ceilings that shrink: summed one by one, and past 10,000
+            // retries counted at the last, which bounds the rest.
+            let mut total: u64 = 0;
+            for n in 0..retries {
+                let ceiling = self.ceiling_nanos(n);
+                if ceiling == 0 || n == 10_000 {
+                    let rest = u64::from(retries - n);
+                    total = total.saturating_add(ceiling.saturating_mul(rest));
+                    break;
+                }
+                total = total.saturating_add(ceiling);
+            }
+            total
+        };
+        Duration::from_nanos(total.saturating_add(total / 5))
     }
 
     /// A wait before retry `n`, drawn with this thread's generator (see
@@ -90,11 +132,20 @@ impl Policy {
     /// of stepping `n` times; the others compute it afresh.
     // Inlined: once per retry, into the decision (benches/instructions.sh:
     // a call of its own cost the three-failure path about 70 instructions).
+    ///
+    /// Under gRFC A6 ([`Jitter::Grpc`]) the carry counts the retries since
+    /// the last pushback, which restarts the backoff: the ceiling is that
+    /// step's, and the call carries the next step.
     #[inline]
     pub(crate) fn next_wait(&self, n: u32, carry: u64, sample: u64) -> (u64, u64) {
         if self.jitter == Jitter::Decorrelated {
             let previous = if n == 0 { self.base_nanos } else { carry };
             return (self.draw(0, previous, sample), 0);
+        }
+        if self.follows_a6() {
+            let step = if n == 0 { 0 } else { carry };
+            let ceiling = self.ceiling_nanos(u32::try_from(step).unwrap_or(u32::MAX));
+            return (self.draw(ceiling, 0, sample), step.saturating_add(1));
         }
         // A whole multiplier steps from the carried ceiling.
         let factor = self.factor;
@@ -128,6 +179,11 @@ impl Policy {
                 let high = previous.saturating_mul(3).max(low);
                 uniform(low, high, sample).min(self.cap_nanos)
             }
+            // gRFC A6 as amended: `ceiling * uniform(0.8, 1.2)`.
+            Jitter::Grpc => {
+                let fifth = ceiling / 5;
+                uniform(ceiling - fifth, ceiling.saturating_add(fifth), sample)
+            }
         }
     }
 
@@ -156,8 +212,18 @@ impl Policy {
     /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
     /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
     /// ```
+    ///
+    /// A policy read from a gRPC service config waits a pushback out as
+    /// gRFC A6 has it: exactly the hint, whatever `cap` and the backoff
+    /// (which restarts after it), for any hint a pushback can carry (up to
+    /// 2^31 - 1 ms, about 24.8 days); a longer hint, which no valid
+    /// pushback is (and which `classify::grpc::pushback` gives for one
+    /// that says not to retry), is `None`.
     #[must_use]
     pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+        if self.follows_a6() {
+            return (hint <= LONGEST_PUSHBACK).then_some(hint);
+        }
         if hint > self.cap || hint > Duration::from_nanos(u64::MAX) {
             return None;
         }

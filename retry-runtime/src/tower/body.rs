@@ -5,6 +5,7 @@ use core::marker::PhantomData;
 use core::pin::Pin;
 use core::task::{ready, Context, Poll};
 use std::collections::VecDeque;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use bytes::Bytes;
@@ -24,8 +25,11 @@ use http_body::{Body, Frame, SizeHint};
 /// by default); a later attempt plays the recording back. A body no attempt
 /// read anything from (the connection was refused, so nothing was sent) is
 /// handed back whole, and the next attempt sends it as the first would
-/// have. A body over the bound, or one the first attempt sent only part of
-/// (the server answered first), is not recorded whole: the request is then
+/// have. A body over the bound (the call's, or what all the calls of the
+/// layer may hold at once,
+/// [`with_max_buffered`](super::RetryLayer::with_max_buffered), 16 MiB by
+/// default), or one the first attempt sent only part of (the server
+/// answered first), is not recorded whole: the request is then
 /// sent once (the hedge layer starts no hedge), and its transient failure is
 /// returned as
 /// [`Classification::Unrepeatable`](crate::Classification::Unrepeatable):
@@ -46,6 +50,16 @@ pub trait ReplayBody: Sized + Send + 'static {
     /// The first attempt's body, and the source of the later ones;
     /// recording keeps at most `limit` bytes.
     fn record(self, limit: usize) -> (Self, Self::Source);
+
+    /// [`record`](Self::record), what is recorded also counted against
+    /// what all the calls of a layer may keep at once (`buffer`). A body
+    /// that is cloned keeps nothing of its own: its source is the caller's
+    /// body.
+    #[doc(hidden)]
+    fn record_in(self, limit: usize, buffer: &Arc<Buffer>) -> (Self, Self::Source) {
+        let _ = buffer;
+        self.record(limit)
+    }
 
     /// The next attempt's body, or `None` when the body cannot be sent
     /// again (over the bound, or not sent to its end).
@@ -103,10 +117,12 @@ macro_rules! replay_by_tape {
             type Source = Tape;
 
             fn record(self, limit: usize) -> (Self, Tape) {
-                let tape = Tape(Arc::new(Mutex::new(Recorded {
-                    limit,
-                    ..Recorded::default()
-                })));
+                let tape = Tape::new(limit, None);
+                (Self::new(tape.record(self)), tape)
+            }
+
+            fn record_in(self, limit: usize, buffer: &Arc<Buffer>) -> (Self, Tape) {
+                let tape = Tape::new(limit, Some(Arc::clone(buffer)));
                 (Self::new(tape.record(self)), tape)
             }
 
@@ -156,9 +172,88 @@ struct Recorded {
     /// gave up a frame (a refused connection sends nothing): the next
     /// attempt sends it as the first would have.
     unread: Option<Box<dyn core::any::Any + Send>>,
+    /// This call's part of what the layer's calls keep at once.
+    share: Share,
+}
+
+/// What the recordings of all the calls of one layer hold at once, and the
+/// most they may (gRFC A6's per-channel limit on what is kept for replay;
+/// `with_max_body` is its per-call one). A recording that would take it past
+/// the most is spoilt: that call is sent once, not retried. Shared by the
+/// services a layer makes, and by the layer's clones.
+#[derive(Debug)]
+pub struct Buffer {
+    held: AtomicUsize,
+    most: usize,
+}
+
+impl Buffer {
+    pub(crate) fn new(most: usize) -> Arc<Self> {
+        Arc::new(Buffer {
+            held: AtomicUsize::new(0),
+            most,
+        })
+    }
+
+    /// Takes `bytes` if they fit under the most.
+    fn take(&self, bytes: usize) -> bool {
+        self.held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                held.checked_add(bytes).filter(|&held| held <= self.most)
+            })
+            .is_ok()
+    }
+
+    fn give_back(&self, bytes: usize) {
+        let _ = self
+            .held
+            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
+                Some(held.saturating_sub(bytes))
+            });
+    }
+}
+
+/// The bytes one call's recording holds of its layer's [`Buffer`], given
+/// back when the recording is spoilt or goes with its call.
+#[derive(Default)]
+struct Share {
+    buffer: Option<Arc<Buffer>>,
+    held: usize,
+}
+
+impl Share {
+    /// Takes `bytes` more, if the buffer has room (any, without one).
+    fn take(&mut self, bytes: usize) -> bool {
+        let fits = self.buffer.as_ref().is_none_or(|buffer| buffer.take(bytes));
+        if fits {
+            self.held = self.held.saturating_add(bytes);
+        }
+        fits
+    }
+
+    fn give_back(&mut self) {
+        let held = core::mem::take(&mut self.held);
+        if let Some(buffer) = &self.buffer {
+            buffer.give_back(held);
+        }
+    }
+}
+
+impl Drop for Share {
+    fn drop(&mut self) {
+        self.give_back();
+    }
 }
 
 impl Tape {
+    fn new(limit: usize, buffer: Option<Arc<Buffer>>) -> Self {
+        Tape(Arc::new(Mutex::new(Recorded {
+            limit,
+            share: Share { buffer, held: 0 },
+            ..Recorded::default()
+        })))
+    }
+
     fn lock(&self) -> MutexGuard<'_, Recorded> {
         self.0.lock().unwrap_or_else(PoisonError::into_inner)
     }
@@ -265,7 +360,7 @@ impl Recorded {
             return;
         }
         match self.len.checked_add(data.len()) {
-            Some(len) if len <= self.limit => {
+            Some(len) if len <= self.limit && self.share.take(data.len()) => {
                 self.len = len;
                 self.chunks.push(data.clone());
             }
@@ -276,6 +371,7 @@ impl Recorded {
     fn spoil(&mut self) {
         self.spoilt = true;
         self.chunks = Vec::new();
+        self.share.give_back();
     }
 }
 
@@ -347,10 +443,7 @@ mod tests {
 
     /// `body`, recorded on a tape that keeps at most `limit` bytes.
     fn record<B: Send + 'static>(body: B, limit: usize) -> (Recording<B>, Tape) {
-        let tape = Tape(Arc::new(Mutex::new(Recorded {
-            limit,
-            ..Recorded::default()
-        })));
+        let tape = Tape::new(limit, None);
         (tape.record(body), tape)
     }
 

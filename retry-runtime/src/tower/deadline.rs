@@ -8,7 +8,7 @@ use core::time::Duration;
 use http::request::Parts;
 use http::{HeaderMap, HeaderValue, Request};
 
-use super::ReplayBody;
+use super::{ReplayBody, Settings};
 use crate::clock::{Clock, Instant};
 use crate::Policy;
 
@@ -94,9 +94,15 @@ impl<B: ReplayBody> Recorded<B> {
     /// The call of a request (`head`, `body`) under `policy`: the policy with
     /// its deadline the nearer of its own and the call's `grpc-timeout` (gRFC
     /// A6: the timeout bounds the whole call, retries included), the first
-    /// attempt's body (recording up to `max_body` bytes of it), and the call.
-    pub(crate) fn start(policy: &Policy, head: Parts, body: B, max: usize) -> (Policy, B, Self) {
-        let (first, source) = body.record(max);
+    /// attempt's body (recording up to the layer's `max_body` bytes of it,
+    /// within its buffer), and the call.
+    pub(crate) fn start<C>(
+        policy: &Policy,
+        head: Parts,
+        body: B,
+        layer: &Settings<C>,
+    ) -> (Policy, B, Self) {
+        let (first, source) = body.record_in(layer.max_body, &layer.buffer);
         let timeout = timeout(&head.headers);
         let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
         let nearer =

@@ -62,8 +62,11 @@
 //! An `UNAVAILABLE` status is retried after the server's pushback; the
 //! request body (the encoded message, or a client stream) is recorded as it
 //! is sent and played back to the next attempts, up to
-//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default): a
-//! larger body is sent once and not retried. See [`ReplayBody`].
+//! [`with_max_body`](RetryLayer::with_max_body) bytes (64 KiB by default),
+//! and [`with_max_buffered`](RetryLayer::with_max_buffered) bytes across
+//! all the calls of the layer at once (16 MiB by default): a call past
+//! either is sent once and not retried (reason `not_retryable`). See
+//! [`ReplayBody`].
 //!
 //! # What is retried
 //!
@@ -73,8 +76,12 @@
 //! - a response with `grpc-status` in its headers (a trailers-only gRPC
 //!   error) is retried when its code is in the classifier's
 //!   [`RetryableCodes`](crate::classify::grpc::RetryableCodes)
-//!   (`UNAVAILABLE` by default) and its pushback allows it; the pushback is
-//!   the hint (gRFC A6). A status in trailers after a response body is not
+//!   (`UNAVAILABLE` by default), its pushback the hint (gRFC A6); a
+//!   pushback that says not to retry (negative or malformed) is not waited
+//!   out: the status is returned and counts against the budget and the
+//!   breaker, as A6 counts it, and the call stops `nested`, since that is
+//!   the mark of a server whose inner call gave up ([`ServerLayer`]). A
+//!   status in trailers after a response body is not
 //!   seen: once the server has answered, the call is committed (A6);
 //! - a response to a gRPC call (`content-type: application/grpc`) with an
 //!   HTTP status other than 200 and no `grpc-status`, which something in
@@ -88,7 +95,15 @@
 //! - an error is retried when the request is safe to repeat and
 //!   [`classify::chain`](crate::classify::chain) finds it transient
 //!   (including a connection closed before the response), or, for any
-//!   request, when the connection failed before sending.
+//!   request, when the connection failed before sending;
+//! - a request the server never processed (a refused connection:
+//!   [`Unsent`](crate::Classification::Unsent); an HTTP/2 `REFUSED_STREAM`,
+//!   or a stream above a graceful `GOAWAY`'s last stream id:
+//!   [`Unprocessed`](crate::Classification::Unprocessed)), whatever its
+//!   method, is sent again at once as the same attempt, with no budget
+//!   token (gRFC A6's transparent retry): up to 3 times a call while it
+//!   never left, once after a refusal, never past the deadline; then
+//!   retried as any transient failure.
 //!
 //! A transient failure of a request that is not safe to repeat (a POST
 //! without a key that got a 503) is returned, and counts against the budget
@@ -109,9 +124,10 @@
 //!   included (gRFC A6): the call's deadline is the nearer of it and the
 //!   policy's `deadline`, and each retried attempt carries the time the call
 //!   has left, not the time the first attempt had.
-//! - The call's `deadline` runs from the first attempt. A hint above `cap`,
-//!   the deadline, the budget, an open breaker and `max` stop the retries
-//!   and return the last response or error, unchanged.
+//! - The call's `deadline` runs from the first attempt. A hint above `cap`
+//!   (a pushback under a gRPC service config's policy is waited out: gRFC
+//!   A6), the deadline, the budget, an open breaker and `max` stop the
+//!   retries and return the last response or error, unchanged.
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
 //!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
 //!   is not applied here: add `tower::timeout` inside this layer for that,
@@ -151,6 +167,7 @@ use std::sync::Arc;
 
 use ::tower::Layer;
 
+pub(crate) use self::body::Buffer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
@@ -167,6 +184,10 @@ use crate::{CircuitBreaker, Policy, Shared};
 /// The request body a layer records for later attempts, unless told
 /// otherwise: 64 KiB.
 pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
+
+/// What the recordings of all the calls of a layer may hold at once, unless
+/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
+pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
 
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
@@ -197,6 +218,17 @@ macro_rules! layer_settings {
         #[must_use]
         pub fn with_max_body(mut self, bytes: usize) -> Self {
             self.settings.max_body = bytes;
+            self
+        }
+
+        /// Records at most `bytes` across all the calls of the layer at
+        /// once (default 16 MiB; gRFC A6's per-channel limit): a call whose
+        /// recording would pass it is sent once, not retried nor hedged,
+        /// as a body over [`with_max_body`](Self::with_max_body) is. The
+        /// services the layer makes, and its clones, share it.
+        #[must_use]
+        pub fn with_max_buffered(mut self, bytes: usize) -> Self {
+            self.settings.buffer = $crate::tower::Buffer::new(bytes);
             self
         }
 

@@ -5,6 +5,7 @@
 
 use crate::attempts::Attempts;
 use crate::classify::http::{Classify, HttpClassifier};
+use crate::decision::Resent;
 use crate::slots::Watching;
 use crate::{CircuitBreaker, Policy, RetryBudget};
 
@@ -24,6 +25,8 @@ pub struct RetryPolicy<C = HttpClassifier> {
     /// also records each attempt's outcome: here it only ends the retries
     /// while it is open.
     call: Option<Call>,
+    /// What this request has sent again that the server never processed.
+    resent: Resent,
 }
 
 /// One request's attempts, whose breaker, if any, is only watched.
@@ -40,6 +43,7 @@ impl RetryPolicy {
             classifier: HttpClassifier::new(),
             breaker: None,
             call: None,
+            resent: Resent::default(),
         }
     }
 }
@@ -76,6 +80,7 @@ impl<C> RetryPolicy<C> {
             classifier,
             breaker: self.breaker,
             call: None,
+            resent: Resent::default(),
         }
     }
 
@@ -96,6 +101,7 @@ impl<C: Clone> Clone for RetryPolicy<C> {
         RetryPolicy {
             classifier: self.classifier.clone(),
             call: Some(self.start()),
+            resent: Resent::default(),
             ..*self
         }
     }
@@ -133,6 +139,11 @@ where
         // under this one; an open circuit would refuse the retry, so the
         // call stops (reason `open`) rather than wait for it.
         crate::observe::failed_with(result, &outcome);
+        // A request the server never processed is sent again at once, as
+        // the same attempt (gRFC A6), as the layer's are.
+        if call.send_again(outcome, &mut self.resent) {
+            return Some(crate::sleep::sleep(core::time::Duration::ZERO));
+        }
         call.judge(outcome).ok().map(crate::sleep::sleep)
     }
 

@@ -9,8 +9,8 @@ use std::sync::Arc;
 use ::tower::Service;
 use http::{Request, Response};
 
-use super::body::ReplayBody;
-use super::deadline::Recorded;
+use super::body::{Buffer, ReplayBody};
+use super::deadline::{Recorded, GRPC_TIMEOUT};
 use super::upstreams::Upstreams;
 use crate::classify::http::{is_grpc, Classify};
 use crate::integration::{exchange, Exchange};
@@ -26,11 +26,13 @@ pub(crate) struct Settings<C> {
     pub(crate) name: &'static str,
     pub(crate) classifier: C,
     pub(crate) max_body: usize,
+    /// What the recordings of all its calls may hold at once.
+    pub(crate) buffer: Arc<Buffer>,
 }
 
 impl<C> Settings<C> {
     /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
-    /// recorded up to 64 KiB.
+    /// recorded up to 64 KiB, 16 MiB across its calls.
     pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
         Settings {
             policy,
@@ -38,6 +40,7 @@ impl<C> Settings<C> {
             name: "tower",
             classifier,
             max_body: super::DEFAULT_MAX_BODY,
+            buffer: Buffer::new(super::DEFAULT_BUFFER),
         }
     }
 
@@ -49,6 +52,7 @@ impl<C> Settings<C> {
             name: self.name,
             classifier: classifier(self.classifier),
             max_body: self.max_body,
+            buffer: self.buffer,
         }
     }
 }
@@ -97,8 +101,7 @@ where
         Box::pin(async move {
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, first, call) =
-                Recorded::start(&settings.policy, head, body, settings.max_body);
+            let (policy, first, call) = Recorded::start(&settings.policy, head, body, &settings);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
@@ -155,7 +158,7 @@ where
     ) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
         let mut request = self.call.request(body, false);
         let headers = request.headers_mut();
-        if is_grpc(headers) {
+        if is_grpc(headers) || headers.contains_key(GRPC_TIMEOUT) {
             stamp.grpc(headers);
         } else {
             stamp.http(headers);

@@ -208,8 +208,10 @@ impl HttpClassifier {
     /// and its outcome:
     ///
     /// - a response with `grpc-status` in its headers (a trailers-only gRPC
-    ///   error) is transient when its code is in the classifier's codes and its pushback
-    ///   allows it, the pushback being the hint (gRFC A6);
+    ///   error) is transient when its code is in the classifier's codes, the
+    ///   pushback being the hint (gRFC A6): one that says not to retry is
+    ///   `Duration::MAX`, which no policy waits out, so the failure is
+    ///   counted and returned;
     /// - a response to a gRPC call ([`is_grpc`]) with an HTTP
     ///   status other than 200 and no `grpc-status`, which something in front
     ///   of the server sent, is judged by the code gRPC maps the status to
@@ -217,9 +219,13 @@ impl HttpClassifier {
     /// - any other response with status 408, 429 or 5xx except 501 is
     ///   transient, with its `Retry-After` as the hint; for a request that is
     ///   not safe to repeat it is [`Classification::Unrepeatable`];
-    /// - an error is transient when [`Chain`] finds it so: for a request that
-    ///   is not repeatable, only one that shows the request was not sent (a
-    ///   refused connection); a connection closed before the response is then
+    /// - an error that shows the server never processed the request is
+    ///   [`Classification::Unsent`] (a refused connection) or
+    ///   [`Classification::Unprocessed`] (a refused HTTP/2 stream), for any
+    ///   request;
+    /// - any other error is transient when [`Chain`] finds it so: for a
+    ///   request that is not repeatable, only one that shows the request
+    ///   was not sent; a connection closed before the response is then
     ///   [`Classification::Unrepeatable`].
     pub(crate) fn judge(
         &self,
@@ -238,11 +244,16 @@ impl HttpClassifier {
                     if code == 0 {
                         return Classification::Done;
                     }
+                    // A pushback that says not to retry is a hint no
+                    // policy waits out: the failure counts against the
+                    // budget and the breaker, as gRFC A6 counts it, and is
+                    // returned; reported as the mark of a give-up below
+                    // (DESIGN §4.17), it stops the call `nested`.
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
                     report_pushback(code, pushback);
                     super::report_mark(code != 0, headers);
-                    return if grpc_codes.allows(code, pushback) {
-                        Classification::Transient(pushback.wait())
+                    return if grpc_codes.contains_number(code) {
+                        Classification::Transient(pushback.hint())
                     } else {
                         Classification::Permanent
                     };
@@ -268,6 +279,9 @@ impl HttpClassifier {
                 }
             }
             Err(error) => {
+                if let Some(unprocessed) = crate::classify::hyper::unprocessed(error) {
+                    return unprocessed;
+                }
                 if repeatable {
                     if Chain::repeatable().is_transient(error) {
                         return Classification::Transient(None);

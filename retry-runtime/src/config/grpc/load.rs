@@ -7,7 +7,12 @@ use core::time::Duration;
 use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, RetryThrottling, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
 use crate::config::ConfigError;
-use crate::{parse_duration, Jitter, Policy};
+use crate::{Jitter, Policy};
+
+/// `policy` under gRFC A6's rules, as every policy a service config gives.
+pub(super) const fn a6(policy: Policy) -> Policy {
+    policy.with_jitter(Jitter::Grpc)
+}
 
 /// gRPC clients treat a `maxAttempts` above this as this.
 const MOST_ATTEMPTS: u32 = 5;
@@ -25,12 +30,30 @@ fn invalid(field: &'static str, problem: impl fmt::Display) -> ConfigError {
 const MOST_SECONDS: u64 = 315_576_000_000;
 
 /// A protobuf JSON duration: seconds, with up to nine decimals, and `s`,
-/// within protobuf's range.
+/// within protobuf's range, and not negative (no field of gRFC A6 takes a
+/// negative one). The whole seconds may be left out before a fraction, as
+/// A6's own examples write `".1s"`.
 fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
+    if let Some(magnitude) = text.strip_prefix('-') {
+        if duration(field, magnitude)?.is_zero() {
+            return Ok(Duration::ZERO);
+        }
+        return Err(invalid(
+            field,
+            format_args!("{text:?} is negative: gRFC A6 takes no negative duration here"),
+        ));
+    }
     let seconds = text.strip_suffix('s').unwrap_or("");
-    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, "0"));
-    let digits = |part: &str| !part.is_empty() && part.bytes().all(|byte| byte.is_ascii_digit());
-    if !(digits(whole) && digits(fraction) && fraction.len() <= 9) {
+    let (whole, fraction) = seconds.split_once('.').unwrap_or((seconds, ""));
+    let digits = |part: &str| part.bytes().all(|byte| byte.is_ascii_digit());
+    // Digits on the side of the point that has to have them: `1s`, `0.1s`
+    // and `.1s`, not `s`, `1.s` or `.s`.
+    let written = if seconds.contains('.') {
+        !fraction.is_empty()
+    } else {
+        !whole.is_empty()
+    };
+    if !(written && digits(whole) && digits(fraction) && fraction.len() <= 9) {
         return Err(invalid(
             field,
             format_args!(
@@ -39,13 +62,24 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
         ));
     }
     // All digits, so the parse fails only past `u64::MAX`: out of range too.
-    if !matches!(whole.parse::<u64>(), Ok(whole) if whole <= MOST_SECONDS) {
+    let whole = if whole.is_empty() {
+        Ok(0)
+    } else {
+        whole.parse::<u64>()
+    };
+    let Some(whole) = whole.ok().filter(|&whole| whole <= MOST_SECONDS) else {
         return Err(invalid(
             field,
             format_args!("{text:?} is more than a protobuf duration holds ({MOST_SECONDS}s)"),
         ));
-    }
-    parse_duration(text).map_err(|error| invalid(field, format_args!("{text:?}: {error}")))
+    };
+    // Up to nine digits, read as nanoseconds.
+    let nanos = fraction
+        .bytes()
+        .chain(core::iter::repeat(b'0'))
+        .take(9)
+        .fold(0, |nanos, digit| nanos * 10 + u32::from(digit - b'0'));
+    Ok(Duration::new(whole, nanos))
 }
 
 /// The value of `field` (`parent.key`), which gRFC A6 requires: its
@@ -58,7 +92,7 @@ fn required<T>(field: &'static str, value: Option<T>) -> Result<T, ConfigError> 
 fn positive(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     let duration = duration(field, text)?;
     if duration.is_zero() {
-        return Err(invalid(field, "must be above zero"));
+        return Err(invalid(field, "must be above zero (gRFC A6)"));
     }
     Ok(duration)
 }
@@ -109,7 +143,10 @@ fn float(field: &'static str, number: &raw::Number) -> Result<f64, ConfigError> 
 fn attempts(field: &'static str, max_attempts: &raw::Number) -> Result<u32, ConfigError> {
     let max_attempts = whole(field, max_attempts)?;
     if max_attempts < 2 {
-        return Err(invalid(field, "must be 2 or more"));
+        return Err(invalid(
+            field,
+            "must be 2 or more (gRFC A6: the first attempt and at least one more)",
+        ));
     }
     Ok(max_attempts.min(MOST_ATTEMPTS))
 }
@@ -135,9 +172,20 @@ const CODES: [&str; 17] = [
     "UNAUTHENTICATED",
 ];
 
-fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, ConfigError> {
+/// A list of status codes, which gRFC A6 requires and requires not empty.
+fn codes(
+    field: &'static str,
+    codes: Option<&[raw::Number]>,
+) -> Result<RetryableCodes, ConfigError> {
+    let codes = required(field, codes)?;
+    if codes.is_empty() {
+        return Err(invalid(
+            field,
+            "must name at least one status code (gRFC A6)",
+        ));
+    }
     codes.iter().try_fold(RetryableCodes::NONE, |set, code| {
-        let number = match &code.0 {
+        let number = match code {
             raw::Number::Integer(number) => i32::try_from(*number)
                 .ok()
                 .filter(|number| (0..17).contains(number)),
@@ -151,8 +199,7 @@ fn codes(field: &'static str, codes: &[raw::Code]) -> Result<RetryableCodes, Con
             invalid(
                 field,
                 format_args!(
-                    "unknown status code {}: expected a name such as \"UNAVAILABLE\", or 0 to 16",
-                    code.0
+                    "unknown status code {code}: expected a name such as \"UNAVAILABLE\", or 0 to 16"
                 ),
             )
         })
@@ -184,34 +231,25 @@ impl TryFrom<raw::RetryPolicy> for RetryPolicy {
         let base = positive(initial, &required(initial, raw.initial_backoff)?)?;
         let cap = positive(most, &required(most, raw.max_backoff)?)?;
         let multiplier = float(multiply, &required(multiply, raw.backoff_multiplier)?)?;
-        if !(multiplier.is_finite() && multiplier >= 1.0) {
+        // gRFC A6: "must be greater than zero"; below 1 the waits shrink,
+        // and an infinite one reaches `maxBackoff` at the second retry.
+        if multiplier.is_nan() || multiplier <= 0.0 {
             return Err(invalid(
-                "retryPolicy.backoffMultiplier",
-                format_args!(
-                    "{multiplier}: this library's backoff never shrinks, so it must be 1 or more"
-                ),
+                multiply,
+                format_args!("{multiplier}: must be greater than zero (gRFC A6)"),
             ));
         }
         let retryable = codes(
             "retryPolicy.retryableStatusCodes",
-            &raw.retryable_status_codes,
+            raw.retryable_status_codes.as_deref(),
         )?;
-        if retryable == RetryableCodes::NONE {
-            return Err(invalid(
-                "retryPolicy.retryableStatusCodes",
-                "must name at least one status code",
-            ));
-        }
         Ok(RetryPolicy {
-            policy: Policy::new()
-                .with_max_attempts(max_attempts)
-                // gRPC caps every wait at `maxBackoff`, the first included:
-                // an `initialBackoff` above it waits as `maxBackoff` does,
-                // and so is loaded as it, a policy `validate` accepts.
-                .with_base(base.min(cap))
+            // `initialBackoff` as written, even above `maxBackoff`: with a
+            // multiplier below 1 the later ceilings come down from it.
+            policy: a6(Policy::new().with_max_attempts(max_attempts))
+                .with_base(base)
                 .with_cap(cap)
-                .with_multiplier(multiplier)
-                .with_jitter(Jitter::Full),
+                .with_multiplier(multiplier),
             retryable,
         })
     }
@@ -231,7 +269,7 @@ impl TryFrom<raw::HedgingPolicy> for HedgingPolicy {
             })?,
             non_fatal: codes(
                 "hedgingPolicy.nonFatalStatusCodes",
-                &raw.non_fatal_status_codes,
+                raw.non_fatal_status_codes.as_deref(),
             )?,
         })
     }
@@ -250,6 +288,7 @@ impl TryFrom<raw::MethodConfig> for MethodConfig {
         let names = raw
             .name
             .into_iter()
+            .flatten()
             .map(|name| MethodName {
                 service: name.service.unwrap_or_default(),
                 method: name.method.unwrap_or_default(),
@@ -292,24 +331,29 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
             .retry_throttling
             .map(|throttling| {
                 const TOKENS: &str = "retryThrottling.maxTokens";
-                let max_tokens = throttling
-                    .max_tokens
-                    .map(|tokens| whole(TOKENS, &tokens))
-                    .transpose()?
-                    .filter(|tokens| (1..=1000).contains(tokens))
-                    .ok_or_else(|| invalid(TOKENS, "must be in 1 ..= 1000"))?;
+                let max_tokens = whole(TOKENS, &required(TOKENS, throttling.max_tokens)?)?;
+                if max_tokens == 0 {
+                    return Err(invalid(TOKENS, "must be greater than zero (gRFC A6)"));
+                }
                 const RATIO: &str = "retryThrottling.tokenRatio";
                 let token_ratio = float(RATIO, &required(RATIO, throttling.token_ratio)?)?;
                 // A protobuf `float`: a ratio beyond its range is infinite.
                 #[allow(clippy::cast_possible_truncation)]
                 let token_ratio = token_ratio as f32;
-                // The budget keeps the ratio to three decimals, as gRPC
-                // does: a ratio that rounds to zero would never refill it.
-                if !(token_ratio.is_finite() && token_ratio >= 0.0005) {
+                // gRFC A6: above zero, with up to three decimals, as the
+                // budget keeps it: a ratio that rounds to zero would never
+                // refill it.
+                if token_ratio.is_infinite() {
                     return Err(invalid(
-                        "retryThrottling.tokenRatio",
+                        RATIO,
+                        format_args!("{token_ratio}: beyond what a protobuf `float` holds"),
+                    ));
+                }
+                if token_ratio.is_nan() || token_ratio < 0.0005 {
+                    return Err(invalid(
+                        RATIO,
                         format_args!(
-                            "{token_ratio}: must be a finite number of at least 0.001 (the ratio is kept to three decimals)"
+                            "{token_ratio}: must be at least 0.001 (gRFC A6: greater than zero, with up to three decimals)"
                         ),
                     ));
                 }
@@ -322,6 +366,7 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
         let methods = raw
             .method_config
             .into_iter()
+            .flatten()
             .map(MethodConfig::try_from)
             .collect::<Result<Vec<_>, _>>()?;
         // A name in two method configs is an error to gRPC clients, which
