@@ -28,10 +28,14 @@ mod pages {
     pub struct Runtimes;
     #[doc = include_str!("../docs/observability.md")]
     pub struct Observability;
+    #[doc = include_str!("../docs/testing.md")]
+    pub struct Testing;
     #[doc = include_str!("../docs/hostile-input.md")]
     pub struct HostileInput;
     #[doc = include_str!("../docs/cost.md")]
     pub struct Cost;
     #[doc = include_str!("../docs/why.md")]
     pub struct Why;
+    #[doc = include_str!("../docs/migrating.md")]
+    pub struct Migrating;
 }

@@ -311,11 +311,46 @@ struct Seen {
 // ---------------------------------------------------------------------------
 
 macro_rules! shape {
-    ($name:ident, [$($keys:tt)*], $policy:expr) => {
+    ($name:ident, [$($keys:tt)*], $policy_type:ty = $policy:expr) => {
         mod $name {
             use super::*;
 
-            pub static POLICY: Policy = $policy;
+            pub static POLICY: $policy_type = $policy;
+            /// What the layers run under: they cut no attempt off.
+            pub static UNTIMED: Policy = $policy.without_timeout();
+
+            pub async fn closure(env: &Env) -> Answer {
+                POLICY
+                    .on(transient)
+                    .on_ok(busy)
+                    .retry_after(hint)
+                    .budget(&env.budget)
+                    .breaker(&env.breaker)
+                    .run(|| env.attempt())
+                    .await
+            }
+
+            pub async fn hedged_closure(env: &Env) -> Answer {
+                POLICY
+                    .on(transient)
+                    .on_ok(busy)
+                    .retry_after(hint)
+                    .budget(&env.budget)
+                    .breaker(&env.breaker)
+                    .hedge(Hedge::after(Duration::from_secs(10)))
+                    .run(|| env.attempt())
+                    .await
+            }
+
+            pub fn closure_blocking(env: &Env) -> Answer {
+                POLICY
+                    .on(transient)
+                    .on_ok(busy)
+                    .retry_after(hint)
+                    .budget(&env.budget)
+                    .breaker(&env.breaker)
+                    .run_blocking(|| env.attempt_now())
+            }
 
             #[retry($($keys)*, on = transient, on_ok = busy, retry_after = hint,
                     budget = &env.budget, breaker = &env.breaker)]
@@ -346,7 +381,7 @@ const fn ms(ms: u64) -> Duration {
 shape!(
     plain,
     [max = 3, base = "100ms", cap = "1s", jitter = "none"],
-    Policy::new()
+    Policy = Policy::new()
         .with_max_attempts(3)
         .with_base(ms(100))
         .with_cap(ms(1000))
@@ -363,7 +398,7 @@ shape!(
         jitter = "none",
         deadline = "300ms"
     ],
-    Policy::new()
+    Policy = Policy::new()
         .with_max_attempts(10)
         .with_base(ms(100))
         .with_multiplier(1.0)
@@ -382,7 +417,7 @@ shape!(
         deadline = "260ms",
         timeout = "1s"
     ],
-    Policy::new()
+    Policy<TimedOut> = Policy::new()
         .with_max_attempts(10)
         .with_base(ms(100))
         .with_multiplier(1.0)
@@ -399,11 +434,12 @@ enum Shape {
 }
 
 impl Shape {
+    /// The policy the layers run under, which cut no attempt off.
     fn policy(self) -> &'static Policy {
         match self {
-            Shape::Plain => &plain::POLICY,
-            Shape::Deadline => &deadline::POLICY,
-            Shape::DeadlineTimeout => &deadline_timeout::POLICY,
+            Shape::Plain => &plain::UNTIMED,
+            Shape::Deadline => &deadline::UNTIMED,
+            Shape::DeadlineTimeout => &deadline_timeout::UNTIMED,
         }
     }
 }
@@ -439,29 +475,16 @@ async fn run(row: &Row, entry: Entry) -> Seen {
             Shape::Deadline => deadline::hedged(&env).await,
             Shape::DeadlineTimeout => deadline_timeout::hedged(&env).await,
         },
-        Entry::Closure => {
-            shape
-                .policy()
-                .on(transient)
-                .on_ok(busy)
-                .retry_after(hint)
-                .budget(&env.budget)
-                .breaker(&env.breaker)
-                .run(|| env.attempt())
-                .await
-        }
-        Entry::HedgedClosure => {
-            shape
-                .policy()
-                .on(transient)
-                .on_ok(busy)
-                .retry_after(hint)
-                .budget(&env.budget)
-                .breaker(&env.breaker)
-                .hedge(Hedge::after(Duration::from_secs(10)))
-                .run(|| env.attempt())
-                .await
-        }
+        Entry::Closure => match shape {
+            Shape::Plain => plain::closure(&env).await,
+            Shape::Deadline => deadline::closure(&env).await,
+            Shape::DeadlineTimeout => deadline_timeout::closure(&env).await,
+        },
+        Entry::HedgedClosure => match shape {
+            Shape::Plain => plain::hedged_closure(&env).await,
+            Shape::Deadline => deadline::hedged_closure(&env).await,
+            Shape::DeadlineTimeout => deadline_timeout::hedged_closure(&env).await,
+        },
         Entry::Tower => through_tower(shape, &env).await,
         Entry::Middleware => through_middleware(shape, &env).await,
         Entry::HedgeLayer => through_hedge_layer(shape, &env).await,
@@ -607,14 +630,11 @@ async fn through_middleware(shape: Shape, env: &Env) -> Answer {
 fn run_blocking(row: &Row, closure: bool) -> Seen {
     let env = Env::new(row);
     let result = if closure {
-        row.shape
-            .policy()
-            .on(transient)
-            .on_ok(busy)
-            .retry_after(hint)
-            .budget(&env.budget)
-            .breaker(&env.breaker)
-            .run_blocking(|| env.attempt_now())
+        match row.shape {
+            Shape::Plain => plain::closure_blocking(&env),
+            Shape::Deadline => deadline::closure_blocking(&env),
+            Shape::DeadlineTimeout => deadline_timeout::closure_blocking(&env),
+        }
     } else {
         match row.shape {
             Shape::Plain => plain::plain(&env),
@@ -1116,9 +1136,12 @@ table! {
         hedged,
         hedge_layer,
     }
-    // No `hedge_layer`: it applies no per-attempt timeout (its docs: add
-    // `tower::timeout` inside it), so its attempt at 240 ms is not cut off.
+    // No `hedge_layer` nor `layers`: they apply no per-attempt timeout (their
+    // docs: add `tower::timeout` inside them) and so take a `Policy`, which
+    // has none: the hedge layer's attempt at 240 ms is not cut off, and the
+    // retry layer and the middleware make the attempt due exactly at the
+    // deadline, as under `DEADLINE_EXACTLY_REACHED`.
     deadline_exactly_reached_under_a_timeout = DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT {
-        closure, layers, hedged,
+        closure, hedged,
     }
 }

@@ -65,13 +65,13 @@ async fn opening_half_opening_and_closing_are_traced_and_counted() {
     assert_eq!(
         events,
         [
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 attempts=1 elapsed_ms=0.0 reason=\"exhausted\" error.type=\"{error}\""),
             "WARN message=circuit opened; refusing calls breaker=\"inventory\" open_ms=1000".to_owned(),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 reason=\"exhausted\" error.type=\"{error}\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 reason=\"open\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 attempts=1 elapsed_ms=0.0 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 attempts=1 elapsed_ms=0.0 reason=\"open\" error.type=\"{error}\""),
             "INFO message=circuit half-open; probing breaker=\"inventory\" probes=1".to_owned(),
             "WARN message=circuit opened; refusing calls breaker=\"inventory\" open_ms=2000".to_owned(),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=1 attempts=1 elapsed_ms=0.0 reason=\"exhausted\" error.type=\"{error}\""),
             "INFO message=circuit half-open; probing breaker=\"inventory\" probes=1".to_owned(),
             "INFO message=circuit closed breaker=\"inventory\"".to_owned(),
         ]

@@ -98,39 +98,41 @@ async fn the_attribute_reports_every_hedged_attempt_too() {
 /// rules, and each error says, as the attribute's do, how to fix it.
 #[test]
 fn validation_errors_say_how_to_fix_the_key() {
+    // With a valid timeout, so that every case has the type of the last.
+    let policy = Policy::new().with_timeout(Duration::from_secs(1));
     let cases = [
         (
-            Policy::new().with_max_attempts(0),
+            policy.with_max_attempts(0),
             "`max`",
             "use 1 for a single attempt",
         ),
         (
-            Policy::new().with_base(Duration::ZERO),
+            policy.with_base(Duration::ZERO),
             "`base`",
             "write a duration such as 100ms",
         ),
         (
-            Policy::new().with_base(Duration::from_secs(20)),
+            policy.with_base(Duration::from_secs(20)),
             "`cap` (10s) must be at least `base` (20s)",
             "raise `cap`, or lower `base`",
         ),
         (
-            Policy::new().with_multiplier(0.5),
+            policy.with_multiplier(0.5),
             "`multiplier`",
             "use 2 to double each wait",
         ),
         (
-            Policy::new().with_multiplier(f64::NAN),
+            policy.with_multiplier(f64::NAN),
             "not NaN",
             "use 2 to double each wait",
         ),
         (
-            Policy::new().with_deadline(Duration::ZERO),
+            policy.with_deadline(Duration::ZERO),
             "`deadline`",
             "remove `deadline` for no limit",
         ),
         (
-            Policy::new().with_timeout(Duration::ZERO),
+            policy.with_timeout(Duration::ZERO),
             "`timeout`",
             "remove `timeout` for no limit",
         ),

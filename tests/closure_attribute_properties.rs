@@ -40,7 +40,7 @@ enum Step {
 
 thread_local! {
     /// The policy both front ends run, read at each call.
-    static POLICY: Cell<Policy> = const { Cell::new(Policy::new()) };
+    static POLICY: Cell<Policy<TimedOut>> = Cell::new(Policy::new().into());
     /// How attempt n (from 1) ends, and how long it takes.
     static SCRIPT: RefCell<Vec<(Step, Duration)>> = RefCell::default();
     /// When each attempt started, from the run's origin.
@@ -50,7 +50,7 @@ thread_local! {
     static ORIGIN: Cell<Option<Instant>> = const { Cell::new(None) };
 }
 
-fn current() -> Policy {
+fn current() -> Policy<TimedOut> {
     POLICY.with(Cell::get)
 }
 fn transient(e: &E) -> bool {
@@ -178,7 +178,7 @@ proptest! {
         script in prop::collection::vec(step(), 0..8),
         seed in any::<u64>(),
     ) {
-        let mut policy = Policy::new().with_max_attempts(max).with_base(base).with_cap(cap).with_multiplier(multiplier).with_jitter(jitter);
+        let mut policy: Policy<TimedOut> = Policy::new().with_max_attempts(max).with_base(base).with_cap(cap).with_multiplier(multiplier).with_jitter(jitter).into();
         if let Some(d) = deadline { policy = policy.with_deadline(d); }
         if let Some(t) = timeout { policy = policy.with_timeout(t); }
         // Always end: at most 8 attempts run (past the script, the 9th succeeds).

@@ -8,7 +8,7 @@ use retry_runtime::{retry, Jitter, Nested, Policy, TimedOut};
 
 #[test]
 fn every_key_from_toml() {
-    let policy: Policy = toml::from_str(
+    let policy: Policy<TimedOut> = toml::from_str(
         r#"
         max = 6
         base = "250ms"
@@ -151,6 +151,39 @@ fn a_value_of_the_wrong_kind_names_its_key() {
     assert_eq!((policy.max_attempts(), policy.multiplier()), (5, 2.0));
 }
 
+/// A `timeout` in the file is read by a `Policy<TimedOut>` only: a
+/// `Policy`, which runs with any error type, refuses it with an error that
+/// names the key and both ways out, in JSON as in TOML, and never drops it.
+#[test]
+fn a_policy_without_a_timeout_refuses_one_in_the_file() {
+    let json = r#"{ "max": 4, "timeout": "1500ms" }"#;
+    let error = serde_json::from_str::<Policy>(json)
+        .unwrap_err()
+        .to_string();
+    for part in [
+        "`timeout` (1.5s) is set",
+        "remove `timeout`",
+        "`Policy<TimedOut>`",
+    ] {
+        assert!(error.contains(part), "{error}");
+    }
+    let error = toml::from_str::<Policy>("timeout = \"2s\"")
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`timeout` (2s) is set"), "{error}");
+    // The other keys are checked first, in the order the table lists them.
+    let error = serde_json::from_str::<Policy>(r#"{ "base": "0s", "timeout": "1s" }"#)
+        .unwrap_err()
+        .to_string();
+    assert!(error.contains("`base` must be above zero"), "{error}");
+    // Without one, the same file reads as either form.
+    let json = r#"{ "max": 4 }"#;
+    let untimed: Policy = serde_json::from_str(json).unwrap();
+    let timed: Policy<TimedOut> = serde_json::from_str(json).unwrap();
+    assert_eq!((untimed.max_attempts(), timed.timeout()), (4, None));
+    assert_eq!(timed.without_timeout(), untimed);
+}
+
 #[derive(Debug, PartialEq)]
 enum Error {
     Busy,
@@ -163,7 +196,7 @@ impl From<TimedOut> for Error {
     }
 }
 
-static SETTINGS: LazyLock<Policy> = LazyLock::new(|| {
+static SETTINGS: LazyLock<Policy<TimedOut>> = LazyLock::new(|| {
     toml::from_str(
         r#"
         max = 4
@@ -231,9 +264,12 @@ fn a_policy_serializes_to_the_keys_it_reads() {
         json,
         r#"{"max":6,"base":"250ms","cap":"90s","multiplier":1.5,"jitter":"decorrelated","deadline":"2m","timeout":"1500000001ns","nested":"retry"}"#
     );
-    assert_eq!(serde_json::from_str::<Policy>(&json).unwrap(), policy);
+    assert_eq!(
+        serde_json::from_str::<Policy<TimedOut>>(&json).unwrap(),
+        policy
+    );
     let toml = toml::to_string(&policy).unwrap();
-    assert_eq!(toml::from_str::<Policy>(&toml).unwrap(), policy);
+    assert_eq!(toml::from_str::<Policy<TimedOut>>(&toml).unwrap(), policy);
     // The defaults: no deadline, no timeout.
     assert_eq!(
         serde_json::to_string(&Policy::new()).unwrap(),

@@ -10,7 +10,7 @@ use std::time::Duration;
 
 use axum::http::StatusCode;
 use retry_runtime::classify::reqwest::{is_transient, is_transient_response, retry_after};
-use retry_runtime::{retry, Policy, UntimedPolicy};
+use retry_runtime::{retry, Policy};
 
 #[path = "corpus/support.rs"]
 mod support;
@@ -466,12 +466,10 @@ impl DatadogClient {
     // Port of the Datadog API client's request path (reqwest-retry with a custom
     // `RetryableStrategy` and `config.max_retries`; find_string id 23203978220): the
     // count comes from the client's configuration through `policy`.
-    fn policy(&self) -> UntimedPolicy {
+    fn policy(&self) -> Policy {
         Policy::new()
             .with_max_attempts(self.max_retries + 1)
             .with_base(Duration::from_millis(10))
-            .untimed()
-            .unwrap()
     }
 
     async fn submit_metrics(&self, url: &str) -> Result<reqwest::Response, reqwest::Error> {
@@ -480,11 +478,7 @@ impl DatadogClient {
     }
 
     #[retry(policy = policy, on_ok = retryable_status)]
-    async fn send(
-        &self,
-        url: &str,
-        policy: &UntimedPolicy,
-    ) -> Result<reqwest::Response, reqwest::Error> {
+    async fn send(&self, url: &str, policy: &Policy) -> Result<reqwest::Response, reqwest::Error> {
         self.calls.fetch_add(1, Ordering::SeqCst);
         self.client
             .post(format!("{url}/api/v2/series"))

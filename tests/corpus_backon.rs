@@ -8,7 +8,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Arc;
 use std::time::Duration;
 
-use retry_runtime::{retry, TimedOut};
+use retry_runtime::{retry, Policy, TimedOut};
 use tokio::sync::mpsc;
 
 #[path = "corpus/support.rs"]
@@ -423,4 +423,304 @@ async fn launcher_health_check() {
     let message = check_health(&client, &url).await.unwrap_err();
     assert!(message.starts_with("unable to connect"), "{message}");
     assert_eq!(hits(&served), 4);
+}
+
+// ---------------------------------------------------------------------------
+// The same ports through the closure API, as a backon user edits them:
+// `(|| op()).retry(builder).when(f).notify(g).await` becomes
+// `POLICY.on(f).on_retry(g).run(|| op()).await`, each with its original
+// error type (`anyhow::Error`, `reqwest::Error`, a `Box<dyn Error>`, the
+// crate's own enums), no `From` impl added. Each test runs the attribute's
+// port and the twin against the same dependency and compares the calls.
+// ---------------------------------------------------------------------------
+
+/// backon's `ExponentialBuilder::default()`, as the attribute ports above
+/// write it: 1s doubling up to 60s, 3 retries.
+const BACKON: Policy = Policy::new()
+    .with_max_attempts(4)
+    .with_base(Duration::from_secs(1))
+    .with_cap(Duration::from_secs(60));
+
+/// `fetch` as backon's example writes it, unretried.
+async fn fetch_once(url: &str) -> anyhow::Result<String> {
+    let response = reqwest::get(url).await?;
+    if !response.status().is_success() {
+        anyhow::bail!("some kind of error: {}", response.status());
+    }
+    Ok(response.text().await?)
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_backon_example_fetch() {
+    for failures in [2, 100] {
+        let (url, by_attribute) = flaky_server(failures).await;
+        let attribute = fetch(&url).await.map_err(|e| e.to_string());
+        let (url, by_closure) = flaky_server(failures).await;
+        let future = BACKON.retry(|| fetch_once(&url));
+        assert_send(&future);
+        let closure: anyhow::Result<String> = future.await;
+        assert_eq!(closure.map_err(|e| e.to_string()), attribute);
+        assert_eq!(hits(&by_closure), hits(&by_attribute));
+    }
+}
+
+#[test]
+fn twin_backon_blocking_example() {
+    let fast = BACKON
+        .with_base(Duration::from_millis(1))
+        .with_cap(Duration::from_millis(10));
+    for failures in [2, 9] {
+        let (by_attribute, by_closure) = (Dep::failing(failures), Dep::failing(failures));
+        let attribute = fetch_blocking(&by_attribute).map_err(|e| e.to_string());
+        let closure: anyhow::Result<String> = fast.retrying().run_blocking(|| {
+            by_closure
+                .call()
+                .map_err(|n| anyhow::anyhow!("call {n} failed"))?;
+            Ok("hello, world!".to_string())
+        });
+        assert_eq!(closure.map_err(|e| e.to_string()), attribute);
+        assert_eq!(by_closure.calls(), by_attribute.calls());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_ping_with_five_retries() {
+    let (url, by_attribute) = flaky_server(5).await;
+    assert_eq!(ping(&url).await.unwrap(), "ok");
+    let (url, by_closure) = flaky_server(5).await;
+    // `with_max_times(5)`.
+    let policy = BACKON.with_max_attempts(6);
+    let future = policy.retry(|| fetch_once(&url));
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), "ok");
+    assert_eq!((hits(&by_closure), hits(&by_attribute)), (6, 6));
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_reqwest_error_as_the_error_type() {
+    let (url, by_attribute) = flaky_server(1).await;
+    assert_eq!(fetch_text(&url).await.unwrap(), "ok");
+    let (url, by_closure) = flaky_server(1).await;
+    // `reqwest::Error` has no `From<TimedOut>`: none is asked for.
+    let future = BACKON
+        .on(retry_runtime::classify::reqwest::is_transient)
+        .run(|| async { reqwest::get(&url).await?.error_for_status()?.text().await });
+    assert_send(&future);
+    let text: Result<String, reqwest::Error> = future.await;
+    assert_eq!(text.unwrap(), "ok");
+    assert_eq!((hits(&by_closure), hits(&by_attribute)), (2, 2));
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_bot_message_with_a_boxed_error() {
+    let by_attribute = Bot {
+        telegram: Dep::failing(2),
+    };
+    let attribute = send_message(&by_attribute, ChatId(7), "hi").await.unwrap();
+    let by_closure = Bot {
+        telegram: Dep::failing(2),
+    };
+    let future = BACKON.retry(|| by_closure.send_message(ChatId(7), "hi"));
+    assert_send(&future);
+    let closure: MyResult<Message> = future.await;
+    assert_eq!(closure.unwrap(), attribute);
+    assert_eq!(by_closure.telegram.calls(), by_attribute.telegram.calls());
+}
+
+/// `with_retry` as the LLM client writes it with backon:
+/// `f.retry(builder).when(is_retryable).await`.
+async fn with_retry_by_closure<F, Fut, T>(f: F) -> Result<T, LlmError>
+where
+    F: Fn() -> Fut,
+    Fut: Future<Output = Result<T, LlmError>>,
+{
+    BACKON.on(is_retryable).run(f).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_generic_fn_operation_with_a_message_classifier() {
+    for message in ["Overloaded", "invalid api key"] {
+        let counted = |calls: &AtomicU32| {
+            let n = calls.fetch_add(1, Ordering::SeqCst) + 1;
+            if n < 3 {
+                Err(LlmError::Api(message.into()))
+            } else {
+                Ok(n)
+            }
+        };
+        let (by_attribute, by_closure) = (AtomicU32::new(0), AtomicU32::new(0));
+        let attribute = with_retry(|| async { counted(&by_attribute) }).await;
+        let future = with_retry_by_closure(|| async { counted(&by_closure) });
+        assert_send(&future);
+        assert_eq!(future.await, attribute);
+        assert_eq!(
+            by_closure.load(Ordering::SeqCst),
+            by_attribute.load(Ordering::SeqCst)
+        );
+    }
+}
+
+impl Engine {
+    /// `run`'s body, unretried: what the crawler retried with backon inside
+    /// `tokio::time::timeout`.
+    async fn run_once(&self) -> Result<u32, EngineError> {
+        let _permit = self
+            .semaphore
+            .acquire()
+            .await
+            .map_err(|_| EngineError::Shutdown)?;
+        if self.hangs.call().is_err() {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        self.backend.call().map_err(EngineError::Work)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_engine_work_unit_cut_off_then_retried() {
+    let engine = || Engine {
+        semaphore: Arc::new(tokio::sync::Semaphore::new(1)),
+        backend: Dep::failing(1),
+        hangs: Dep::failing(1),
+    };
+    let (by_attribute, by_closure) = (engine(), engine());
+    let attribute = by_attribute.run().await;
+    // The timeout makes a `Policy<TimedOut>`: `EngineError` has the `From`.
+    let timed = BACKON.with_timeout(Duration::from_secs(30));
+    let future = timed.retry(|| by_closure.run_once());
+    assert_send(&future);
+    assert_eq!((future.await, attribute), (Ok(2), Ok(2)));
+    assert_eq!(by_closure.backend.calls(), by_attribute.backend.calls());
+    by_closure.semaphore.close();
+    assert_eq!(
+        timed.retry(|| by_closure.run_once()).await,
+        Err(EngineError::Shutdown)
+    );
+}
+
+/// `open_bridge_session` as the VPN client writes it with backon, its
+/// `.notify` spawning the setback message: `on_retry`.
+async fn open_bridge_session_by_closure(
+    hopr: &Dep,
+    destination: &str,
+    results_sender: &mpsc::Sender<Setback>,
+) -> Result<String, HoprError> {
+    BACKON
+        .retrying()
+        .on_retry(|err: &HoprError, _attempt, _wait| {
+            let tx = results_sender.clone();
+            let payload = Setback::OpenBridge(err.to_string());
+            tokio::spawn(async move {
+                let _ = tx.send(payload).await;
+            });
+        })
+        .run(|| async {
+            let n = hopr.call().map_err(HoprError)?;
+            Ok(format!("session {n} to {destination}"))
+        })
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_notify_hook_that_spawns_a_message() {
+    let mut seen = Vec::new();
+    for closure in [false, true] {
+        let (tx, mut rx) = mpsc::channel(8);
+        let hopr = Dep::failing(2);
+        let session = if closure {
+            open_bridge_session_by_closure(&hopr, "exit-1", &tx).await
+        } else {
+            open_bridge_session(&hopr, "exit-1", &tx).await
+        };
+        drop(tx);
+        let mut setbacks = Vec::new();
+        while let Some(setback) = rx.recv().await {
+            setbacks.push(setback);
+        }
+        seen.push((session.unwrap(), hopr.calls(), setbacks));
+    }
+    assert_eq!(seen[0], seen[1]);
+    assert_eq!(seen[1].1, 3);
+}
+
+impl CommandQueue {
+    /// `recv`, unretried: `(|| self.recv()).retry(..)` in the sequencer.
+    async fn recv_once(&self) -> anyhow::Result<Command> {
+        self.empty_polls
+            .call()
+            .map_err(|_| anyhow::anyhow!("no command received"))?;
+        Ok(Command::SealBlock(vec![1, 2]))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_retried_recv_on_a_shared_reference() {
+    let by_attribute = CommandQueue {
+        empty_polls: Dep::failing(3),
+    };
+    by_attribute.expect_seal_block(&[1, 2]).await.unwrap();
+    let by_closure = CommandQueue {
+        empty_polls: Dep::failing(3),
+    };
+    let future = BACKON.retry(|| by_closure.recv_once());
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), Command::SealBlock(vec![1, 2]));
+    assert_eq!(
+        by_closure.empty_polls.calls(),
+        by_attribute.empty_polls.calls()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_sqlx_example_query() {
+    let by_attribute = Pool {
+        db: Dep::failing(1),
+    };
+    assert_eq!(select_one(&by_attribute, 150).await.unwrap(), (150,));
+    let by_closure = Pool {
+        db: Dep::failing(1),
+    };
+    // `sqlx::Error` stand-in, no `From<TimedOut>`.
+    let future = BACKON
+        .on(|e: &SqlError| matches!(e, SqlError::PoolTimedOut))
+        .run(|| async {
+            by_closure.db.call().map_err(|_| SqlError::PoolTimedOut)?;
+            Ok((150_i64,))
+        });
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), (150,));
+    assert_eq!(by_closure.db.calls(), by_attribute.db.calls());
+}
+
+/// `check_health`'s retried GET as the launcher writes it with backon, its
+/// `.notify` warning: `on_retry`, with `reqwest::Error` kept.
+async fn get_api_by_closure(
+    client: &reqwest::Client,
+    url: &str,
+) -> Result<reqwest::Response, reqwest::Error> {
+    BACKON
+        .retrying()
+        .on_retry(|err: &reqwest::Error, attempt, wait| {
+            eprintln!(
+                "Failed to check health (attempt {attempt}). Retrying in {wait:?}. Error: {err}"
+            );
+        })
+        .run(|| async { client.get(url).send().await?.error_for_status() })
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_launcher_health_check() {
+    let client = reqwest::Client::new();
+    for failures in [3, 4] {
+        let (url, by_attribute) = flaky_server(failures).await;
+        let attribute = get_api(&client, &url).await.map(|r| r.status());
+        let (url, by_closure) = flaky_server(failures).await;
+        let future = get_api_by_closure(&client, &url);
+        assert_send(&future);
+        let closure = future.await.map(|r| r.status());
+        assert_eq!(closure.is_ok(), attribute.is_ok());
+        assert_eq!(hits(&by_closure), hits(&by_attribute));
+        assert_eq!(hits(&by_closure), 4);
+    }
 }

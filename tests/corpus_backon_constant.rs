@@ -5,8 +5,9 @@
 use std::collections::HashMap;
 use std::sync::atomic::{AtomicBool, AtomicU32, Ordering};
 use std::sync::Arc;
+use std::time::Duration;
 
-use retry_runtime::retry;
+use retry_runtime::{retry, Jitter, Policy};
 
 #[path = "corpus/support.rs"]
 mod support;
@@ -417,4 +418,289 @@ fn blocking_schema_report() {
         "telemetry v3"
     );
     assert_eq!(registry.calls(), 3);
+}
+
+// ---------------------------------------------------------------------------
+// The same ports through the closure API, as a backon or tokio-retry2 user
+// edits them: `op.retry(ConstantBuilder::default()).when(f).await` becomes
+// `CONSTANT.on(f).run(op).await`, each with its original error type and no
+// `From` impl. Each test runs the attribute's port and the twin against the
+// same dependency and compares the calls.
+// ---------------------------------------------------------------------------
+
+/// backon's `ConstantBuilder::default()`, as the ports above write it: 1s,
+/// 3 retries, no jitter.
+const CONSTANT: Policy = Policy::new()
+    .with_max_attempts(4)
+    .with_base(Duration::from_secs(1))
+    .with_multiplier(1.0)
+    .with_jitter(Jitter::None);
+
+#[tokio::test(start_paused = true)]
+async fn twin_classifier_asks_the_request() {
+    for idempotent in [true, false] {
+        let (by_attribute, by_closure) = (
+            BasinClient {
+                frontend: Dep::failing(2),
+            },
+            BasinClient {
+                frontend: Dep::failing(2),
+            },
+        );
+        let request = AppendRecords { idempotent };
+        let attribute = by_attribute.send_retryable(request.clone()).await;
+        let future = CONSTANT
+            .on(|e: &ServiceError| request.should_retry(e))
+            .run(|| by_closure.send(request.clone()));
+        assert_send(&future);
+        assert_eq!(future.await, attribute);
+        assert_eq!(by_closure.frontend.calls(), by_attribute.frontend.calls());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_queue_consumer() {
+    let (by_attribute, by_closure) = (
+        Handler {
+            downstream: Dep::failing(2),
+        },
+        Handler {
+            downstream: Dep::failing(2),
+        },
+    );
+    let message = QueueMessage { id: 7 };
+    let attribute = process(&by_attribute, &message).await.unwrap();
+    let future = CONSTANT.retry(|| by_closure.handle(&message));
+    assert_send(&future);
+    let closure: anyhow::Result<u32> = future.await;
+    assert_eq!(closure.unwrap(), attribute);
+    assert_eq!(
+        by_closure.downstream.calls(),
+        by_attribute.downstream.calls()
+    );
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_playlist_scan_with_reqwest_errors() {
+    let client = reqwest::Client::new();
+    let params = || HashMap::from([("id", "1".to_owned())]);
+    let (url, by_attribute) = flaky_server(2).await;
+    let attribute = playlist_detail(&client, &url, params()).await.unwrap();
+    let (url, by_closure) = flaky_server(2).await;
+    let fast = CONSTANT.with_base(Duration::from_millis(1));
+    let params = params();
+    // `reqwest::Error` kept: no `From<TimedOut>` is asked for.
+    let future = fast.retry(|| async {
+        let query: Vec<String> = params.iter().map(|(k, v)| format!("{k}={v}")).collect();
+        client
+            .post(format!("{url}/api/v6/playlist/detail?{}", query.join("&")))
+            .send()
+            .await?
+            .error_for_status()?
+            .bytes()
+            .await
+    });
+    assert_send(&future);
+    let closure: Result<bytes::Bytes, reqwest::Error> = future.await;
+    assert_eq!(closure.unwrap(), attribute);
+    assert_eq!((hits(&by_closure), hits(&by_attribute)), (3, 3));
+}
+
+/// `create_message` as the svix bridge writes it with backon, its `.when`
+/// and `.notify`: `on` and `on_retry`.
+async fn create_message_by_closure(
+    svix_api: &SvixApi,
+    tenant_id: &str,
+    payload: &str,
+) -> Result<String, SvixError> {
+    CONSTANT
+        .with_jitter(Jitter::Full)
+        .on(|err: &SvixError| matches!(err, SvixError::Http { status } if *status == 429 || *status >= 500))
+        .on_retry(|err, _, wait| eprintln!("Retrying svix api error {err:?} after {wait:?}"))
+        .run(|| async {
+            let status = svix_api.statuses.lock().unwrap().pop().unwrap_or(200);
+            if status >= 400 {
+                return Err(SvixError::Http { status });
+            }
+            Ok(format!("{tenant_id}:{payload}"))
+        })
+        .await
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_svix_statuses_classified() {
+    for statuses in [vec![503, 429], vec![200, 404, 503]] {
+        let by_attribute = SvixApi {
+            statuses: std::sync::Mutex::new(statuses.clone()),
+        };
+        let by_closure = SvixApi {
+            statuses: std::sync::Mutex::new(statuses),
+        };
+        let attribute = create_message(&by_attribute, "t1", "x").await;
+        let future = create_message_by_closure(&by_closure, "t1", "x");
+        assert_send(&future);
+        assert_eq!(format!("{:?}", future.await), format!("{attribute:?}"));
+        assert_eq!(
+            by_closure.statuses.lock().unwrap().len(),
+            by_attribute.statuses.lock().unwrap().len()
+        );
+    }
+}
+
+impl TxManager {
+    /// `craft`'s body, unretried: what the batcher retried with backon.
+    async fn craft_once(&self, candidate: u64) -> Result<u64, TxManagerError> {
+        if self.closed.load(Ordering::SeqCst) {
+            return Err(TxManagerError::ChannelClosed);
+        }
+        let n = self.provider.call().map_err(TxManagerError::Rpc)?;
+        if n == 3 {
+            self.closed.store(true, Ordering::SeqCst);
+        }
+        Ok(candidate + u64::from(n))
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_early_return_stops_the_loop() {
+    let manager = || TxManager {
+        closed: AtomicBool::new(false),
+        provider: Dep::failing(2),
+    };
+    let (by_attribute, by_closure) = (manager(), manager());
+    let policy = CONSTANT
+        .with_max_attempts(31)
+        .with_base(Duration::from_secs(2));
+    for candidate in [100, 1] {
+        let attribute = by_attribute.craft(candidate).await;
+        let future = policy
+            .on(TxManagerError::is_retryable)
+            .run(|| by_closure.craft_once(candidate));
+        assert_send(&future);
+        assert_eq!(future.await, attribute);
+    }
+    assert_eq!(by_closure.provider.calls(), by_attribute.provider.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_deadline_instead_of_an_outer_timeout() {
+    let (by_attribute, by_closure) = (Dep::failing(100), Dep::failing(100));
+    let attribute = dial_throwaway(&by_attribute, 9).await.unwrap_err();
+    let policy = CONSTANT
+        .with_max_attempts(31)
+        .with_base(Duration::from_secs(2))
+        .with_deadline(Duration::from_secs(15));
+    let future = policy.retry(|| async {
+        let n = by_closure
+            .call()
+            .map_err(|n| anyhow::anyhow!("claim dial {n} to {} failed", 9))?;
+        anyhow::Ok(format!("connection {n}"))
+    });
+    assert_send(&future);
+    assert_eq!(future.await.unwrap_err().to_string(), attribute.to_string());
+    assert_eq!((by_closure.calls(), by_attribute.calls()), (8, 8));
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_only_eligible_failures_repeat() {
+    let cases: [fn(u32) -> Option<FetchError>; 2] = [
+        |n| (n == 1).then_some(FetchError::Transient),
+        |_| Some(FetchError::Permanent),
+    ];
+    for fail_with in cases {
+        let (by_attribute, by_closure) = (AtomicU32::new(0), AtomicU32::new(0));
+        let attribute = operation(&by_attribute, fail_with).await;
+        let policy = CONSTANT
+            .with_max_attempts(3)
+            .with_base(Duration::from_millis(1));
+        let future = policy.on(|e| *e == FetchError::Transient).run(|| async {
+            let n = by_closure.fetch_add(1, Ordering::SeqCst) + 1;
+            fail_with(n).map_or(Ok(42), Err)
+        });
+        assert_send(&future);
+        assert_eq!(future.await, attribute);
+        assert_eq!(
+            by_closure.load(Ordering::SeqCst),
+            by_attribute.load(Ordering::SeqCst)
+        );
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_mutable_context_across_attempts() {
+    let mut by_attribute = AdminClient {
+        acls: std::sync::Mutex::new(Vec::new()),
+    };
+    let attribute = list_acls(&mut by_attribute, 2).await.unwrap();
+    // backon's `.context(client)`: the closure holds the `&mut` instead,
+    // and each attempt's future is ready when made.
+    let mut client = AdminClient {
+        acls: std::sync::Mutex::new(Vec::new()),
+    };
+    let future = CONSTANT.retry(|| {
+        let acls = client.acls.get_mut().unwrap();
+        let outcome = if acls.len() == 2 {
+            Ok(acls.clone())
+        } else {
+            acls.push("User:alice");
+            Err("ACLS expected len not matching".to_owned())
+        };
+        async move { outcome }
+    });
+    assert_send(&future);
+    let closure: Result<Vec<&'static str>, String> = future.await;
+    assert_eq!(closure.unwrap(), attribute);
+}
+
+impl EthereumData {
+    /// `get_block_at`'s body, unretried: `Retry::spawn(strategy, action)`.
+    async fn get_block_once(&self, height: u64) -> anyhow::Result<Vec<u8>> {
+        let n = self
+            .blockchain
+            .node
+            .call()
+            .map_err(|n| anyhow::anyhow!("eth_getBlockByNumber({height}) failed ({n})"))?;
+        Ok(format!("block {height} after {n}").into_bytes())
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_archiver_block_fetch() {
+    let data = || EthereumData {
+        blockchain: Arc::new(Blockchain {
+            node: Dep::failing(3),
+        }),
+    };
+    let (by_attribute, by_closure) = (data(), data());
+    let attribute = by_attribute.get_block_at(19).await.unwrap();
+    // tokio-retry2's `Retry::spawn(strategy, action)`: `POLICY.retry(action)`.
+    let strategy = Policy::new()
+        .with_max_attempts(5)
+        .with_base(Duration::from_millis(500));
+    let future = strategy.retry(|| by_closure.get_block_once(19));
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute);
+    assert_eq!(
+        by_closure.blockchain.node.calls(),
+        by_attribute.blockchain.node.calls()
+    );
+}
+
+#[test]
+fn twin_blocking_schema_report() {
+    let (by_attribute, by_closure) = (Dep::failing(2), Dep::failing(2));
+    let attribute = report_schema(&by_attribute, "telemetry").unwrap();
+    let closure: Result<String, std::io::Error> = Policy::new()
+        .with_max_attempts(4)
+        .with_base(Duration::from_millis(1))
+        .with_jitter(Jitter::None)
+        .retrying()
+        .run_blocking(|| {
+            by_closure
+                .call()
+                .map(|n| format!("telemetry v{n}"))
+                .map_err(|_| std::io::Error::other("schema registry busy"))
+        });
+    assert_eq!(closure.unwrap(), attribute);
+    assert_eq!((by_closure.calls(), by_attribute.calls()), (3, 3));
 }

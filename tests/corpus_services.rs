@@ -12,7 +12,7 @@ use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
 use axum::Router;
-use retry_runtime::{retry, CircuitBreaker, CircuitOpen, CircuitState, TimedOut};
+use retry_runtime::{retry, CircuitBreaker, CircuitOpen, CircuitState, Policy, TimedOut};
 use tonic::{Code, Status};
 
 #[path = "corpus/support.rs"]
@@ -224,6 +224,66 @@ async fn grpc_client_with_a_foreign_error_type() {
         (Code::Unavailable, "circuit open")
     );
     assert_eq!(down.server.calls(), 3);
+}
+
+impl GreeterClient {
+    /// `say_hello`'s body, unretried: what a tonic client retries.
+    async fn say_hello_once(&self, name: &str) -> Result<String, Status> {
+        if self.hang_first.call().is_err() {
+            tokio::time::sleep(Duration::from_secs(3600)).await;
+        }
+        self.server
+            .call()
+            .map_err(|n| Status::unavailable(format!("overloaded ({n})")))?;
+        Ok(format!("Hello {name}!"))
+    }
+
+    /// The closure API's twin of `say_hello`, `tonic::Status` kept: the
+    /// timeout makes a `Policy<TimedOut>`, so `timed_out` says how a cut-off
+    /// attempt fails, and `breaker_with` how a refused call does.
+    async fn say_hello_by_closure(&self, name: &str) -> Result<String, Status> {
+        Policy::new()
+            .with_max_attempts(3)
+            .with_base(Duration::from_millis(10))
+            .with_timeout(Duration::from_secs(1))
+            .timed_out(|_| Status::deadline_exceeded("attempt timed out"))
+            .on(|s: &Status| matches!(s.code(), Code::Unavailable | Code::DeadlineExceeded))
+            .breaker_with(&self.breaker, |_| Status::unavailable("circuit open"))
+            .run(|| self.say_hello_once(name))
+            .await
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_grpc_client_with_a_foreign_error_type() {
+    let client = |failures, hang| GreeterClient {
+        breaker: CircuitBreaker::new().with_consecutive_failures(3),
+        server: Dep::failing(failures),
+        hang_first: Dep::failing(hang),
+    };
+    let (by_attribute, by_closure) = (client(1, 1), client(1, 1));
+    let attribute = by_attribute.say_hello("corpus").await;
+    let future = by_closure.say_hello_by_closure("corpus");
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute.unwrap());
+    assert_eq!(
+        (by_closure.server.calls(), by_attribute.server.calls()),
+        (2, 2)
+    );
+
+    let (by_attribute, by_closure) = (client(100, 0), client(100, 0));
+    for name in ["a", "b"] {
+        let attribute = by_attribute.say_hello(name).await.unwrap_err();
+        let closure = by_closure.say_hello_by_closure(name).await.unwrap_err();
+        assert_eq!(
+            (closure.code(), closure.message()),
+            (attribute.code(), attribute.message())
+        );
+    }
+    assert_eq!(
+        (by_closure.server.calls(), by_attribute.server.calls()),
+        (3, 3)
+    );
 }
 
 #[derive(Debug, PartialEq, Eq)]

@@ -11,7 +11,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use async_trait::async_trait;
-use retry_runtime::retry;
+use retry_runtime::{retry, Policy};
 use tokio::sync::mpsc;
 
 #[path = "corpus/support.rs"]
@@ -557,4 +557,349 @@ async fn generic_fnmut_action_kept_across_attempts() {
     let failed: Result<(), u32> =
         call_with_retry(|| async { Err(calls.fetch_add(1, Ordering::SeqCst) + 1) }).await;
     assert_eq!(failed, Err(3));
+}
+
+// ---------------------------------------------------------------------------
+// The same ports through the closure API, as a tokio-retry user edits them:
+// `Retry::spawn(strategy, action).await` becomes `POLICY.retry(action).await`
+// (`RetryIf::spawn(strategy, action, condition)`: `POLICY.on(condition)
+// .run(action)`), each with its original error type and no `From` impl.
+// Each test runs the attribute's port and the twin against the same
+// dependency and compares the calls.
+// ---------------------------------------------------------------------------
+
+/// A tokio-retry strategy as the ports above write it: `from_millis(base)`
+/// with the multiplier that comes closest, `.take(retries)`.
+const fn strategy(base_ms: u64, multiplier: f64, retries: u32) -> Policy {
+    Policy::new()
+        .with_max_attempts(retries + 1)
+        .with_base(Duration::from_millis(base_ms))
+        .with_multiplier(multiplier)
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_unit_error_type() {
+    let (by_attribute, by_closure) = (Dep::failing(10), Dep::failing(10));
+    let attribute = action(&by_attribute).await;
+    let policy = strategy(10, 10.0, 3);
+    let future = policy.retry(|| async {
+        println!("test");
+        by_closure.call().map(u64::from).map_err(|_| ())
+    });
+    assert_send(&future);
+    assert_eq!(future.await, attribute);
+    assert_eq!((by_closure.calls(), by_attribute.calls()), (4, 4));
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_io_error_with_a_notify_function() {
+    let (by_attribute, by_closure) = (Dep::failing(2), Dep::failing(2));
+    let attribute = read_sensor(&by_attribute).await.unwrap();
+    // `Retry::spawn_notify(strategy, action, notify)`: `on_retry`.
+    let policy = strategy(10, 1.0, 3).with_cap(Duration::from_millis(100));
+    let future = policy
+        .retrying()
+        .on_retry(|err, _attempt, wait| notify(err, wait))
+        .run(|| async {
+            by_closure
+                .call()
+                .map(u64::from)
+                .map_err(|_| io::Error::new(io::ErrorKind::ConnectionReset, "reset"))
+        });
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute);
+    assert_eq!(by_closure.calls(), by_attribute.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_page_cloned_inside_each_attempt() {
+    let page = Page {
+        title: "Bot requests".into(),
+        revision: 10,
+    };
+    for failures in [3, 4] {
+        let (by_attribute, by_closure) = (
+            Wiki {
+                api: Dep::failing(failures),
+            },
+            Wiki {
+                api: Dep::failing(failures),
+            },
+        );
+        let attribute = save_report(&by_attribute, &page, "done").await.ok();
+        let policy = strategy(5, 5.0, 3);
+        let future = policy.retry(|| async {
+            let (page, _) = page.clone().save(&by_closure, "BOT: done").await?;
+            Ok::<_, WikiError>(page)
+        });
+        assert_send(&future);
+        assert_eq!(future.await.ok(), attribute);
+        assert_eq!(by_closure.api.calls(), by_attribute.api.calls());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_polling_until_sync_caught_up() {
+    let user = || User {
+        synced: Arc::new(Dep::default()),
+    };
+    let (by_attribute, by_closure) = (user(), user());
+    wait_for_calendar_events(&by_attribute, 3).await.unwrap();
+    // FibonacciBackoff from 100ms, take(10).
+    let policy = strategy(100, 1.6, 10);
+    let future = policy.retry(|| async {
+        if by_closure.calendar_events().await?.len() != 3 {
+            anyhow::bail!("not all calendar_events found");
+        }
+        Ok(())
+    });
+    assert_send(&future);
+    future.await.unwrap();
+    assert_eq!(by_closure.synced.calls(), by_attribute.synced.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_health_polling_with_a_boxed_error() {
+    let (url, by_attribute) = flaky_server(7).await;
+    wait_healthy(&url).await.unwrap();
+    let (url, by_closure) = flaky_server(7).await;
+    let policy = strategy(100, 1.0, 50).with_jitter(retry_runtime::Jitter::None);
+    let future = policy.retry(|| async {
+        let status = reqwest::get(&url).await?.status();
+        if !status.is_success() {
+            return Err(format!("health check: {status}").into());
+        }
+        Ok::<(), BoxedError>(())
+    });
+    assert_send(&future);
+    future.await.unwrap();
+    assert_eq!((hits(&by_closure), hits(&by_attribute)), (8, 8));
+}
+
+impl RpcClient {
+    /// `get_slot`'s body, unretried, as the indexer's trait impl calls it
+    /// inside `Retry::spawn`.
+    async fn get_slot_once(&self) -> Result<Slot, SolanaError> {
+        let n = self.node.call().map_err(SolanaError::Rpc)?;
+        Ok(Slot::from(n) + 1000)
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_async_trait_rpc_client() {
+    for failures in [2, 100] {
+        let (by_attribute, by_closure) = (
+            RpcClient {
+                node: Dep::failing(failures),
+            },
+            RpcClient {
+                node: Dep::failing(failures),
+            },
+        );
+        let attribute = by_attribute.get_slot().await;
+        let policy = strategy(100, 2.0, 7).with_cap(Duration::from_secs(10));
+        let future = policy.retry(|| by_closure.get_slot_once());
+        assert_send(&future);
+        assert_eq!(future.await, attribute);
+        assert_eq!(by_closure.node.calls(), by_attribute.node.calls());
+    }
+}
+
+impl KamuApiServerClient {
+    /// `health`'s body, unretried: the action of `Retry::spawn`.
+    async fn health_once(&self) -> Result<reqwest::Response, InternalError> {
+        let endpoint = format!("{}/e2e/health", self.server_base_url);
+        let response = self.http_client.get(endpoint).send().await.int_err()?;
+        response.error_for_status().int_err()
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_e2e_client_waits_for_ready() {
+    for failures in [9, 11] {
+        let client = |server_base_url| KamuApiServerClient {
+            http_client: reqwest::Client::new(),
+            server_base_url,
+        };
+        let (url, by_attribute) = flaky_server(failures).await;
+        let attribute = client(url).health().await.map(|r| r.status());
+        let (url, by_closure) = flaky_server(failures).await;
+        let by_closure_client = client(url);
+        let policy = strategy(250, 1.0, 10).with_jitter(retry_runtime::Jitter::None);
+        let future = policy.retry(|| by_closure_client.health_once());
+        assert_send(&future);
+        let closure = future.await.map(|r| r.status());
+        assert_eq!(closure.ok(), attribute.ok());
+        assert_eq!(hits(&by_closure), hits(&by_attribute));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_participant_join_with_an_error_enum() {
+    let client = reqwest::Client::new();
+    for failures in [2, 9] {
+        let (url, by_attribute) = flaky_server(failures).await;
+        let attribute = join(&client, &url, "p1").await;
+        let (url, by_closure) = flaky_server(failures).await;
+        // `RetryIf::spawn(strategy, action, transient)`.
+        let policy = strategy(10, 10.0, 3);
+        let future = policy.on(transient).run(|| async {
+            let response = client
+                .post(format!("{url}/join"))
+                .header("content-type", "application/json")
+                .body("{\"participant\":\"p1\"}")
+                .send()
+                .await
+                .map_err(SendError::ReqwestClientError)?;
+            let status = response.status();
+            let body = response
+                .text()
+                .await
+                .map_err(SendError::ReqwestClientError)?;
+            if status.is_success() {
+                Ok(())
+            } else {
+                Err(SendError::Unsuccessful(body))
+            }
+        });
+        assert_send(&future);
+        assert_eq!(format!("{:?}", future.await), format!("{attribute:?}"));
+        assert_eq!(hits(&by_closure), hits(&by_attribute));
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_installs_spawned_in_parallel() {
+    let app = |failures| {
+        Arc::new(Toolchain {
+            name: "xtensa-gcc",
+            mirror: Dep::failing(failures),
+        })
+    };
+    for failures in [2, 9] {
+        let (by_attribute, by_closure) = (app(failures), app(failures));
+        let attribute = install_app(by_attribute.as_ref()).await;
+        let task = tokio::spawn({
+            let app = Arc::clone(&by_closure);
+            async move {
+                strategy(50, 1.0, 3)
+                    .with_jitter(retry_runtime::Jitter::None)
+                    .retry(|| async {
+                        let res = app.install().await;
+                        if res.is_err() {
+                            eprintln!("Installation for '{}' failed, retrying", app.name());
+                        }
+                        res
+                    })
+                    .await
+            }
+        });
+        assert_eq!(task.await.unwrap(), attribute);
+        assert_eq!(by_closure.mirror.calls(), by_attribute.mirror.calls());
+    }
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_download_counts_its_own_attempts() {
+    let (by_attribute, by_closure) = (Dep::failing(2), Dep::failing(2));
+    let (attribute_log, closure_log) = (
+        std::sync::Mutex::new(Vec::new()),
+        std::sync::Mutex::new(Vec::new()),
+    );
+    let url = "https://x/t.tar.xz";
+    let attribute = download_file(&by_attribute, url, &attribute_log)
+        .await
+        .unwrap();
+    let policy = Policy::new()
+        .with_max_attempts(4)
+        .with_base(Duration::from_secs(1))
+        .with_cap(Duration::from_secs(8))
+        .with_jitter(retry_runtime::Jitter::None);
+    let future = policy.retry(|| async {
+        // The closure's attempts run in the same context as a retried
+        // function's: `current_attempt()` counts them.
+        let attempt = retry_runtime::current_attempt().map_or(1, |a| a.attempt());
+        if attempt > 1 {
+            closure_log.lock().unwrap().push(format!(
+                "Retrying download of {url} (attempt {}/3)...",
+                attempt - 1
+            ));
+        }
+        by_closure
+            .call()
+            .map_err(|n| anyhow::anyhow!("stream error on call {n}"))
+    });
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute);
+    assert_eq!(*closure_log.lock().unwrap(), *attribute_log.lock().unwrap());
+}
+
+/// `call_with_retry<A: Action>` as the demo crate writes it with
+/// tokio-retry: the generic action handed to the loop as it is.
+async fn call_with_retry_by_closure<F, Fut, T, E>(action: F) -> Result<T, E>
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Result<T, E>>,
+{
+    strategy(5000, 1.0, 2).retry(action).await
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_generic_fnmut_action_kept_across_attempts() {
+    let counting = |counter: &mut u32| {
+        *counter += 1;
+        let seen = *counter;
+        async move {
+            if seen < 3 {
+                Err(seen)
+            } else {
+                Ok(seen)
+            }
+        }
+    };
+    let (mut by_attribute, mut by_closure) = (0u32, 0u32);
+    let attribute = call_with_retry(|| counting(&mut by_attribute)).await;
+    let future = call_with_retry_by_closure(|| counting(&mut by_closure));
+    assert_send(&future);
+    assert_eq!(future.await, attribute);
+    assert_eq!((by_closure, by_attribute), (3, 3));
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_convo_wait_with_a_by_value_string() {
+    let user = || User {
+        synced: Arc::new(Dep::failing(4)),
+    };
+    let (by_attribute, by_closure) = (user(), user());
+    let room_id = "!room:acter.global".to_owned();
+    let attribute = wait_for_convo(&by_attribute, room_id.clone())
+        .await
+        .unwrap();
+    let policy = strategy(100, 1.6, 10);
+    let future = policy.retry(|| by_closure.convo(&room_id));
+    assert_send(&future);
+    assert_eq!(future.await.unwrap(), attribute);
+    assert_eq!(by_closure.synced.calls(), by_attribute.synced.calls());
+}
+
+#[tokio::test(start_paused = true)]
+async fn twin_socket_probe_on_self() {
+    for failures in [3, 4] {
+        let (by_attribute, by_closure) = (
+            SocketProbe {
+                listener: Dep::failing(failures),
+            },
+            SocketProbe {
+                listener: Dep::failing(failures),
+            },
+        );
+        let attribute = by_attribute.socket_is_available().await;
+        // Errors mapped to `()`, as the daemon maps them.
+        let policy = strategy(10, 1.0, 3).with_jitter(retry_runtime::Jitter::None);
+        let future =
+            policy.retry(|| async { by_closure.listener.call().map(|_| ()).map_err(|_| ()) });
+        assert_send(&future);
+        assert_eq!(future.await.is_ok(), attribute);
+        assert_eq!(by_closure.listener.calls(), by_attribute.listener.calls());
+    }
 }

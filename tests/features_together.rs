@@ -158,7 +158,7 @@ enum Foreign {
     Body,
 }
 
-static CUT_POLICY: Policy = Policy::new()
+static CUT_POLICY: Policy<TimedOut> = Policy::new()
     .with_max_attempts(3)
     .with_base(Duration::from_millis(1))
     .with_timeout(Duration::from_millis(50));

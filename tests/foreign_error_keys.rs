@@ -42,7 +42,7 @@ async fn a_cut_off_attempt_fails_with_the_timed_out_key() {
 }
 
 /// The conversion is a function, and the policy is set at run time.
-static POLICY: Policy = Policy::new()
+static POLICY: Policy<TimedOut> = Policy::new()
     .with_max_attempts(2)
     .with_base(Duration::from_millis(1))
     .with_timeout(Duration::from_millis(10));

@@ -5,7 +5,7 @@
 use std::sync::atomic::{AtomicU32, Ordering};
 use std::time::Duration;
 
-use retry_runtime::{retry, Policy, RetryBudget, UntimedPolicy};
+use retry_runtime::{retry, Policy, RetryBudget};
 
 /// Stands for `sqlx::Error`: a foreign type, with no `From<TimedOut>`.
 mod driver {
@@ -86,13 +86,11 @@ async fn an_anyhow_error_is_retried() {
     assert_eq!(anyhow_call(&calls).await.unwrap(), 3);
 }
 
-fn untimed() -> UntimedPolicy {
+fn untimed() -> Policy {
     Policy::new()
         .with_max_attempts(4)
         .with_base(Duration::from_millis(10))
         .with_jitter(retry_runtime::Jitter::None)
-        .untimed()
-        .expect("no timeout")
 }
 
 #[retry(policy = &untimed(), on = transient)]
@@ -150,11 +148,20 @@ async fn the_closure_api_runs_an_untimed_policy_for_a_foreign_error() {
     assert!(retried.is_err());
 }
 
-#[test]
-fn a_policy_with_a_timeout_is_refused_before_any_attempt() {
-    let timed = Policy::new().with_timeout(Duration::from_secs(1));
-    assert!(matches!(
-        timed.untimed(),
-        Err(retry_runtime::PolicyError::TimeoutNotExpressible { .. })
-    ));
+/// A policy given a timeout and then none is a `Policy` again, which runs
+/// a foreign error type.
+#[tokio::test(start_paused = true)]
+async fn a_timeout_removed_runs_a_foreign_error_again() {
+    let timed = untimed().with_timeout(Duration::from_secs(1));
+    let mut calls = 0;
+    let outcome: Result<(), driver::Error> = timed
+        .without_timeout()
+        .retry(|| {
+            calls += 1;
+            async { Err(driver::Error::RowNotFound) }
+        })
+        .await;
+    assert!(matches!(outcome, Err(driver::Error::RowNotFound)));
+    assert_eq!(calls, 4);
+    assert_eq!(timed.without_timeout(), untimed());
 }

@@ -713,8 +713,6 @@ async fn a_breaker_with_a_conversion_agrees() {
     let attribute_last = last_call();
     let by_closure: Result<(), Status> = Policy::new()
         .with_base(ms(10))
-        .untimed()
-        .unwrap()
         .retrying()
         .breaker_with(&CLOSURE_STATUS_BREAKER, |_| Status("open"))
         .run(|| async { Err(Status("down")) })

@@ -2,6 +2,11 @@
 //! or a retried `Ok` value, with what the caller gets, the stop reason, the
 //! attempts made and the time taken; never for a success.
 
+#[path = "support/events.rs"]
+mod events;
+#[path = "support/servers.rs"]
+mod servers;
+
 use std::cell::RefCell;
 use std::time::Duration;
 
@@ -273,4 +278,190 @@ mod attribute {
             "{reported:?}"
         );
     }
+}
+
+/// The tower layer's and the middleware's hook, between a client and a
+/// real server on 127.0.0.1: told once per call that gives up, with the
+/// response or error the caller gets; not for a success.
+mod layers {
+    use std::sync::{Arc, Mutex};
+    use std::time::Duration;
+
+    use axum::http::StatusCode;
+    use bytes::Bytes;
+    use http_body_util::Full;
+    use hyper_util::client::legacy::Client;
+    use hyper_util::rt::TokioExecutor;
+    use retry_runtime::reqwest_middleware::{Outcome, RetryMiddleware};
+    use retry_runtime::tower::{BreakerError, RetryLayer};
+    use retry_runtime::{CircuitBreaker, Jitter, Policy, Stop, Stopped};
+    use tower::{Service, ServiceBuilder, ServiceExt};
+
+    use super::servers::answering;
+
+    static POLICY: Policy = Policy::new()
+        .with_max_attempts(3)
+        .with_base(Duration::from_millis(100))
+        .with_jitter(Jitter::None);
+
+    /// What a hook saw: the status the caller got, or the error, and how
+    /// the call stopped.
+    type Seen = Arc<Mutex<Vec<(Result<u16, String>, Stopped)>>>;
+
+    fn request(url: &str) -> http::Request<Full<Bytes>> {
+        http::Request::get(url)
+            .body(Full::new(Bytes::new()))
+            .unwrap()
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_tower_layer_reports_each_give_up_once() {
+        let (down, _) = answering(StatusCode::SERVICE_UNAVAILABLE).await;
+        let (up, _) = answering(StatusCode::OK).await;
+        let seen = Seen::default();
+        let hook = {
+            let seen = Arc::clone(&seen);
+            move |outcome: &Result<http::Response<_>, _>, stopped: &Stopped| {
+                let status = outcome
+                    .as_ref()
+                    .map(|response: &http::Response<_>| response.status().as_u16())
+                    .map_err(|error: &hyper_util::client::legacy::Error| error.to_string());
+                seen.lock().unwrap().push((status, *stopped));
+            }
+        };
+        let mut client = ServiceBuilder::new()
+            .layer(RetryLayer::new(&POLICY).on_give_up(hook))
+            .service(Client::builder(TokioExecutor::new()).build_http());
+        let response = client
+            .ready()
+            .await
+            .unwrap()
+            .call(request(&down.url("/")))
+            .await;
+        assert_eq!(response.unwrap().status(), 503);
+        let response = client
+            .ready()
+            .await
+            .unwrap()
+            .call(request(&up.url("/")))
+            .await;
+        assert_eq!(response.unwrap().status(), 200);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        let (status, stopped) = &seen[0];
+        assert_eq!(status, &Ok(503));
+        assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
+        // Waits of 100 ms and 200 ms on the paused clock.
+        assert!(
+            stopped.elapsed() >= Some(Duration::from_millis(300)),
+            "{stopped}"
+        );
+    }
+
+    /// With a breaker, the layer's error is `BreakerError`: a call the open
+    /// circuit refuses is told as such, with the reason `open`.
+    #[tokio::test(start_paused = true)]
+    async fn the_tower_layers_hook_hears_a_refusal() {
+        let (down, _) = answering(StatusCode::SERVICE_UNAVAILABLE).await;
+        let breaker = Arc::new(CircuitBreaker::new().with_consecutive_failures(3));
+        let seen = Seen::default();
+        let hook = {
+            let seen = Arc::clone(&seen);
+            move |outcome: &Result<http::Response<_>, BreakerError<_>>, stopped: &Stopped| {
+                let status = outcome
+                    .as_ref()
+                    .map(|response: &http::Response<_>| response.status().as_u16())
+                    .map_err(|error: &BreakerError<hyper_util::client::legacy::Error>| {
+                        error.to_string()
+                    });
+                seen.lock().unwrap().push((status, *stopped));
+            }
+        };
+        let mut client = ServiceBuilder::new()
+            .layer(
+                RetryLayer::new(&POLICY)
+                    .with_breaker(breaker)
+                    .on_give_up(hook),
+            )
+            .service(Client::builder(TokioExecutor::new()).build_http());
+        for _ in 0..2 {
+            let _ = client
+                .ready()
+                .await
+                .unwrap()
+                .call(request(&down.url("/")))
+                .await;
+        }
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 2, "{seen:?}");
+        assert_eq!(seen[0].0, Ok(503));
+        assert_eq!(seen[0].1.reason(), Stop::Exhausted);
+        assert!(seen[1].0.is_err(), "{seen:?}");
+        assert_eq!((seen[1].1.reason(), seen[1].1.attempts()), (Stop::Open, 1));
+    }
+
+    #[tokio::test(start_paused = true)]
+    async fn the_middleware_reports_each_give_up_once() {
+        let (down, _) = answering(StatusCode::SERVICE_UNAVAILABLE).await;
+        let (up, _) = answering(StatusCode::OK).await;
+        let seen = Seen::default();
+        let hook = {
+            let seen = Arc::clone(&seen);
+            move |outcome: &Outcome, stopped: &Stopped| {
+                let status = outcome
+                    .as_ref()
+                    .map(|response| response.status().as_u16())
+                    .map_err(ToString::to_string);
+                seen.lock().unwrap().push((status, *stopped));
+            }
+        };
+        let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
+            .with(RetryMiddleware::new(POLICY).on_give_up(hook))
+            .build();
+        assert_eq!(
+            client.get(down.url("/")).send().await.unwrap().status(),
+            503
+        );
+        assert_eq!(client.get(up.url("/")).send().await.unwrap().status(), 200);
+        let seen = seen.lock().unwrap().clone();
+        assert_eq!(seen.len(), 1, "{seen:?}");
+        assert_eq!(seen[0].0, Ok(503));
+        assert_eq!(
+            (seen[0].1.reason(), seen[0].1.attempts()),
+            (Stop::Exhausted, 3)
+        );
+        assert!(seen[0].1.elapsed() >= Some(Duration::from_millis(300)));
+    }
+}
+
+/// With `tracing`, a call that gives up emits one event, with the attempts,
+/// the time and the reason; the `on_give_up` hook is called beside it, once,
+/// and adds no event of its own.
+#[tokio::test(start_paused = true)]
+async fn one_event_per_give_up_beside_the_hook() {
+    use tracing_subscriber::layer::SubscriberExt;
+    let events = events::Events::default();
+    let _guard =
+        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let hook = Seen::default();
+    let result: std::io::Result<u32> = POLICY
+        .retrying()
+        .named("give_up::one_event")
+        .on_give_up(seen(&hook))
+        .run(|| async { Err(reset()) })
+        .await;
+    assert!(result.is_err());
+    assert_eq!(hook.take().len(), 1);
+    let events = events.0.lock().unwrap().clone();
+    let gave_up: Vec<_> = events
+        .iter()
+        .filter(|event| event.starts_with("WARN"))
+        .collect();
+    assert_eq!(
+        gave_up,
+        [
+            "WARN message=attempt failed; giving up function=\"give_up::one_event\" code.function.name=\"give_up::one_event\" attempt=3 attempts=3 elapsed_ms=300.0 reason=\"exhausted\" error.type=\"std::io::error::Error\""
+        ]
+    );
+    assert_eq!(events.len(), 3, "two retries and the give-up: {events:#?}");
 }

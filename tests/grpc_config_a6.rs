@@ -20,7 +20,7 @@ use grpc_server::{serve, status};
 use retry_runtime::classify::grpc::{self, PUSHBACK};
 use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
 use retry_runtime::tower::{HttpClassifier, RetryLayer};
-use retry_runtime::{last_call, retry, Policy, RetryBudget, Stop, UntimedPolicy};
+use retry_runtime::{last_call, retry, Policy, RetryBudget, Stop};
 use tokio::time::Instant;
 use tonic::{Code, Status};
 use tower::ServiceBuilder;
@@ -55,7 +55,7 @@ fn search() -> &'static MethodConfig {
     CONFIG.method("test.Search", "Query").unwrap()
 }
 
-static POLICY: LazyLock<UntimedPolicy> = LazyLock::new(|| echo().policy());
+static POLICY: LazyLock<Policy> = LazyLock::new(|| echo().policy());
 
 /// `ceiling` times 0.8 to 1.2, plus tokio's tick of 1 ms per wait.
 fn a6_range(ceilings_ms: &[u64]) -> std::ops::RangeInclusive<Duration> {
@@ -160,8 +160,6 @@ async fn outside_a_config_a_hint_longer_than_cap_is_not_waited_out() {
         .with_cap(Duration::from_secs(1));
     let mut calls = 0;
     let answer: Result<(), Status> = own
-        .untimed()
-        .unwrap()
         .on(|status: &Status| status.code() == Code::Unavailable)
         .retry_after(grpc::pushback)
         .run(|| {
@@ -179,7 +177,7 @@ async fn outside_a_config_a_hint_longer_than_cap_is_not_waited_out() {
 /// The layer as a service would build it from the config, with a throttle
 /// of its own.
 fn layer(budget: &Arc<RetryBudget>) -> RetryLayer {
-    RetryLayer::new(POLICY.policy())
+    RetryLayer::new(&*POLICY)
         .with_classifier(HttpClassifier::default().with_grpc_codes(echo().retryable()))
         .with_budget(Arc::clone(budget))
 }
@@ -245,8 +243,6 @@ async fn the_tower_layer_over_tonic_follows_a6() {
 async fn hedged(policy: &Policy, budget: &RetryBudget) -> u32 {
     let started = AtomicU32::new(0);
     let answer: Result<u32, Status> = policy
-        .untimed()
-        .unwrap()
         .on(|status: &Status| search().retryable().is_retryable(status))
         .budget(budget)
         .hedge(search().hedging_policy().unwrap().hedge())
@@ -268,7 +264,7 @@ async fn hedged(policy: &Policy, budget: &RetryBudget) -> u32 {
 /// since 6 - 1 is not above 5. At the threshold, neither sends one.
 #[tokio::test(start_paused = true)]
 async fn a_hedge_checks_the_throttle_without_taking_a_token() {
-    let a6 = *search().policy().policy();
+    let a6 = search().policy();
     let own = Policy::new().with_max_attempts(3);
     let budget = |tokens: u32| {
         let budget = CONFIG.budget().unwrap();
@@ -362,7 +358,7 @@ fn configs_a6_accepts_load() {
         VALID.replace(r#""maxAttempts": 3"#, r#""maxAttempts": 1000"#),
     ] {
         let config = load(&with_retry(&fields)).unwrap_or_else(|error| panic!("{fields}: {error}"));
-        let policy = *config.methods()[0].policy().policy();
+        let policy = config.methods()[0].policy();
         assert_eq!(policy.validate(), Ok(()), "{fields}");
         // Never a panic, and never a wait past 1.2 x `maxBackoff`.
         for n in [0, 1, 4, 100, u32::MAX] {
@@ -536,12 +532,9 @@ fn a_wrong_json_type_names_its_field() {
 /// keys cannot say: it is not written back as another policy.
 #[test]
 fn a_config_policy_is_not_written_as_the_attributes_keys() {
-    let error = serde_json::to_string(echo().policy().policy()).unwrap_err();
+    let error = serde_json::to_string(&echo().policy()).unwrap_err();
     assert!(error.to_string().contains("gRPC service config"), "{error}");
     // Another jitter set on it leaves A6: then it writes.
-    let own = echo()
-        .policy()
-        .policy()
-        .with_jitter(retry_runtime::Jitter::Full);
+    let own = echo().policy().with_jitter(retry_runtime::Jitter::Full);
     assert!(serde_json::to_string(&own).is_ok());
 }

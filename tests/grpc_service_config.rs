@@ -8,7 +8,7 @@ use std::time::Duration;
 
 use retry_runtime::classify::grpc::RetryableCodes;
 use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
-use retry_runtime::{retry, Jitter, RetryBudget, UntimedPolicy};
+use retry_runtime::{retry, Jitter, Policy, RetryBudget};
 use tonic::{Code, Status};
 
 static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| {
@@ -22,7 +22,7 @@ fn say_hello() -> &'static MethodConfig {
 #[test]
 fn the_file_loads_as_grpc_reads_it() {
     let hello = say_hello();
-    let policy = *hello.policy().policy();
+    let policy = hello.policy();
     assert_eq!(policy.max_attempts(), 4);
     assert_eq!(policy.base(), Duration::from_millis(100));
     assert_eq!(policy.cap(), Duration::from_secs(1));
@@ -49,9 +49,9 @@ fn the_file_loads_as_grpc_reads_it() {
     // The service-wide config answers for the service's other methods; its
     // `maxAttempts` of 9 is taken as 5, as every gRPC client takes it.
     let other = CONFIG.for_path("/helloworld.Greeter/SayGoodbye").unwrap();
-    assert_eq!(other.policy().policy().max_attempts(), 5);
-    assert_eq!(other.policy().policy().multiplier(), 1.5);
-    assert_eq!(other.policy().policy().base(), Duration::from_millis(25));
+    assert_eq!(other.policy().max_attempts(), 5);
+    assert_eq!(other.policy().multiplier(), 1.5);
+    assert_eq!(other.policy().base(), Duration::from_millis(25));
     assert_eq!(other.retryable(), RetryableCodes::UNAVAILABLE);
 
     // Hedging is read as written.
@@ -61,17 +61,14 @@ fn the_file_loads_as_grpc_reads_it() {
     assert_eq!(hedging.delay(), Duration::from_millis(50));
     assert!(hedging.non_fatal().contains(Code::Internal));
     assert_eq!(query.retry_policy(), None);
-    assert_eq!(query.policy().policy().max_attempts(), 3);
+    assert_eq!(query.policy().max_attempts(), 3);
     assert_eq!(query.retryable(), hedging.non_fatal());
 
     // Anything else falls to the default config: one attempt, its timeout
     // as the deadline.
     let default = CONFIG.method("billing.Ledger", "Post").unwrap();
-    assert_eq!(default.policy().policy().max_attempts(), 1);
-    assert_eq!(
-        default.policy().policy().deadline(),
-        Some(Duration::from_secs(30))
-    );
+    assert_eq!(default.policy().max_attempts(), 1);
+    assert_eq!(default.policy().deadline(), Some(Duration::from_secs(30)));
     assert_eq!(default.retryable(), RetryableCodes::NONE);
 
     let throttling = CONFIG.budget().unwrap();
@@ -84,7 +81,7 @@ fn the_file_loads_as_grpc_reads_it() {
 
 #[tokio::test(start_paused = true)]
 async fn the_closure_api_runs_the_configured_policy() {
-    let policy: UntimedPolicy = say_hello().policy();
+    let policy: Policy = say_hello().policy();
     let retryable = say_hello().retryable();
     let budget = CONFIG.budget().unwrap();
 
@@ -171,7 +168,7 @@ async fn retry_throttling_stops_retries_as_grpc_does() {
     assert_eq!(calls, 1);
 }
 
-static POLICY: LazyLock<UntimedPolicy> = LazyLock::new(|| say_hello().policy());
+static POLICY: LazyLock<Policy> = LazyLock::new(|| say_hello().policy());
 
 #[retry(policy = &POLICY, on = |status| say_hello().retryable().is_retryable(status))]
 async fn greet(calls: &mut u32) -> Result<String, Status> {
@@ -317,21 +314,11 @@ fn names_grpc_rejects_are_errors() {
     ))
     .unwrap();
     assert_eq!(
-        config
-            .method("a.B", "C")
-            .unwrap()
-            .policy()
-            .policy()
-            .max_attempts(),
+        config.method("a.B", "C").unwrap().policy().max_attempts(),
         3
     );
     assert_eq!(
-        config
-            .method("x.Y", "Z")
-            .unwrap()
-            .policy()
-            .policy()
-            .max_attempts(),
+        config.method("x.Y", "Z").unwrap().policy().max_attempts(),
         1
     );
 }

@@ -73,7 +73,7 @@ async fn attempt(log: &Log, origin: Instant, script: Script) -> Result<u32, Erro
 /// The call's outcome, its stop reason, and the budget tokens it left.
 type Ended = (Result<u32, Error>, Option<Stop>, f64);
 
-async fn sequential(policy: &Policy, log: &Log, script: Script) -> Ended {
+async fn sequential(policy: &Policy<TimedOut>, log: &Log, script: Script) -> Ended {
     let budget = RetryBudget::new(10, 0.0);
     let origin = Instant::now();
     let outcome = policy
@@ -89,7 +89,7 @@ async fn sequential(policy: &Policy, log: &Log, script: Script) -> Ended {
     )
 }
 
-async fn hedged(policy: &Policy, delay: u64, log: &Log, script: Script) -> Ended {
+async fn hedged(policy: &Policy<TimedOut>, delay: u64, log: &Log, script: Script) -> Ended {
     let budget = RetryBudget::new(10, 0.0);
     let origin = Instant::now();
     let outcome = policy
@@ -106,11 +106,14 @@ async fn hedged(policy: &Policy, delay: u64, log: &Log, script: Script) -> Ended
     )
 }
 
-fn policy(max: u32) -> Policy {
+/// Of the form that may cut attempts off, with no timeout unless a test
+/// sets one.
+fn policy(max: u32) -> Policy<TimedOut> {
     Policy::new()
         .with_max_attempts(max)
         .with_base(Duration::ZERO)
         .with_cap(Duration::from_secs(1))
+        .into()
 }
 
 #[tokio::test(start_paused = true)]

@@ -267,7 +267,7 @@ fn a_hedged_future_is_send_when_the_arguments_are_send_and_sync() {
     is_send(&client.get(String::new()));
 }
 
-static RUNTIME_POLICY: std::sync::LazyLock<retry_runtime::Policy> =
+static RUNTIME_POLICY: std::sync::LazyLock<retry_runtime::Policy<retry_runtime::TimedOut>> =
     std::sync::LazyLock::new(|| {
         retry_runtime::Policy::new()
             .with_max_attempts(20)

@@ -83,7 +83,7 @@ async fn attempt(log: &Log, origin: Instant, script: Script) -> Result<u32, Erro
 
 const HEDGE: Hedge = Hedge::after(Duration::from_millis(50));
 
-async fn call(policy: &Policy, log: &Log, script: Script) -> (Result<u32, Error>, u64) {
+async fn call(policy: &Policy<TimedOut>, log: &Log, script: Script) -> (Result<u32, Error>, u64) {
     let origin = Instant::now();
     let outcome = policy
         .on(retryable)
@@ -96,10 +96,13 @@ async fn call(policy: &Policy, log: &Log, script: Script) -> (Result<u32, Error>
     )
 }
 
-fn policy(max: u32) -> Policy {
+/// Of the form that may cut attempts off, with no timeout unless a test
+/// sets one.
+fn policy(max: u32) -> Policy<TimedOut> {
     Policy::new()
         .with_max_attempts(max)
         .with_base(Duration::from_millis(100))
+        .into()
 }
 
 fn started(log: &Log) -> Vec<(u32, u64)> {

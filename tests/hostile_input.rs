@@ -532,7 +532,7 @@ fn check_loaded(config: &ServiceConfig) -> Result<(), TestCaseError> {
                 "a name given twice was accepted"
             );
         }
-        let policy = *method.policy().policy();
+        let policy = method.policy();
         prop_assert!((1..=5).contains(&policy.max_attempts()));
         if let Some(retry) = method.retry_policy() {
             prop_assert!(retry.base() > Duration::ZERO);

@@ -1,7 +1,7 @@
 //! The metrics through the `metrics` facade (`retry_runtime_*`), with exact
 //! values, read back with metrics-util's debugging recorder: calls by
 //! function, outcome and reason (every reason of the documented list),
-//! retries, waits in seconds, and circuit breaker transitions and state.
+//! retries, waits and call durations in seconds, and circuit breaker transitions and state.
 
 #[path = "support/servers.rs"]
 mod servers;
@@ -137,6 +137,7 @@ fn run(recorder: &DebuggingRecorder, test: impl std::future::Future<Output = ()>
 const CALLS: &str = "retry_runtime_calls_total";
 const RETRIES: &str = "retry_runtime_retries_total";
 const WAITS: &str = "retry_runtime_wait_seconds";
+const DURATIONS: &str = "retry_runtime_call_duration_seconds";
 
 #[test]
 fn calls_retries_and_waits_are_counted_by_function_outcome_and_reason() {
@@ -195,10 +196,24 @@ fn calls_retries_and_waits_are_counted_by_function_outcome_and_reason() {
             &[
                 ("function", lucky),
                 ("outcome", "success"),
-                ("reason", "none")
+                ("reason", "done")
             ]
         ),
         Some(1)
+    );
+
+    // Each call's time, its waits included, on the paused clock.
+    let failed = [("function", down), ("outcome", "failure")];
+    assert_eq!(
+        histogram(&recorded, DURATIONS, &failed),
+        Some(vec![0.003, 0.003])
+    );
+    let failed = [("function", rejected), ("outcome", "failure")];
+    assert_eq!(histogram(&recorded, DURATIONS, &failed), Some(vec![0.0]));
+    let succeeded = [("function", lucky), ("outcome", "success")];
+    assert_eq!(
+        histogram(&recorded, DURATIONS, &succeeded),
+        Some(vec![0.001])
     );
 
     // The name before 0.2 is emitted alongside for one release, with the
@@ -212,6 +227,7 @@ fn calls_retries_and_waits_are_counted_by_function_outcome_and_reason() {
         names(&recorded),
         [
             "retry_retries_total",
+            "retry_runtime_call_duration_seconds",
             "retry_runtime_calls_total",
             "retry_runtime_retries_total",
             "retry_runtime_wait_seconds"
@@ -445,7 +461,7 @@ fn closure_loops_are_labelled_closure() {
     let recorded = recorded(&snapshotter);
     let closure = [("function", "closure")];
     let failed = [closure[0], ("outcome", "failure"), ("reason", "exhausted")];
-    let succeeded = [closure[0], ("outcome", "success"), ("reason", "none")];
+    let succeeded = [closure[0], ("outcome", "success"), ("reason", "done")];
     assert_eq!(counter(&recorded, CALLS, &failed), Some(1));
     assert_eq!(counter(&recorded, CALLS, &succeeded), Some(2));
     assert_eq!(counter(&recorded, RETRIES, &closure), Some(1));
@@ -485,7 +501,7 @@ fn a_named_closure_loop_records_under_its_name() {
     let reserve = [("function", "inventory::reserve")];
     let lookup = [("function", "inventory::lookup")];
     let failed = [reserve[0], ("outcome", "failure"), ("reason", "exhausted")];
-    let succeeded = [lookup[0], ("outcome", "success"), ("reason", "none")];
+    let succeeded = [lookup[0], ("outcome", "success"), ("reason", "done")];
     assert_eq!(counter(&recorded, CALLS, &failed), Some(1));
     assert_eq!(counter(&recorded, CALLS, &succeeded), Some(2));
     assert_eq!(counter(&recorded, RETRIES, &reserve), Some(1));

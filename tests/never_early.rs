@@ -296,8 +296,8 @@ async fn dependency() -> Result<(), Busy> {
 }
 
 /// The scenario's policy, which carries no per-attempt timeout.
-fn current() -> retry_runtime::UntimedPolicy {
-    scenario().policy.untimed().unwrap()
+fn current() -> retry_runtime::Policy {
+    scenario().policy
 }
 
 #[retry(policy = &current(), retry_after = hint)]
@@ -446,7 +446,7 @@ fn policy_strategy() -> impl Strategy<Value = (Policy, bool)> {
                 most as f64 / 1000.0,
             ))
             .unwrap();
-            (*config.methods()[0].policy().policy(), true)
+            (config.methods()[0].policy(), true)
         },
     );
     prop_oneof![3 => own, 2 => config]

@@ -10,6 +10,7 @@ use std::sync::atomic::{AtomicU32, Ordering};
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
+use retry_runtime::testing::VirtualClock;
 use retry_runtime::{retry, CircuitBreaker, Jitter, Policy, RetryBudget, Stop, Stopped};
 
 fn unavailable() -> io::Error {
@@ -664,31 +665,50 @@ off_tokio!(
     many_calls_then_recovery,
 );
 
+/// Every key of the blocking closure API at once, read from a virtual
+/// clock's record of decisions (feature `testing`): the first attempt takes
+/// 60 ms, past its 30 ms timeout, the second fails with a hint, the third
+/// answers.
 #[test]
 fn closure_api_blocking_every_key() {
+    let clock = VirtualClock::install();
     let breaker = breaker().with_consecutive_failures(10);
+    let budget = RetryBudget::new(1000, 1.0);
     let policy = Policy::new()
         .with_max_attempts(4)
         .with_base(Duration::from_millis(5))
         .with_jitter(Jitter::None)
         .with_timeout(Duration::from_millis(30))
         .with_deadline(Duration::from_secs(5));
-    let service = Service::new(2, 1, io::ErrorKind::Interrupted);
-    let retries = Mutex::new(Vec::new());
+    let calls = AtomicU32::new(0);
     let result = policy
         .on(is_transient)
         .retry_after(hint)
-        .on_retry(|e: &io::Error, n, _| retries.lock().unwrap().push((n, e.kind())))
-        .budget(&BUDGET)
+        .budget(&budget)
         .breaker(&breaker)
-        .run_blocking(|| service.call_blocking(0));
+        .run_blocking(|| match calls.fetch_add(1, Ordering::SeqCst) + 1 {
+            1 => {
+                clock.advance(Duration::from_millis(60));
+                Err(unavailable())
+            }
+            2 => Err(io::Error::new(io::ErrorKind::Interrupted, "call 2")),
+            n => Ok(n),
+        });
     assert_eq!(result.unwrap(), 3);
+    let decisions = clock.take_decisions();
+    // The hinted wait is the hint and up to a tenth more, drawn.
+    let hinted = decisions[1].wait.unwrap();
+    assert!(hinted >= Duration::from_millis(15) && hinted <= Duration::from_micros(16_500));
     assert_eq!(
-        retries.into_inner().unwrap(),
+        decisions,
         [
-            (1, io::ErrorKind::TimedOut),
-            (2, io::ErrorKind::Interrupted)
+            "at 60ms: attempt 1 transient, retry after 5ms (budget 999, breaker closed)".to_owned(),
+            format!("at 65ms: attempt 2 transient (hint 15ms), retry after {hinted:?} (budget 998, breaker closed)"),
+            format!("at {:?}: attempt 3 done, stop done (budget 999, breaker closed)", Duration::from_millis(65) + hinted),
         ]
+        .iter()
+        .map(String::as_str)
+        .collect::<Vec<_>>()
     );
 }
 

@@ -392,10 +392,9 @@ proptest! {
         let exhausted = append(&mut template, "retry-exhausted", &exhausted);
         let overloaded = append(&mut template, "x-envoy-overloaded", &overloaded);
         let status_code = http::StatusCode::from_u16(code).unwrap();
-        let failure = status_code.is_server_error() || code == 408 || code == 429;
         let one = |values: &[Vec<u8>]| single(values).is_some_and(|value| !value.is_empty());
-        let marked = failure && (one(&exhausted) || one(&overloaded));
         let transient = status::is_transient_status(status_code);
+        let marked = transient && (one(&exhausted) || one(&overloaded));
         let answer = || {
             let mut response = Response::new(());
             *response.status_mut() = status_code;
@@ -446,11 +445,7 @@ proptest! {
             status
         };
         prop_assert_eq!(grpc::is_retryable(&answer()), wait);
-        let policy = Policy::new()
-            .with_max_attempts(2)
-            .with_base(Duration::from_millis(1))
-            .untimed()
-            .unwrap();
+        let policy = Policy::new().with_max_attempts(2).with_base(Duration::from_millis(1));
         let result: Result<(), tonic::Status> = paused().block_on(
             policy.on(grpc::is_retryable).run(|| {
                 let answer = answer();

@@ -37,6 +37,31 @@ pub async fn every_key(status: u16) -> Result<u16, ApiError> {
     Ok(status)
 }
 
+fn report_give_up(outcome: &Result<u16, ApiError>, stopped: &retry_runtime::Stopped) {
+    assert!(outcome.is_err() || stopped.attempts() > 0);
+}
+
+/// `on_give_up` as a function's path and as a closure, async and blocking.
+///
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms", on_give_up = report_give_up)]
+pub async fn given_up(status: u16) -> Result<u16, ApiError> {
+    every_key(status).await
+}
+
+/// # Errors
+///
+/// The last attempt's error.
+#[retry(max = 2, base = "1ms", on_give_up = |outcome, stopped| assert!(outcome.is_err() && stopped.attempts() == 2))]
+pub fn given_up_blocking(status: u16) -> Result<u16, ApiError> {
+    if status >= 400 {
+        return Err(ApiError(status));
+    }
+    Ok(status)
+}
+
 pub struct Service {
     hits: u32,
 }
@@ -195,14 +220,10 @@ pub async fn one_line(client: &Client, url: &str) -> Result<usize, ApiError> { c
 #[retry(max = 2, base = "1ms")]
 pub async fn by_value(client: &Client, url: String, mut batch: Vec<u32>) -> Result<usize, ApiError> { batch.push(1); client.get(&url).await.map(|n| n + batch.len()) }
 
-static UNTIMED: std::sync::LazyLock<retry_runtime::UntimedPolicy> =
-    std::sync::LazyLock::new(|| {
-        retry_runtime::Policy::new()
-            .untimed()
-            .expect("a policy without a timeout")
-    });
+static UNTIMED: std::sync::LazyLock<retry_runtime::Policy> =
+    std::sync::LazyLock::new(retry_runtime::Policy::new);
 
-/// An untimed policy, for an error type without `From<TimedOut>`.
+/// A policy without a timeout, for an error type without `From<TimedOut>`.
 ///
 /// # Errors
 ///

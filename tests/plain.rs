@@ -4,6 +4,7 @@
 use std::cell::RefCell;
 use std::time::{Duration, Instant};
 
+use retry_runtime::testing::VirtualClock;
 use retry_runtime::{retry, RetryBudget};
 
 #[derive(Debug, PartialEq)]
@@ -47,29 +48,33 @@ impl Dependency {
     }
 }
 
-fn record_wait(waits: &RefCell<Vec<Duration>>, wait: Duration) {
-    waits.borrow_mut().push(wait);
-}
-
-#[retry(
-    max = 3,
-    base = "20ms",
-    jitter = "none",
-    on_retry = |_, _, wait| record_wait(waits, wait)
-)]
-fn fetch(dependency: &Dependency, waits: &RefCell<Vec<Duration>>) -> Result<u32, Failure> {
+#[retry(max = 3, base = "20ms", jitter = "none")]
+fn fetch(dependency: &Dependency) -> Result<u32, Failure> {
     dependency.call()
 }
 
+/// The schedule, read from a virtual clock's record of decisions (feature
+/// `testing`): no real wait, and the exact time of each decision.
 #[test]
-fn waits_block_the_thread_for_the_schedule() {
+fn waits_follow_the_schedule() {
+    let clock = VirtualClock::install();
     let dependency = Dependency::new(2);
-    let waits = RefCell::default();
-    assert_eq!(fetch(&dependency, &waits), Ok(3));
+    assert_eq!(fetch(&dependency), Ok(3));
     assert_eq!(
-        waits.into_inner(),
-        [Duration::from_millis(20), Duration::from_millis(40)]
+        clock.take_decisions(),
+        [
+            "at 0ns: attempt 1 transient, retry after 20ms",
+            "at 20ms: attempt 2 transient, retry after 40ms",
+            "at 60ms: attempt 3 done, stop done",
+        ]
     );
+    assert_eq!(clock.elapsed(), Duration::from_millis(60));
+}
+
+#[test]
+fn waits_block_the_thread() {
+    let dependency = Dependency::new(2);
+    assert_eq!(fetch(&dependency), Ok(3));
     // `std::thread::sleep` never returns early, however loaded the machine.
     let gaps = dependency.gaps();
     assert!(gaps[0] >= Duration::from_millis(20), "{gaps:?}");
@@ -79,7 +84,7 @@ fn waits_block_the_thread_for_the_schedule() {
 #[test]
 fn the_last_error_comes_back() {
     let dependency = Dependency::new(10);
-    assert_eq!(fetch(&dependency, &RefCell::default()), Err(Failure(3)));
+    assert_eq!(fetch(&dependency), Err(Failure(3)));
 }
 
 // The first wait (1ms) fits the deadline unless the machine stalls for a

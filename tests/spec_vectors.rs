@@ -65,7 +65,7 @@ const BACKOFF: &[(&str, &str, &str, u32, u64)] = &[
 fn a6_backoff_bounds_are_point_eight_to_one_point_two_times_the_ceiling() {
     for &(initial, max, multiplier, n, millis) in BACKOFF {
         let config = backoff(initial, max, multiplier);
-        let policy = *config.methods()[0].policy().policy();
+        let policy = config.methods()[0].policy();
         let ceiling = policy.ceiling(n - 1);
         let expected = if (initial, n) == (".025s", 2) {
             Duration::from_micros(37_500)
@@ -155,7 +155,7 @@ fn a6_max_attempts_is_capped_at_five_and_at_least_two() {
             ));
             match (loaded, expected) {
                 (Ok(config), Ok(attempts)) => assert_eq!(
-                    config.methods()[0].policy().policy().max_attempts(),
+                    config.methods()[0].policy().max_attempts(),
                     *attempts,
                     "{policy} {written}"
                 ),

@@ -46,13 +46,13 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
         [
             format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
             format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0 error.type=\"{error}\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 attempts=3 elapsed_ms=300.0 reason=\"exhausted\" error.type=\"{error}\""),
             format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
-            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 reason=\"not_retryable\" error.type=\"{error}\""),
+            format!("DEBUG message=attempt failed; not retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 attempts=2 elapsed_ms=100.0 reason=\"not_retryable\" error.type=\"{error}\""),
             format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=1 wait_ms=100.0 error.type=\"{error}\""),
             format!("INFO message=attempt failed; retrying function=\"{function}\" code.function.name=\"{function}\" attempt=2 wait_ms=200.0 error.type=\"{error}\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 reason=\"exhausted\" error.type=\"{error}\""),
-            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 reason=\"nested\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}\" code.function.name=\"{function}\" attempt=3 attempts=3 elapsed_ms=300.0 reason=\"exhausted\" error.type=\"{error}\""),
+            format!("WARN message=attempt failed; giving up function=\"{function}_outer\" code.function.name=\"{function}_outer\" attempt=1 attempts=1 elapsed_ms=300.0 reason=\"nested\" error.type=\"{error}\""),
         ]
     );
 

@@ -4,14 +4,15 @@
 //! its jitter's documented bounds, ceilings never decrease, nothing panics,
 //! no wait that would pass the deadline is started, and the schedule
 //! calculator (`Policy::ceiling`, `wait`, `worst_case_wait`) agrees with the
-//! loop, run on a paused clock.
+//! loop, run on a virtual clock (feature `testing`), whose record gives
+//! each wait and when it was decided.
 
-use std::cell::RefCell;
+use std::cell::Cell;
 use std::time::Duration;
 
 use proptest::prelude::*;
+use retry_runtime::testing::VirtualClock;
 use retry_runtime::{seed_thread_rng, Jitter, Policy, TimedOut};
-use tokio::time::Instant;
 
 const MAX_NANOS: Duration = Duration::from_nanos(u64::MAX);
 
@@ -227,9 +228,10 @@ impl From<TimedOut> for Down {
     }
 }
 
-/// One call through the closure API on a paused clock: the waits it took,
-/// when each was decided (time since the first attempt), the calls made and
-/// the time it took in all.
+/// One call through the closure API on a test's virtual clock: the waits
+/// it took and when each was decided (time since the first attempt), as
+/// the clock's record of decisions gives them, the calls made and the time
+/// it took in all.
 struct Run {
     waits: Vec<(Duration, Duration)>,
     calls: u32,
@@ -237,40 +239,30 @@ struct Run {
 }
 
 fn run(policy: Policy, failures: u32, seed: u64) -> Run {
-    let runtime = tokio::runtime::Builder::new_current_thread()
-        .enable_time()
-        .start_paused(true)
-        .build()
-        .unwrap();
-    runtime.block_on(async {
-        seed_thread_rng(seed);
-        let start = Instant::now();
-        let waits = RefCell::new(Vec::new());
-        let calls = RefCell::new(0u32);
-        let _: Result<u32, Down> = policy
-            .retrying()
-            .on_retry(|_: &Down, _, wait| waits.borrow_mut().push((start.elapsed(), wait)))
-            .run(|| {
-                let call = {
-                    let mut calls = calls.borrow_mut();
-                    *calls += 1;
-                    *calls
-                };
-                async move {
-                    if call <= failures {
-                        Err(Down)
-                    } else {
-                        Ok(call)
-                    }
-                }
-            })
-            .await;
-        Run {
-            waits: waits.into_inner(),
-            calls: calls.into_inner(),
-            elapsed: start.elapsed(),
+    let clock = VirtualClock::install();
+    seed_thread_rng(seed);
+    let calls = Cell::new(0u32);
+    let _: Result<u32, Down> = futures::executor::block_on(policy.retrying().run(|| {
+        calls.set(calls.get() + 1);
+        let call = calls.get();
+        async move {
+            if call <= failures {
+                Err(Down)
+            } else {
+                Ok(call)
+            }
         }
-    })
+    }));
+    let waits = clock
+        .take_decisions()
+        .iter()
+        .filter_map(|decision| Some((decision.at, decision.wait?)))
+        .collect();
+    Run {
+        waits,
+        calls: calls.get(),
+        elapsed: clock.elapsed(),
+    }
 }
 
 fn deadline() -> impl Strategy<Value = Option<Duration>> {
@@ -286,7 +278,7 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(cases(2_000)))]
 
     #[test]
-    fn the_loop_follows_the_schedule_calculator_on_a_paused_clock(
+    fn the_loop_follows_the_schedule_calculator_on_a_virtual_clock(
         policy in any_policy(),
         deadline in deadline(),
         failures in 0u32..40,
@@ -310,12 +302,12 @@ proptest! {
             if let Some(deadline) = policy.deadline() {
                 prop_assert!(decided_at.saturating_add(wait) <= deadline);
             }
-            // Each wait is slept in full, ending on tokio's 1 ms tick.
-            prop_assert!(decided_at >= slept);
+            // Each wait is slept in full, and no longer.
+            prop_assert_eq!(decided_at, slept);
             slept = decided_at.saturating_add(wait);
             previous = wait;
         }
-        prop_assert!(outcome.elapsed >= slept);
+        prop_assert_eq!(outcome.elapsed, slept);
         let retries = u32::try_from(outcome.waits.len()).unwrap();
         prop_assert_eq!(outcome.calls, retries + 1);
         let max = policy.max_attempts().max(1);

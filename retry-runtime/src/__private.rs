@@ -4,7 +4,9 @@
 pub use crate::attempts::Attempts;
 pub use crate::clock::sleep_blocking;
 pub use crate::decision::Classification;
-pub use crate::give_up::{gave_up, give_up_hook, OnGiveUp, Started};
+pub use crate::give_up::{
+    gave_up, give_up_hook, give_up_path, give_up_probe, HookFits, HookMisfits, OnGiveUp, Started,
+};
 pub use crate::guard::{Guard, Keep};
 pub use crate::hedge::private as hedge;
 pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};
@@ -14,7 +16,7 @@ pub use crate::timeout::{Limit, Limited};
 pub use core::ops::ControlFlow;
 pub use core::option::Option::{None, Some};
 
-use crate::{CircuitOpen, Policy, RetryBudget, TimedOut, UntimedPolicy};
+use crate::{CircuitOpen, Policy, RetryBudget, TimedOut};
 
 /// `budget = ...` as the loop takes it; a function argument, so that `&LAZY`
 /// and other references that deref to a `RetryBudget` coerce.
@@ -80,25 +82,25 @@ impl<T> KeepCarried<T> for &Probe<'_, T> {
 }
 
 /// What `policy = ...` may name, for a function failing with `Self`: a
-/// [`Policy`], which may carry a timeout and so needs `From<TimedOut>`, or
-/// an [`UntimedPolicy`], which carries none and runs with any error type.
-/// Bounded on the error type and the policy's own type together, so that
-/// any mismatch is one error naming the fix.
+/// [`Policy`], which has no timeout and runs with any error type, or a
+/// `Policy<TimedOut>`, which may cut attempts off and so needs
+/// `From<TimedOut>`. Bounded on the error type and the policy's own type
+/// together, so that any mismatch is one error naming the fix.
 #[diagnostic::on_unimplemented(
-    message = "`policy` takes a `&Policy`, which may carry a per-attempt timeout that `{Self}` cannot express (it has no `From<retry_runtime::TimedOut>`), or a `&UntimedPolicy`",
-    label = "a `&Policy` needs an error type with `From<TimedOut>`",
+    message = "`policy` takes a `&Policy<TimedOut>`, whose per-attempt timeout `{Self}` cannot express (it has no `From<retry_runtime::TimedOut>`), or a `&Policy`",
+    label = "a `&Policy<TimedOut>` needs an error type with `From<TimedOut>`",
     note = "say how a cut-off attempt fails with `timed_out = ...`, such as `timed_out = |_| Status::deadline_exceeded(\"attempt timed out\")` for `tonic::Status`",
-    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), pass an `&UntimedPolicy`, which carries no timeout and runs with any error type: `static POLICY: UntimedPolicy = match Policy::new().untimed() {{ Ok(policy) => policy, Err(_) => panic!(\"a timeout\") }};` is checked while compiling; a policy read at run time is checked where it is read, with `let policy: UntimedPolicy = config.retry.untimed()?;` in the function that loads the configuration"
+    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), pass a `&Policy`, which has no timeout and runs with any error type (`.without_timeout()` makes one), and bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
 )]
 pub trait Expresses<P: ?Sized>: Sized {
     /// The policy itself.
-    fn policy(policy: &P) -> Policy;
+    fn policy(policy: &P) -> Policy<TimedOut>;
     /// How an attempt cut off by the policy's timeout fails.
     fn limit() -> Limit<Self>;
 }
 
-impl<E: From<TimedOut>> Expresses<Policy> for E {
-    fn policy(policy: &Policy) -> Policy {
+impl<E: From<TimedOut>> Expresses<Policy<TimedOut>> for E {
+    fn policy(policy: &Policy<TimedOut>) -> Policy<TimedOut> {
         *policy
     }
     fn limit() -> Limit<Self> {
@@ -106,9 +108,9 @@ impl<E: From<TimedOut>> Expresses<Policy> for E {
     }
 }
 
-impl<E> Expresses<UntimedPolicy> for E {
-    fn policy(policy: &UntimedPolicy) -> Policy {
-        *policy.policy()
+impl<E> Expresses<Policy> for E {
+    fn policy(policy: &Policy) -> Policy<TimedOut> {
+        Policy::of(policy.params)
     }
     fn limit() -> Limit<Self> {
         Limit::untimed()
@@ -116,26 +118,20 @@ impl<E> Expresses<UntimedPolicy> for E {
 }
 
 /// What `policy = ...` may name when `timed_out = ...` says how a cut-off
-/// attempt fails: a [`Policy`] or an [`UntimedPolicy`], behind any of the
-/// pointers [`Expresses`] sees through.
+/// attempt fails: a [`Policy`], with or without `<TimedOut>`, behind any of
+/// the pointers [`Expresses`] sees through.
 #[diagnostic::on_unimplemented(
-    message = "`policy` takes a `&Policy` or a `&UntimedPolicy`, not `{Self}`",
+    message = "`policy` takes a `&Policy` or a `&Policy<TimedOut>`, not `{Self}`",
     label = "expected a `&Policy`"
 )]
 pub trait PolicySource {
     /// The policy itself.
-    fn policy(&self) -> Policy;
+    fn policy(&self) -> Policy<TimedOut>;
 }
 
-impl PolicySource for Policy {
-    fn policy(&self) -> Policy {
-        *self
-    }
-}
-
-impl PolicySource for UntimedPolicy {
-    fn policy(&self) -> Policy {
-        *UntimedPolicy::policy(self)
+impl<Timeout> PolicySource for Policy<Timeout> {
+    fn policy(&self) -> Policy<TimedOut> {
+        Policy::of(self.params)
     }
 }
 
@@ -144,7 +140,7 @@ impl PolicySource for UntimedPolicy {
 macro_rules! through {
     ($([$($generics:tt)*] $pointer:ty;)*) => {$(
         impl<E: Expresses<P>, $($generics)*> Expresses<$pointer> for E {
-            fn policy(policy: &$pointer) -> Policy {
+            fn policy(policy: &$pointer) -> Policy<TimedOut> {
                 <E as Expresses<P>>::policy(policy)
             }
             fn limit() -> Limit<Self> {
@@ -153,7 +149,7 @@ macro_rules! through {
         }
 
         impl<$($generics)*> PolicySource for $pointer where P: PolicySource {
-            fn policy(&self) -> Policy {
+            fn policy(&self) -> Policy<TimedOut> {
                 P::policy(self)
             }
         }
@@ -170,7 +166,7 @@ through! {
 /// `policy = ...` next to `timed_out = ...`, copied, so that the loop does
 /// not keep borrowing what the expression borrows.
 #[must_use]
-pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
+pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy<TimedOut> {
     policy.policy()
 }
 
@@ -183,7 +179,7 @@ pub fn keyed_policy<P: PolicySource + ?Sized>(policy: &P) -> Policy {
 /// The error type is a parameter of its own, as in [`timeout_key`]: `R:
 /// Outcome` is reported on the return type, where a return type that is not
 /// a `Result` already is.
-pub fn runtime_policy<R, P, E>(policy: &P) -> (Policy, Limit<E>)
+pub fn runtime_policy<R, P, E>(policy: &P) -> (Policy<TimedOut>, Limit<E>)
 where
     R: Outcome<Error = E>,
     P: ?Sized,
@@ -249,6 +245,31 @@ where
 pub trait BreakerKey: From<CircuitOpen> {}
 
 impl<E: From<CircuitOpen>> BreakerKey for E {}
+
+/// An error type the closure API's `.breaker(..)` can fail a refused call
+/// with. Its own trait, so that the error names `.breaker_with(..)`.
+#[diagnostic::on_unimplemented(
+    message = "`.breaker(..)` refuses calls while the circuit is open, and `{Self}` cannot express that: it has no `From<retry_runtime::CircuitOpen>`",
+    label = "`.breaker(..)` needs an error type with `From<CircuitOpen>`; use `.breaker_with(..)`",
+    note = "say how a refused call fails with `.breaker_with(&BREAKER, |_| ...)`, such as `.breaker_with(&BREAKER, |_| Status::unavailable(\"circuit open\"))` for `tonic::Status`",
+    note = "if no value of `{Self}` can be built (as with `reqwest::Error`), return an error enum of your own that holds it and `CircuitOpen`"
+)]
+pub trait OpenBreaker: From<CircuitOpen> {}
+
+impl<E: From<CircuitOpen>> OpenBreaker for E {}
+
+/// An error type a `Policy<TimedOut>`'s closure loop can fail a cut-off
+/// attempt with. Its own trait, so that the error names `.timed_out(..)`
+/// and `.without_timeout()`.
+#[diagnostic::on_unimplemented(
+    message = "this policy cuts attempts off (`with_timeout`), and `{Self}` cannot express that: it has no `From<retry_runtime::TimedOut>`",
+    label = "a `Policy<TimedOut>` needs an error type with `From<TimedOut>`",
+    note = "say how a cut-off attempt fails with `.timed_out(|_| ...)` in place of `.retrying()`, such as `policy.timed_out(|_| Status::deadline_exceeded(\"attempt timed out\"))` for `tonic::Status`",
+    note = "or remove the timeout with `.without_timeout()`: a `Policy` runs with any error type (bound the attempt inside the call instead; for reqwest, `ClientBuilder::timeout`)"
+)]
+pub trait CutOff: From<TimedOut> {}
+
+impl<E: From<TimedOut>> CutOff for E {}
 
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
 /// Bounded by [`BreakerKey`], so that an error type without the conversion

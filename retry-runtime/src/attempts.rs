@@ -15,7 +15,8 @@ use crate::call_state::CallState;
 use crate::clock::Clock;
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
-use crate::observe;
+use crate::observe::{self, Record};
+use crate::policy::Params;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
@@ -38,18 +39,22 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     /// function in `tracing` events.
     #[must_use]
     #[inline(always)]
-    pub fn start(policy: &'p Policy, budget: U, name: &'static str) -> Self {
-        Self::new(policy, budget, name, Clock::Async)
+    pub fn start<Timeout>(policy: &'p Policy<Timeout>, budget: U, name: &'static str) -> Self {
+        Self::new(&policy.params, budget, name, Clock::Async)
     }
 
     /// Call just before the first attempt of a plain function.
     #[must_use]
-    pub fn start_blocking(policy: &'p Policy, budget: U, name: &'static str) -> Self {
-        Self::new(policy, budget, name, Clock::Blocking)
+    pub fn start_blocking<Timeout>(
+        policy: &'p Policy<Timeout>,
+        budget: U,
+        name: &'static str,
+    ) -> Self {
+        Self::new(&policy.params, budget, name, Clock::Blocking)
     }
 
     #[inline(always)]
-    fn new(policy: &'p Policy, budget: U, name: &'static str, clock: Clock) -> Self {
+    pub(crate) fn new(policy: &'p Params, budget: U, name: &'static str, clock: Clock) -> Self {
         Attempts {
             call: CallState::new(policy, name, clock),
             breaker: NoBreaker,
@@ -160,7 +165,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retryable, and the breaker hears nothing.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn unsent(&mut self) {
-        let _ = self.call.not_retryable();
+        let record = Record::new(None, self.budget.budget(), self.breaker.breaker());
+        let _ = self.call.not_retryable(record);
     }
 
     /// Call before the wait for the next attempt: while it lasts, the call
@@ -295,26 +301,30 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let (verdict, below) = self.call.below(verdict);
         self.call.scope().inner_gave_up |= below;
         let ran = self.breaker.record(!verdict.is_transient());
+        let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
-            return Err(self.call.stopped(Stop::Open, false));
+            let record = Record::new(None, budget, breaker);
+            return Err(self.call.stopped(Stop::Open, false, record));
         }
+        let record = Record::new(Some(verdict), budget, breaker);
         match verdict {
             // A request the server never processed, when it is not sent
             // again transparently, is a transient failure like any other.
             Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
-                self.call
-                    .retry(verdict.hint(), self.budget.budget(), self.breaker.breaker())
+                self.call.retry(verdict, budget, breaker)
             }
             Classification::Unrepeatable => {
                 // A retryable failure takes a token whether or not this
                 // request may be repeated (gRFC A6).
-                if let Some(budget) = self.budget.budget() {
+                if let Some(budget) = budget {
                     budget.record_failure();
                 }
-                Err(self.call.not_retryable())
+                Err(self.call.not_retryable(record))
             }
-            Classification::Done | Classification::Permanent => Err(self.call.not_retryable()),
+            Classification::Done | Classification::Permanent => {
+                Err(self.call.not_retryable(record))
+            }
         }
     }
 
@@ -336,6 +346,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub(crate) fn succeeded(&mut self) {
         self.breaker.record(true);
-        self.call.succeeded(self.budget.budget());
+        self.call
+            .succeeded(self.budget.budget(), self.breaker.breaker());
     }
 }

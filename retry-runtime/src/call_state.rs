@@ -9,34 +9,49 @@ use core::time::Duration;
 use crate::clock::{Clock, Deadline, Instant};
 use crate::context::{self, Below, Scope};
 use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
-use crate::observe::{self, Name};
-use crate::{AttemptContext, CircuitBreaker, Nested, Policy, RetryBudget};
+use crate::observe::{self, Name, Record};
+use crate::policy::Params;
+use crate::{AttemptContext, CircuitBreaker, Nested, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
 #[derive(Debug)]
 pub(crate) struct CallState<'p> {
-    policy: &'p Policy,
+    policy: &'p Params,
     /// The attempt running or just judged, the call's deadline and key, as
     /// its attempts' context shows them.
     scope: Scope,
     name: Name,
+    /// When the call started, for the time it took: read only when
+    /// something reports it ([`observe::measures_calls`]).
+    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    started: Option<Instant>,
 }
 
 impl<'p> CallState<'p> {
     // Inlined: on every call's success path, and with the expansion's
     // constant policy the deadline and base fold away (benches/instructions.sh).
     #[inline(always)]
-    pub(crate) fn new(policy: &'p Policy, name: &'static str, clock: Clock) -> Self {
-        let deadline = match policy.deadline() {
+    pub(crate) fn new(policy: &'p Params, name: &'static str, clock: Clock) -> Self {
+        let deadline = match policy.deadline {
             Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
             None => Deadline::NONE,
         };
         CallState {
             policy,
-            scope: Scope::first(policy.max_attempts(), deadline, clock),
+            scope: Scope::first(policy.max_attempts, deadline, clock),
             name: Name::new(name),
+            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            started: observe::measures_calls().then(|| clock.now()),
         }
+    }
+
+    /// The time since the call started, if it was read then.
+    pub(crate) fn elapsed(&self) -> Option<Duration> {
+        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        return self.started.map(|started| self.clock().since(started));
+        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        None
     }
 
     /// The attempt running or just judged, from 1.
@@ -86,7 +101,7 @@ impl<'p> CallState<'p> {
     /// the time left before the nearest deadline. `None` without a timeout.
     #[inline]
     pub(crate) fn attempt_timeout(&self) -> Option<Duration> {
-        let timeout = self.policy.timeout()?;
+        let timeout = self.policy.timeout?;
         Some(self.time_left().map_or(timeout, |left| timeout.min(left)))
     }
 
@@ -138,7 +153,7 @@ impl<'p> CallState<'p> {
         if below == Below::Nothing || verdict == Classification::Done {
             return (verdict, false);
         }
-        match (self.policy.nested(), below) {
+        match (self.policy.nested, below) {
             (Nested::Once, _) => (Classification::Transient(None), true),
             // A hint no policy waits out (`hint_too_long`), as gRFC A6
             // reads the pushback.
@@ -154,15 +169,16 @@ impl<'p> CallState<'p> {
     #[inline(never)]
     pub(crate) fn retry(
         &mut self,
-        hint: Option<Duration>,
+        verdict: Classification,
         budget: Option<&RetryBudget>,
         breaker: Option<&CircuitBreaker>,
     ) -> Result<Duration, Stop> {
-        let attempt = self.scope.frame.attempt();
+        let (attempt, hint) = (self.scope.frame.attempt(), verdict.hint());
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
+        let record = Record::new(Some(verdict), budget, breaker);
         match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
-                observe::retrying(self.name(), attempt, wait);
+                observe::retrying(self.name(), attempt, wait, record);
                 self.scope.set_carry(carry);
                 self.scope.frame.set_attempt(attempt.saturating_add(1));
                 // Retried calls the failed attempt left running (dropped
@@ -170,7 +186,7 @@ impl<'p> CallState<'p> {
                 self.scope.in_flight = 0;
                 Ok(wait)
             }
-            Err(stop) => Err(self.stopped(stop, inner_gave_up)),
+            Err(stop) => Err(self.stopped(stop, inner_gave_up, record)),
         }
     }
 
@@ -235,25 +251,28 @@ impl<'p> CallState<'p> {
     }
 
     /// A success: the budget gets its share back, and the outside world
-    /// hears of it.
+    /// hears of it (`breaker` only for a test's record).
     // Inlined: every successful call's end (benches/instructions.sh).
     #[inline]
-    pub(crate) fn succeeded(&mut self, budget: Option<&RetryBudget>) {
+    pub(crate) fn succeeded(
+        &mut self,
+        budget: Option<&RetryBudget>,
+        breaker: Option<&CircuitBreaker>,
+    ) {
         if let Some(budget) = budget {
             budget.record_success();
         }
-        #[cfg(feature = "metrics")]
-        crate::metrics::record_stop(Stop::Done, self.name());
-        observe::succeeded(self.attempt());
+        let record = Record::new(Some(Classification::Done), budget, breaker);
+        observe::succeeded(self.name(), self.attempt(), self.elapsed(), record);
         self.finished();
     }
 
-    /// A failure that is returned to the caller.
+    /// A failure that is returned to the caller, judged as `record` says.
     #[cold]
     #[inline(never)]
-    pub(crate) fn not_retryable(&mut self) -> Stop {
+    pub(crate) fn not_retryable(&mut self, record: Record<'_>) -> Stop {
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
-        self.stopped(Stop::NotRetryable, inner_gave_up)
+        self.stopped(Stop::NotRetryable, inner_gave_up, record)
     }
 
     /// The call returns: the attempt it runs inside no longer counts it in
@@ -269,10 +288,11 @@ impl<'p> CallState<'p> {
     /// is not to be retried again around it. A call that never retries
     /// (`max = 1`, a breaker-only guard) is no retry layer: its own failure
     /// marks nothing, though it passes on the mark of a layer below.
-    pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool) -> Stop {
-        observe::stopped(self.name(), self.scope.frame.attempt(), stop);
+    pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool, record: Record<'_>) -> Stop {
+        let attempt = self.scope.frame.attempt();
+        observe::stopped_after(self.name(), attempt, attempt, stop, self.elapsed(), record);
         self.finished();
-        context::report_stop(self.policy.max_attempts(), stop, inner_gave_up);
+        context::report_stop(self.policy.max_attempts, stop, inner_gave_up);
         stop
     }
 }

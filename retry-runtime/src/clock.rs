@@ -10,6 +10,9 @@
 //! `std::time::Instant` that tokio's clock may also produce), and on
 //! `wasm32-unknown-unknown`, where `std::time::Instant::now` traps, the
 //! host's `performance.now()` ([`crate::timer::host`]).
+//!
+//! Under a test's simulated clock (feature `testing`, installed on the
+//! thread by `testing::VirtualClock`), both read it.
 
 use core::time::Duration;
 
@@ -35,8 +38,14 @@ impl Clock {
         }
     }
 
+    /// Now on this clock, or on the simulated clock a test installed on
+    /// this thread (feature `testing`), which both clocks then read.
     #[inline]
     pub(crate) fn now(self) -> Instant {
+        #[cfg(feature = "testing")]
+        if let Some(now) = crate::timer::simulated::now() {
+            return now;
+        }
         match self {
             Clock::Async => crate::timer::now(),
             Clock::Blocking => crate::timer::real_now(),

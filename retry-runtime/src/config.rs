@@ -33,8 +33,25 @@
 //! | `multiplier` | number >= 1 | 2 |
 //! | `jitter` | `"full"`, `"equal"`, `"decorrelated"`, `"none"` | `"full"` |
 //! | `deadline` | duration string > 0 | none |
-//! | `timeout` | duration string > 0 | none |
+//! | `timeout` | duration string > 0 | none; only in a `Policy<TimedOut>` |
 //! | `nested` | `"once"`, `"retry"` | `"once"` |
+//!
+//! A per-attempt `timeout` is read into a `Policy<TimedOut>` only, whose
+//! error type must express a cut-off attempt (`From<TimedOut>`, or
+//! [`timed_out`](crate::Policy::timed_out)). A [`Policy`], which runs with
+//! any error type, refuses the key with an error that names it, so that a
+//! timeout in the file is never silently dropped:
+//!
+//! ```
+//! use std::time::Duration;
+//! use retry_runtime::{Policy, TimedOut};
+//!
+//! let file = r#"{ "max": 4, "timeout": "2s" }"#;
+//! let error = serde_json::from_str::<Policy>(file).unwrap_err();
+//! assert!(error.to_string().starts_with("`timeout` (2s) is set"), "{error}");
+//! let timed: Policy<TimedOut> = serde_json::from_str(file).unwrap();
+//! assert_eq!(timed.timeout(), Some(Duration::from_secs(2)));
+//! ```
 //!
 //! Unknown keys are errors, so a typo does not silently fall back to a
 //! default. The functions, hooks and budgets of the attribute are code and
@@ -69,7 +86,7 @@ use serde::de::{Deserialize, Deserializer, Error as _};
 use serde::ser::{Serialize, SerializeStruct, Serializer};
 
 use crate::policy::UnknownJitter;
-use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError};
+use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, TimedOut};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).
@@ -190,16 +207,21 @@ fn duration(key: &'static str, value: Option<String>) -> Result<Option<Duration>
         .transpose()
 }
 
-impl TryFrom<PolicyConfig> for Policy {
+impl TryFrom<PolicyConfig> for Policy<TimedOut> {
     type Error = ConfigError;
 
     fn try_from(config: PolicyConfig) -> Result<Self, ConfigError> {
         // A key given sets its value, one left out keeps the default; the
         // keys are read in this order, so the first wrong one is reported.
-        fn set<T>(policy: Policy, value: Option<T>, with: fn(Policy, T) -> Policy) -> Policy {
+        type Timed = Policy<TimedOut>;
+        fn set<T>(policy: Timed, value: Option<T>, with: fn(Timed, T) -> Timed) -> Timed {
             value.map_or(policy, |value| with(policy, value))
         }
-        let policy = set(Policy::new(), config.max, Policy::with_max_attempts);
+        let policy = set(
+            Policy::of(Policy::new().params),
+            config.max,
+            Policy::with_max_attempts,
+        );
         let policy = set(policy, duration("base", config.base)?, Policy::with_base);
         let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
         let policy = set(policy, config.multiplier, Policy::with_multiplier);
@@ -219,9 +241,24 @@ impl TryFrom<PolicyConfig> for Policy {
     }
 }
 
-impl<'de> Deserialize<'de> for Policy {
+/// A policy that may cut attempts off: `timeout` is read if given.
+impl<'de> Deserialize<'de> for Policy<TimedOut> {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         Policy::try_from(PolicyConfig::deserialize(deserializer)?).map_err(D::Error::custom)
+    }
+}
+
+/// A policy that cuts no attempt off, for any error type: a `timeout` key
+/// is refused, naming it, rather than dropped.
+impl<'de> Deserialize<'de> for Policy {
+    fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+        let policy = Policy::<TimedOut>::deserialize(deserializer)?;
+        match policy.timeout() {
+            Some(timeout) => Err(D::Error::custom(PolicyError::TimeoutNotExpressible {
+                timeout,
+            })),
+            None => Ok(policy.without_timeout()),
+        }
     }
 }
 
@@ -260,9 +297,9 @@ impl Serialize for Nested {
 
 /// A policy read from a gRPC service config follows gRFC A6, which no
 /// value of these keys says: it is refused, not written as another policy.
-impl Serialize for Policy {
+impl<Timeout> Serialize for Policy<Timeout> {
     fn serialize<S: Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
-        if self.follows_a6() {
+        if self.params.follows_a6() {
             return Err(serde::ser::Error::custom(
                 "a policy read from a gRPC service config follows gRFC A6, which the policy's \
                  keys cannot write: keep the service config instead",

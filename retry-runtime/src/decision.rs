@@ -11,7 +11,8 @@ use core::time::Duration;
 
 use retry_core::backoff::nanos;
 
-use crate::{Jitter, Nested, Policy};
+use crate::policy::Params;
+use crate::{Jitter, Nested};
 
 /// Why a call stopped and returned what it had.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -175,7 +176,7 @@ impl Resent {
     /// before the nearest deadline; if so, counted.
     pub(crate) fn again(
         &mut self,
-        policy: &Policy,
+        policy: &Params,
         verdict: Classification,
         left: TimeLeft,
     ) -> bool {
@@ -199,7 +200,7 @@ pub(crate) struct Failure {
     pub attempt: u32,
     /// The server's hint, if it gave one.
     pub hint: Option<Duration>,
-    /// What the call kept from its last retry (see [`Policy::next_wait`]):
+    /// What the call kept from its last retry (see `Params::next_wait`):
     /// the ceiling of its wait, for decorrelated jitter the wait itself, and
     /// under gRFC A6 the backoff's next step; unread before the first retry.
     pub carry: u64,
@@ -220,12 +221,12 @@ pub(crate) struct Failure {
 /// samples for the backoff's jitter and the hint's spread, drawn only when a
 /// wait is computed.
 #[cfg(test)]
-pub(crate) fn decide(
-    policy: &Policy,
+pub(crate) fn decide<Timeout>(
+    policy: &crate::Policy<Timeout>,
     failure: &Failure,
     random: impl FnMut() -> u64,
 ) -> Result<Duration, Stop> {
-    decide_carrying(policy, failure, random).map(|(wait, _)| wait)
+    decide_carrying(&policy.params, failure, random).map(|(wait, _)| wait)
 }
 
 /// [`decide`], with what the call keeps for its next retry's
@@ -236,17 +237,17 @@ pub(crate) fn decide(
 // (benches/instructions.sh).
 #[inline]
 pub(crate) fn decide_carrying(
-    policy: &Policy,
+    policy: &Params,
     failure: &Failure,
     mut random: impl FnMut() -> u64,
 ) -> Result<(Duration, u64), Stop> {
-    if failure.attempt >= policy.max_attempts() {
+    if failure.attempt >= policy.max_attempts {
         return Err(Stop::Exhausted);
     }
     if !failure.budget_allows {
         return Err(Stop::Budget);
     }
-    if failure.inner_gave_up && policy.nested() == Nested::Once {
+    if failure.inner_gave_up && policy.nested == Nested::Once {
         return Err(Stop::Nested);
     }
     // Retry n follows attempt n + 1: n = 0 before the first retry.
@@ -269,7 +270,7 @@ pub(crate) fn decide_carrying(
     if too_late(policy, wait, failure.time_left) {
         return Err(Stop::Deadline);
     }
-    let carry = if policy.jitter() == Jitter::Decorrelated {
+    let carry = if policy.jitter == Jitter::Decorrelated {
         nanos(wait)
     } else {
         carry
@@ -294,10 +295,10 @@ pub(crate) enum TimeLeft {
 /// timeout, which would leave the attempt no time at all. The one rule of the
 /// deadline's edge, for a retry and a hedge alike.
 #[inline]
-pub(crate) fn too_late(policy: &Policy, wait: Duration, left: TimeLeft) -> bool {
+pub(crate) fn too_late(policy: &Params, wait: Duration, left: TimeLeft) -> bool {
     match left {
         TimeLeft::Unbounded => false,
-        TimeLeft::Until(left) => wait > left || (wait == left && policy.timeout().is_some()),
+        TimeLeft::Until(left) => wait > left || (wait == left && policy.timeout.is_some()),
         TimeLeft::Passed => true,
     }
 }
@@ -305,6 +306,7 @@ pub(crate) fn too_late(policy: &Policy, wait: Duration, left: TimeLeft) -> bool 
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::Policy;
 
     const POLICY: Policy = Policy::new()
         .with_max_attempts(3)
@@ -345,28 +347,28 @@ mod tests {
         let mut resent = Resent::default();
         let left = TimeLeft::Until(Duration::from_secs(1));
         for _ in 0..Resent::MOST_UNSENT {
-            assert!(resent.again(&POLICY, Classification::Unsent, left));
+            assert!(resent.again(&POLICY.params, Classification::Unsent, left));
         }
-        assert!(!resent.again(&POLICY, Classification::Unsent, left));
-        assert!(resent.again(&POLICY, Classification::Unprocessed, left));
+        assert!(!resent.again(&POLICY.params, Classification::Unsent, left));
+        assert!(resent.again(&POLICY.params, Classification::Unprocessed, left));
         assert!(
-            !resent.again(&POLICY, Classification::Unprocessed, left),
+            !resent.again(&POLICY.params, Classification::Unprocessed, left),
             "once after a refusal"
         );
         let transient = Classification::Transient(None);
-        assert!(!Resent::default().again(&POLICY, transient, left));
+        assert!(!Resent::default().again(&POLICY.params, transient, left));
         for late in [TimeLeft::Passed, TimeLeft::Until(Duration::ZERO)] {
             let timed = POLICY.with_timeout(Duration::from_secs(1));
             let policy = if late == TimeLeft::Passed {
-                POLICY
+                POLICY.params
             } else {
-                timed
+                timed.params
             };
             let unsent = Classification::Unsent;
             assert!(!Resent::default().again(&policy, unsent, late), "{late:?}");
         }
         let unbounded = TimeLeft::Unbounded;
-        assert!(Resent::default().again(&POLICY, Classification::Unsent, unbounded));
+        assert!(Resent::default().again(&POLICY.params, Classification::Unsent, unbounded));
     }
 
     #[test]
@@ -495,7 +497,7 @@ mod tests {
                         .with_multiplier(multiplier);
                     let mut carry = 0;
                     for n in 0..80 {
-                        let (wait, ceiling) = policy.next_wait(n, carry, u64::MAX);
+                        let (wait, ceiling) = policy.params.next_wait(n, carry, u64::MAX);
                         assert_eq!(Duration::from_nanos(ceiling), policy.ceiling(n));
                         assert_eq!(
                             Duration::from_nanos(wait),

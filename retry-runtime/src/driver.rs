@@ -11,22 +11,24 @@ mod policies;
 
 use crate::attempts::Attempts;
 use crate::breaker::CircuitPermit;
-use crate::clock::sleep_blocking;
+use crate::clock::{sleep_blocking, Clock};
 use crate::guard::{Guard, Guarded, Keep, Refusal, Unguarded};
 use crate::observe::Name;
+use crate::policy::Params;
 use crate::rules::{RuleSet, RulesFor};
 use crate::timeout::Limit;
-use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, RetryBudget};
 
 /// A retry loop over a closure, for policies built at run time.
 ///
-/// The error type must convert from [`TimedOut`](crate::TimedOut), for the policy's
-/// per-attempt timeout: `std::io::Error`, `anyhow::Error` and
-/// `Box<dyn Error>` do already; for an error type of your own, write the
-/// `From` impl.
+/// Any error type will do under a [`Policy`](crate::Policy), which has no
+/// per-attempt timeout; under a `Policy<TimedOut>` the error type converts
+/// from [`TimedOut`](crate::TimedOut) or the loop is made with
+/// [`Policy::timed_out`](crate::Policy::timed_out).
 ///
-/// Made by [`Policy::on`] or [`Policy::retrying`]; [`Policy::retry`] runs it
-/// with every error retried.
+/// Made by [`Policy::on`](crate::Policy::on) or
+/// [`Policy::retrying`](crate::Policy::retrying);
+/// [`Policy::retry`](crate::Policy::retry) runs it with every error retried.
 ///
 /// ```
 /// use std::time::Duration;
@@ -49,15 +51,16 @@ use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
 /// ```
 #[must_use = "a `Retry` does nothing until `.run(...)` is awaited"]
 pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br = Unguarded> {
-    policy: &'p Policy,
+    policy: &'p Params,
     budget: Option<&'p RetryBudget>,
     /// The breaker, with the conversion of its refusal into `E`: a type of
     /// its own ([`Guarded`]) once [`breaker`](Retry::breaker) is set, so
     /// that a loop without one keeps no outcome through its waits.
     breaker: Br,
     rules: RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>,
-    /// How an attempt cut off by the policy's timeout fails; never, under an
-    /// [`UntimedPolicy`], so that the error type needs no `From<TimedOut>`.
+    /// How an attempt cut off by the policy's timeout fails; never, under a
+    /// [`Policy`](crate::Policy) without `<TimedOut>`, so that the error type
+    /// needs no `From<TimedOut>`.
     limit: Limit<E>,
     /// The loop's name in events and metrics ([`named`](Retry::named)).
     name: Name,
@@ -186,7 +189,9 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     }
 
     /// Asks a shared circuit breaker before every attempt: a refused call
-    /// fails with `E::from(CircuitOpen)` and is not retried.
+    /// fails with `E::from(CircuitOpen)` and is not retried. For an error
+    /// type without that `From` (`tonic::Status`), use
+    /// [`breaker_with`](Self::breaker_with).
     ///
     /// The loop then keeps a retried outcome through the wait, to return it
     /// should the breaker refuse the retry, so the error type must be `Send`
@@ -196,7 +201,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
         breaker: &'p CircuitBreaker,
     ) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Guarded<'p, E>>
     where
-        E: From<CircuitOpen>,
+        E: crate::__private::OpenBreaker,
     {
         self.breaker_with(breaker, E::from)
     }
@@ -215,16 +220,15 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     /// static PAYMENTS: CircuitBreaker = CircuitBreaker::new();
     ///
     /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() -> Result<(), retry_runtime::PolicyError> {
+    /// # async fn main() {
     /// PAYMENTS.force_open();
-    /// let policy = Policy::new().with_max_attempts(3).untimed()?;
+    /// let policy = Policy::new().with_max_attempts(3);
     /// let result: Result<(), Status> = policy
     ///     .retrying()
     ///     .breaker_with(&PAYMENTS, |_| Status("circuit open"))
     ///     .run(|| async { Err(Status("the body ran")) })
     ///     .await;
     /// assert_eq!(result, Err(Status("circuit open")));
-    /// # Ok(())
     /// # }
     /// ```
     pub fn breaker_with(
@@ -399,16 +403,17 @@ where
 // Inlined: on the closure API's success path (benches/instructions.sh).
 #[inline]
 fn start<'p, E>(
-    policy: &'p Policy,
+    policy: &'p Params,
     budget: Option<&'p RetryBudget>,
     breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
     name: Name,
     blocking: bool,
 ) -> Attempts<'p, Option<CircuitPermit<'p>>, Option<&'p RetryBudget>> {
-    let attempts = if blocking {
-        Attempts::start_blocking(policy, budget, name.get())
+    let clock = if blocking {
+        Clock::Blocking
     } else {
-        Attempts::start(policy, budget, name.get())
+        Clock::Async
     };
-    attempts.with_breaker_if(breaker.map(|(breaker, _)| breaker))
+    Attempts::new(policy, budget, name.get(), clock)
+        .with_breaker_if(breaker.map(|(breaker, _)| breaker))
 }

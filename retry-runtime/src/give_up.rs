@@ -5,6 +5,7 @@
 //! carries nothing for it and a call without the hook reads no clock.
 
 use core::future::Future;
+use core::marker::PhantomData;
 
 use crate::guard::{Guard, Keep};
 use crate::hedge::HedgedRetry;
@@ -17,11 +18,16 @@ use crate::{Retry, Stop};
 /// stopped. One bound, so that a mismatch is one error.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "expected a function or closure taking `&{R}` (the outcome returned) and `&Stopped`",
-    label = "expected `Fn(&{R}, &retry_runtime::Stopped)`"
+    message = "`on_give_up` takes a function or closure `Fn(&{R}, &Stopped)`: the outcome returned, and how the call stopped",
+    label = "expected `Fn(&{R}, &retry_runtime::Stopped)`",
+    note = "write `fn report(outcome: &{R}, stopped: &retry_runtime::Stopped)`, or a closure `|outcome, stopped| ...`"
 )]
 pub trait OnGiveUp<R>: Fn(&R, &Stopped) {}
 
+// Not recommended: a hook of the wrong type is then reported as not being
+// an `on_give_up` hook, with the message above, and not as a mismatch with
+// `Fn`, which names neither the key nor the signature it needs.
+#[diagnostic::do_not_recommend]
 impl<R, F: Fn(&R, &Stopped)> OnGiveUp<R> for F {}
 
 /// When a call started, on the clock its loop runs on, for the time a call
@@ -88,6 +94,52 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
     }
 }
 
+/// A tower layer's `on_give_up` hook: `()` for none, which reads no clock,
+/// or [`Hooked`], what `RetryLayer::on_give_up` wraps a hook in. The
+/// layer's outcome type is known only where the layer wraps a service, so
+/// the hook is bound there, on it.
+#[doc(hidden)]
+#[cfg(feature = "tower")]
+pub trait LayerGiveUp<R> {
+    /// Before the call: its start, if a hook will read it.
+    fn start(&self) -> Option<Started>;
+    /// After the call that returned `outcome`: the hook, if it gave up.
+    fn end(&self, started: Option<Started>, outcome: &R);
+}
+
+#[cfg(feature = "tower")]
+impl<R> LayerGiveUp<R> for () {
+    fn start(&self) -> Option<Started> {
+        None
+    }
+    fn end(&self, _: Option<Started>, _: &R) {}
+}
+
+/// A layer's `on_give_up` hook.
+#[doc(hidden)]
+#[cfg(feature = "tower")]
+#[derive(Clone)]
+pub struct Hooked<F>(pub(crate) F);
+
+#[cfg(feature = "tower")]
+impl<F> core::fmt::Debug for Hooked<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("on_give_up(..)")
+    }
+}
+
+#[cfg(feature = "tower")]
+impl<R, F: OnGiveUp<R>> LayerGiveUp<R> for Hooked<F> {
+    fn start(&self) -> Option<Started> {
+        Some(Started::tokio())
+    }
+    fn end(&self, started: Option<Started>, outcome: &R) {
+        if let Some(started) = started {
+            gave_up(&self.0, started, outcome);
+        }
+    }
+}
+
 /// `on_give_up = ...` as the expansion passes it: bounded on the function's
 /// return type `R`, so that a closure's argument types are inferred and a
 /// hook of the wrong type is one error, on the key's value. The result is
@@ -95,6 +147,93 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
 #[doc(hidden)]
 pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
     hook
+}
+
+/// `on_give_up = path`: asks of the type of the function a path names,
+/// without binding it, whether it is a hook for the outcome `R`. A bound
+/// `Fn(&R, &Stopped)` on a function of the wrong arity or arguments is an
+/// E0593 or E0631 that names neither the key nor the signature it needs,
+/// even on an impl marked `#[diagnostic::do_not_recommend]`; asked through
+/// method resolution ([`HookFits`], or else [`HookMisfits`]), the answer is
+/// a type, which [`give_up_path`] takes, with one error of its own for a
+/// misfit. (A closure needs the `Fn` bound of [`give_up_hook`] for its
+/// arguments to be inferred; the attribute checks its arity itself.)
+#[doc(hidden)]
+pub struct GiveUpProbe<R, G>(Marker<R, G>);
+
+/// The types a probe and its answer are of, and nothing else.
+type Marker<R, G> = PhantomData<(fn(&R), fn(&G))>;
+
+/// The probe of `hook`, for the outcome `R`.
+#[doc(hidden)]
+#[must_use]
+pub fn give_up_probe<R, G>(_hook: &G) -> GiveUpProbe<R, G> {
+    GiveUpProbe(PhantomData)
+}
+
+/// The probe's answer: a hook of the outcome `R`.
+#[doc(hidden)]
+pub struct Fits<R, G>(Marker<R, G>);
+
+/// The probe's answer: not a hook of the outcome.
+#[doc(hidden)]
+pub struct Misfits;
+
+/// A hook of the right type: chosen first, where its bound holds.
+#[doc(hidden)]
+pub trait HookFits<R, G> {
+    /// The answer.
+    fn fits(&self) -> Fits<R, G>;
+}
+
+impl<R, G: Fn(&R, &Stopped)> HookFits<R, G> for GiveUpProbe<R, G> {
+    fn fits(&self) -> Fits<R, G> {
+        Fits(PhantomData)
+    }
+}
+
+/// Anything else, through one more reference.
+#[doc(hidden)]
+pub trait HookMisfits<R, G> {
+    /// The answer.
+    fn fits(&self) -> Misfits;
+}
+
+impl<R, G> HookMisfits<R, G> for &GiveUpProbe<R, G> {
+    fn fits(&self) -> Misfits {
+        Misfits
+    }
+}
+
+/// The probe's answer for a hook: implemented for [`Fits`] alone, so that a
+/// misfit is this one error, on the key's value.
+#[doc(hidden)]
+#[diagnostic::on_unimplemented(
+    message = "`on_give_up` takes a function `Fn(&{R}, &Stopped)`: the outcome returned, and how the call stopped",
+    label = "expected `fn(&{R}, &retry_runtime::Stopped)`",
+    note = "write `fn report(outcome: &{R}, stopped: &retry_runtime::Stopped)`, or a closure `|outcome, stopped| ...`"
+)]
+pub trait GiveUpAnswer<R, G> {
+    /// The hook itself.
+    type Hook: GiveUpHook<R>;
+    /// `hook`, as the loop calls it.
+    fn hook(self, hook: G) -> Self::Hook;
+}
+
+#[diagnostic::do_not_recommend]
+impl<R, G: OnGiveUp<R>> GiveUpAnswer<R, G> for Fits<R, G> {
+    type Hook = G;
+    fn hook(self, hook: G) -> G {
+        hook
+    }
+}
+
+/// `on_give_up = path`, with the probe's answer: see [`GiveUpProbe`]. The
+/// hook first, so that the answer is judged with the hook's type known
+/// (and a misfit reported once).
+#[doc(hidden)]
+pub fn give_up_path<R, G>(hook: G, answer: impl GiveUpAnswer<R, G>) -> impl GiveUpHook<R> {
+    answer.hook(hook)
 }
 
 /// Calls `hook` if the call that just returned `outcome` on this thread,

@@ -37,7 +37,7 @@
 //! | you have | use | |
 //! |---|---|---|
 //! | a function whose policy is known while compiling | [`#[retry(..)]`](retry) | every key checked by the compiler; no allocation; adds a `# Retries` section to the function's docs |
-//! | a policy read at run time, or a closure to retry | [`policy.on(..).run(..)`](Policy::on), [`policy.retry(..)`](Policy::retry) | the same loop over a closure; `run_blocking` for blocking code; [`Policy::untimed`] for an error type that cannot express a timeout |
+//! | a policy read at run time, or a closure to retry | [`policy.on(..).run(..)`](Policy::on), [`policy.retry(..)`](Policy::retry) | the same loop over a closure, with any error type (a `Policy<TimedOut>`, made by [`with_timeout`](Policy::with_timeout), asks for `From<TimedOut>` or [`timed_out`](Policy::timed_out)); `run_blocking` for blocking code |
 //! | a tower stack: hyper, axum, tonic channels | [`RetryLayer`] (feature `tower`) | each request cloned per attempt; `Retry-After` and gRPC pushback read from responses |
 //! | a `reqwest-middleware` client | [`RetryMiddleware`] (feature `reqwest-middleware`) | only requests that are safe to repeat are retried |
 //!
@@ -156,7 +156,7 @@
 //!   on the first such wait; hedging through the closure API or the tower
 //!   layer allocates a little per call (see [`hedge`]); and with the
 //!   `metrics` feature, the facade builds a labelled key for each metric it
-//!   records (one allocation per call, three per retry).
+//!   records (two allocations per call, three per retry).
 //! - The generated future (and the closure API's) is `Send` whenever the
 //!   body's is; the error of a failed attempt is dropped before the wait
 //!   (except with `breaker`, which keeps the last one through the wait, to
@@ -230,6 +230,9 @@ mod shared;
 mod sleep;
 mod slots;
 mod stopped;
+#[cfg(feature = "testing")]
+#[cfg_attr(docsrs, doc(cfg(feature = "testing")))]
+pub mod testing;
 mod timeout;
 mod timer;
 #[cfg(feature = "tower")]
@@ -246,7 +249,7 @@ pub use context::{current_attempt, AttemptContext};
 pub use decision::{Classification, Stop};
 pub use driver::Retry;
 pub use idempotency::IdempotencyKey;
-pub use policy::{Jitter, Nested, Policy, PolicyError, UntimedPolicy};
+pub use policy::{Jitter, Nested, Policy, PolicyError};
 pub use retry_core::{parse_duration, DurationError};
 pub use rng::seed_thread_rng;
 pub use shared::Shared;
@@ -303,7 +306,7 @@ pub use timeout::TimedOut;
 /// | `on_retry_ok` | `Fn(&T, u32, Duration)` | none | the same for an `Ok` value `on_ok` retries |
 /// | `on_give_up` | `Fn(&Result<T, E>, &Stopped)` | none | called once when a call returns an error or a retried `Ok` (never for a success), with the outcome and how the call ended: see [`Stopped`] |
 /// | `nested` | `"once"`, `"retry"` | `"once"` | on an outer function: return at once a failed attempt in which an inner retried function already gave up after retrying, or retry it anyway; see [`Nested`] |
-/// | `policy` | `&Policy` or `&UntimedPolicy` | none | a [`Policy`] built at run time instead of the keys `max`, `base`, `cap`, `multiplier`, `jitter`, `deadline`, `timeout` and `nested`; a `&Policy` needs `E: From<TimedOut>` or `timed_out`; an [`UntimedPolicy`] runs with any error type |
+/// | `policy` | `&Policy` or `&Policy<TimedOut>` | none | a [`Policy`] built at run time instead of the keys `max`, `base`, `cap`, `multiplier`, `jitter`, `deadline`, `timeout` and `nested`; a `&Policy` runs with any error type; a `&Policy<TimedOut>` (one with a timeout) needs `E: From<TimedOut>` or `timed_out` |
 /// | `crate` | string holding a path | `"::retry_runtime"` | where this crate is, if renamed |
 ///
 /// A plain (non-async) `fn` works too: waits are `std::thread::sleep`, the

@@ -16,9 +16,10 @@
 //!
 //! | metric | kind | labels | counts |
 //! |---|---|---|---|
-//! | `retry_runtime_calls_total` | counter | `function`, `outcome`, `reason` | calls that ended: `outcome` is `success` or `failure`; `reason` is why the call stopped, one of `none` (a success), `not_retryable`, `exhausted`, `deadline`, `budget`, `hint_too_long` (the server asked for a wait above `cap`), `open` (the circuit breaker is open) or `nested` (an inner retried function already gave up) |
+//! | `retry_runtime_calls_total` | counter | `function`, `outcome`, `reason` | calls that ended: `outcome` is `success` or `failure`; `reason` is why the call stopped, one of `done` (a success), `not_retryable`, `exhausted`, `deadline`, `budget`, `hint_too_long` (the server asked for a wait above `cap`), `open` (the circuit breaker is open) or `nested` (an inner retried function already gave up) |
 //! | `retry_runtime_retries_total` | counter | `function` | retries made: attempts after the first |
 //! | `retry_runtime_wait_seconds` | histogram | `function` | each wait before a retry, in seconds |
+//! | `retry_runtime_call_duration_seconds` | histogram | `function`, `outcome` | each call that ended, from the start of its first attempt to its return, waits included, in seconds |
 //! | `retry_runtime_circuit_transitions_total` | counter | `breaker`, `from`, `to` | circuit breaker state changes; states `closed`, `half_open`, `open` |
 //! | `retry_runtime_circuit_state` | gauge | `breaker` | the breaker's state: 0 closed, 1 half-open, 2 open |
 //!
@@ -62,6 +63,12 @@ pub(crate) const RETRIES_TOTAL: &str = "retry_runtime_retries_total";
 #[cfg(feature = "metrics")]
 pub(crate) const WAIT_SECONDS: &str = "retry_runtime_wait_seconds";
 
+/// The facade histogram of the time each call took, from the start of its
+/// first attempt to its return, in seconds, labelled `function` and
+/// `outcome`.
+#[cfg(feature = "metrics")]
+pub(crate) const CALL_DURATION_SECONDS: &str = "retry_runtime_call_duration_seconds";
+
 // The breaker's names live with the one place its transitions are
 // reported (below the breaker and this module, so neither imports the
 // other).
@@ -100,6 +107,11 @@ pub fn describe() {
         ::metrics::Unit::Seconds,
         "Waits before retries, by function."
     );
+    ::metrics::describe_histogram!(
+        CALL_DURATION_SECONDS,
+        ::metrics::Unit::Seconds,
+        "Time each retried call took, its attempts and waits together, by function and outcome."
+    );
     ::metrics::describe_counter!(
         CIRCUIT_TRANSITIONS_TOTAL,
         ::metrics::Unit::Count,
@@ -114,16 +126,6 @@ pub fn describe() {
         ::metrics::Unit::Count,
         "Deprecated: use retry_runtime_retries_total. Removed in 0.2."
     );
-}
-
-/// The `reason` label of a call that stopped for `stop`: `none` for a
-/// success, otherwise [`Stop::as_str`] (as `tracing` spells it).
-#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-pub(crate) const fn reason_label(stop: Stop) -> &'static str {
-    match stop {
-        Stop::Done => "none",
-        other => other.as_str(),
-    }
 }
 
 /// The `outcome` label of a call that stopped for `stop`: `success` only
@@ -148,15 +150,23 @@ pub(crate) fn record_retry(function: &'static str, wait: Duration) {
     }
 }
 
-/// A call ended for `stop` ([`Stop::Done`]: a success).
+/// A call ended for `stop` ([`Stop::Done`]: a success), `elapsed` after it
+/// started.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
-pub(crate) fn record_stop(stop: Stop, function: &'static str) {
+pub(crate) fn record_stop(stop: Stop, function: &'static str, elapsed: Option<Duration>) {
     #[cfg(feature = "metrics")]
-    ::metrics::counter!(
-        CALLS_TOTAL,
-        "function" => function,
-        "outcome" => outcome_label(stop),
-        "reason" => reason_label(stop),
-    )
-    .increment(1);
+    {
+        let outcome = outcome_label(stop);
+        ::metrics::counter!(
+            CALLS_TOTAL,
+            "function" => function,
+            "outcome" => outcome,
+            "reason" => stop.as_str(),
+        )
+        .increment(1);
+        if let Some(elapsed) = elapsed {
+            ::metrics::histogram!(CALL_DURATION_SECONDS, "function" => function, "outcome" => outcome)
+                .record(elapsed.as_secs_f64());
+        }
+    }
 }

@@ -1,8 +1,10 @@
 //! What a call tells the outside world: one `tracing` event (feature
 //! `tracing`) and one metrics count per retry and per call that stops on a
-//! failure, and (feature `attempt-spans`) one span per attempt. Off the
-//! success path, but for a store to a thread-local ([`crate::last_call`])
-//! and the attempt's span when that feature is on.
+//! failure, the time each call took (`metrics`), one span per attempt
+//! (feature `attempt-spans`), and each decision to the record a test
+//! installed (feature `testing`). Off the success path, but for a store to
+//! a thread-local ([`crate::last_call`]), the metrics of a call, the
+//! attempt's span and the test's record when those features are on.
 //!
 //! Fields follow OpenTelemetry's attribute names where one exists:
 //! `code.function.name` for the retried function (or the name given to a
@@ -21,8 +23,13 @@
 //! | `attempt failed; retrying` | INFO | `code.function.name`, `function`, `attempt`, `wait_ms`, `error.type` |
 //! | `attempt not processed; sending again` | DEBUG | `code.function.name`, `function`, `attempt` (unchanged: not a retry), `error.type` |
 //! | `attempt slow; hedging` | INFO | `code.function.name`, `function`, `attempt` (the one still running), `wait_ms` (the hedge delay) |
-//! | `attempt failed; not retrying` | DEBUG | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
-//! | `attempt failed; giving up` | WARN | `code.function.name`, `function`, `attempt`, `reason`, `error.type` |
+//! | `attempt failed; not retrying` | DEBUG | `code.function.name`, `function`, `attempt`, `attempts`, `elapsed_ms`, `reason`, `error.type` |
+//! | `attempt failed; giving up` | WARN | `code.function.name`, `function`, `attempt`, `attempts`, `elapsed_ms`, `reason`, `error.type` |
+//!
+//! A call that returns a failure emits one of the last two, once: the
+//! attempts it made, the time from its start (`elapsed_ms`, read when the
+//! call started only if a WARN event of the target would be seen, or with
+//! `metrics`) and why it stopped.
 //!
 //! The span (feature `attempt-spans`, INFO, named `retry.attempt`) wraps
 //! each attempt of a retried function or closure loop, and each HTTP attempt
@@ -34,15 +41,15 @@
 
 use core::time::Duration;
 
-use crate::Stop;
+use crate::{CircuitBreaker, Classification, RetryBudget, Stop};
 
 /// A call's name in events and metrics (a retried function's path, or the
 /// name given to a layer, the middleware or a closure loop): kept only when
-/// something reads it (feature `tracing` or `metrics`), so that without them
+/// something reads it (feature `tracing`, `metrics` or `testing`), so that without them
 /// it takes no room in the call's future, and reads as `""`.
 #[derive(Clone, Copy, Debug)]
 pub(crate) struct Name {
-    #[cfg(any(feature = "tracing", feature = "metrics"))]
+    #[cfg(any(feature = "tracing", feature = "metrics", feature = "testing"))]
     name: &'static str,
 }
 
@@ -50,35 +57,91 @@ impl Name {
     /// A closure loop not named: `"closure"`.
     pub(crate) const CLOSURE: Name = Name::new("closure");
 
-    #[allow(unused_variables)] // Read only with `tracing` or `metrics`.
+    #[allow(unused_variables)] // Read only with `tracing`, `metrics` or `testing`.
     pub(crate) const fn new(name: &'static str) -> Name {
         Name {
-            #[cfg(any(feature = "tracing", feature = "metrics"))]
+            #[cfg(any(feature = "tracing", feature = "metrics", feature = "testing"))]
             name,
         }
     }
 
     pub(crate) const fn get(self) -> &'static str {
-        #[cfg(any(feature = "tracing", feature = "metrics"))]
+        #[cfg(any(feature = "tracing", feature = "metrics", feature = "testing"))]
         return self.name;
-        #[cfg(not(any(feature = "tracing", feature = "metrics")))]
+        #[cfg(not(any(feature = "tracing", feature = "metrics", feature = "testing")))]
         ""
+    }
+}
+
+/// What a decision judged and what it left, beyond the call's name and
+/// attempt: the outcome as the rules judged it, and the call's budget and
+/// breaker. Read only by the record a test installs (feature `testing`,
+/// [`crate::testing::VirtualClock`]).
+#[derive(Clone, Copy)]
+#[cfg_attr(not(feature = "testing"), allow(dead_code))]
+pub(crate) struct Record<'a> {
+    pub(crate) outcome: Option<Classification>,
+    pub(crate) budget: Option<&'a RetryBudget>,
+    pub(crate) breaker: Option<&'a CircuitBreaker>,
+}
+
+impl<'a> Record<'a> {
+    pub(crate) fn new(
+        outcome: Option<Classification>,
+        budget: Option<&'a RetryBudget>,
+        breaker: Option<&'a CircuitBreaker>,
+    ) -> Self {
+        Record {
+            outcome,
+            budget,
+            breaker,
+        }
+    }
+
+    /// Tells the record a test installed on this thread, if any.
+    #[inline]
+    fn decided(
+        self,
+        function: &'static str,
+        attempt: u32,
+        wait: Option<Duration>,
+        stop: Option<Stop>,
+    ) {
+        #[cfg(feature = "testing")]
+        crate::testing::record(|at| crate::testing::Decision {
+            at,
+            function,
+            attempt,
+            outcome: self.outcome,
+            wait,
+            stop,
+            budget: self.budget.map(RetryBudget::tokens),
+            breaker: self.breaker.map(CircuitBreaker::state),
+        });
+        #[cfg(not(feature = "testing"))]
+        let _ = (self, function, attempt, wait, stop);
     }
 }
 
 /// A failed attempt is retried after `wait`.
 #[cold]
 #[inline(never)]
-pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration) {
+pub(crate) fn retrying(function: &'static str, attempt: u32, wait: Duration, record: Record<'_>) {
     crate::metrics::record_retry(function, wait);
-    retry_decided(function, attempt, wait);
+    retry_decided(function, attempt, wait, record);
 }
 
 /// The event alone of [`retrying`]: a hedged call tells a retry when the
 /// attempt fails, and counts it when the retry starts. Inlined: the retry
 /// loop's [`retrying`] is unchanged by it.
 #[inline(always)]
-pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration) {
+pub(crate) fn retry_decided(
+    function: &'static str,
+    attempt: u32,
+    wait: Duration,
+    record: Record<'_>,
+) {
+    record.decided(function, attempt, Some(wait), None);
     // Taken whether or not the event is enabled, so that it never reaches a
     // later event.
     #[cfg(feature = "tracing")]
@@ -93,8 +156,6 @@ pub(crate) fn retry_decided(function: &'static str, attempt: u32, wait: Duration
         "error.type" = error_type,
         "attempt failed; retrying"
     );
-    #[cfg(not(feature = "tracing"))]
-    let _ = (function, attempt, wait);
 }
 
 /// The server never processed `attempt` (its connection was refused, or
@@ -124,8 +185,9 @@ pub(crate) fn sending_again(function: &'static str, attempt: u32) {
 /// hedge, not as a failure, since nothing failed.
 #[cold]
 #[inline(never)]
-pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration) {
+pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration, record: Record<'_>) {
     crate::metrics::record_retry(function, delay);
+    record.decided(function, attempt, Some(delay), None);
     // No error to name: cleared all the same, as every event takes it, so
     // that none left behind reaches a later event.
     #[cfg(feature = "tracing")]
@@ -139,8 +201,6 @@ pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration) {
         wait_ms = delay.as_secs_f64() * 1000.0,
         "attempt slow; hedging"
     );
-    #[cfg(not(feature = "tracing"))]
-    let _ = (function, attempt, delay);
 }
 
 /// The count alone of [`retrying`]: a hedged call's retry after a
@@ -151,33 +211,45 @@ pub(crate) fn retry_started(function: &'static str, wait: Duration) {
     crate::metrics::record_retry(function, wait);
 }
 
-/// A call succeeded after `attempt` attempts: recorded for [`crate::last_call`], a
-/// store to a thread-local, the only work here on the success path.
+/// A call succeeded after `attempt` attempts, in `elapsed` if it was
+/// measured: recorded for [`crate::last_call`], a store to a thread-local,
+/// the only work here on the success path without `metrics` and `testing`.
 #[inline]
-pub(crate) fn succeeded(attempt: u32) {
+pub(crate) fn succeeded(
+    function: &'static str,
+    attempt: u32,
+    elapsed: Option<Duration>,
+    record: Record<'_>,
+) {
+    crate::metrics::record_stop(Stop::Done, function, elapsed);
     crate::stopped::record(attempt, Stop::Done);
-}
-
-/// A failed attempt is returned to the caller, for `reason`.
-#[cold]
-#[inline(never)]
-pub(crate) fn stopped(function: &'static str, attempt: u32, reason: Stop) {
-    stopped_after(function, attempt, attempt, reason);
+    record.decided(function, attempt, None, Some(Stop::Done));
 }
 
 /// A failed attempt, numbered `attempt`, is returned to the caller for
-/// `reason`, after `made` attempts in all: a hedged call's answer may come
+/// `reason`, `elapsed` after the call started if that was measured, after
+/// `made` attempts in all: a hedged call's answer may come
 /// from an attempt other than the newest, and [`crate::last_call`] counts
-/// every attempt the call made.
+/// every attempt the call made. The one event of a call that gives up.
 #[cold]
 #[inline(never)]
-pub(crate) fn stopped_after(function: &'static str, attempt: u32, made: u32, reason: Stop) {
+pub(crate) fn stopped_after(
+    function: &'static str,
+    attempt: u32,
+    made: u32,
+    reason: Stop,
+    elapsed: Option<Duration>,
+    record: Record<'_>,
+) {
     crate::stopped::record(made, reason);
-    crate::metrics::record_stop(reason, function);
+    crate::metrics::record_stop(reason, function, elapsed);
+    record.decided(function, attempt, None, Some(reason));
     // Taken whether or not the event is enabled, so that it never reaches a
     // later event.
     #[cfg(feature = "tracing")]
     let error_type = error_type::take();
+    #[cfg(feature = "tracing")]
+    let elapsed_ms = elapsed.map(|elapsed| elapsed.as_secs_f64() * 1000.0);
     #[cfg(feature = "tracing")]
     if reason == Stop::NotRetryable {
         tracing::debug!(
@@ -185,6 +257,8 @@ pub(crate) fn stopped_after(function: &'static str, attempt: u32, made: u32, rea
             function,
             "code.function.name" = function,
             attempt,
+            attempts = made,
+            elapsed_ms,
             reason = reason.as_str(),
             "error.type" = error_type,
             "attempt failed; not retrying"
@@ -195,13 +269,25 @@ pub(crate) fn stopped_after(function: &'static str, attempt: u32, made: u32, rea
             function,
             "code.function.name" = function,
             attempt,
+            attempts = made,
+            elapsed_ms,
             reason = reason.as_str(),
             "error.type" = error_type,
             "attempt failed; giving up"
         );
     }
-    #[cfg(not(feature = "tracing"))]
-    let _ = (function, attempt);
+}
+
+/// Whether a call that starts now should read the clock, for the time it
+/// takes: the `metrics` feature's call-duration histogram, or the give-up
+/// event of `tracing` when an event of its level would be seen.
+#[cfg(any(feature = "tracing", feature = "metrics"))]
+#[inline]
+pub(crate) fn measures_calls() -> bool {
+    #[cfg(feature = "metrics")]
+    return true;
+    #[cfg(not(feature = "metrics"))]
+    return tracing::enabled!(target: "retry_runtime", tracing::Level::WARN);
 }
 
 /// The class of error the attempt being judged failed with, for the

@@ -6,9 +6,12 @@
 //! in `policy/nested.rs` and the rules it can break in `policy/error.rs`.
 
 use core::fmt;
+use core::marker::PhantomData;
 use core::time::Duration;
 
 use retry_core::backoff::nanos;
+
+use crate::TimedOut;
 
 mod error;
 mod jitter;
@@ -43,6 +46,31 @@ pub use nested::Nested;
 /// assert!(FETCH.validate().is_ok());
 /// ```
 ///
+/// # With a per-attempt timeout or without
+///
+/// A `Policy` has no per-attempt timeout, so it runs calls of any error type
+/// (`reqwest::Error`, `tonic::Status`, `anyhow::Error`): no attempt is ever
+/// cut off, and the error type need not say how one fails.
+/// [`with_timeout`](Policy::with_timeout) makes a `Policy<TimedOut>`, whose
+/// attempts can be cut off: its error type must implement `From<TimedOut>`,
+/// or the loop is told how a cut-off attempt fails
+/// ([`timed_out`](Policy::timed_out), or the attribute's `timed_out` key).
+/// [`without_timeout`](Policy::without_timeout) makes a `Policy` again.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Policy, TimedOut};
+///
+/// static UNTIMED: Policy = Policy::new().with_max_attempts(4);
+/// static TIMED: Policy<TimedOut> = UNTIMED.with_timeout(Duration::from_secs(2));
+/// assert_eq!(TIMED.timeout(), Some(Duration::from_secs(2)));
+/// assert_eq!(TIMED.without_timeout(), UNTIMED);
+/// ```
+///
+/// Read from configuration (feature `serde`), a `Policy` refuses a
+/// `timeout` key, naming it, and a `Policy<TimedOut>` takes one: see
+/// `retry_runtime::config`.
+///
 /// # Out-of-range values
 ///
 /// The attribute rejects bad values while compiling and [`Policy::validate`]
@@ -58,11 +86,20 @@ pub use nested::Nested;
 /// `base` above `cap`, waits up to 1.2 x `cap`, and a server's pushback
 /// waited out whatever `cap`.
 #[derive(Clone, Copy, PartialEq)]
-pub struct Policy {
-    max_attempts: u32,
-    base: Duration,
-    cap: Duration,
-    multiplier: f64,
+pub struct Policy<Timeout = ()> {
+    pub(crate) params: Params,
+    /// `()`, or [`TimedOut`] when attempts can be cut off.
+    timeout: PhantomData<fn() -> Timeout>,
+}
+
+/// What a [`Policy`] holds, whether it may cut attempts off or not: what
+/// the loop reads.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub(crate) struct Params {
+    pub(crate) max_attempts: u32,
+    pub(crate) base: Duration,
+    pub(crate) cap: Duration,
+    pub(crate) multiplier: f64,
     /// `multiplier` as a whole factor (2 or more), or 0 when it is not one,
     /// and `base` and `cap` in nanoseconds (saturated at `u64::MAX`): what
     /// every retry's wait is worked out from, worked out once, when they are
@@ -70,10 +107,11 @@ pub struct Policy {
     factor: u64,
     base_nanos: u64,
     cap_nanos: u64,
-    jitter: Jitter,
-    deadline: Option<Duration>,
-    timeout: Option<Duration>,
-    nested: Nested,
+    pub(crate) jitter: Jitter,
+    pub(crate) deadline: Option<Duration>,
+    /// Always `None` in a `Policy<()>`.
+    pub(crate) timeout: Option<Duration>,
+    pub(crate) nested: Nested,
 }
 
 /// `multiplier` as a whole factor above 1, or 0. Saturating: 2^64 and above
@@ -96,18 +134,38 @@ const fn whole_factor(multiplier: f64) -> u64 {
     }
 }
 
-impl fmt::Debug for Policy {
+impl Params {
+    /// Whether the policy was read from a gRPC service config, and so
+    /// follows gRFC A6 as amended: its waits, a server's pushback waited out
+    /// whatever `cap`, and hedges that check the retry budget without
+    /// taking a token (see `config::grpc`).
+    pub(crate) const fn follows_a6(&self) -> bool {
+        matches!(self.jitter, Jitter::Grpc)
+    }
+}
+
+impl<Timeout> fmt::Debug for Policy<Timeout> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let params = &self.params;
         f.debug_struct("Policy")
-            .field("max_attempts", &self.max_attempts)
-            .field("base", &self.base)
-            .field("cap", &self.cap)
-            .field("multiplier", &self.multiplier)
-            .field("jitter", &self.jitter)
-            .field("deadline", &self.deadline)
-            .field("timeout", &self.timeout)
-            .field("nested", &self.nested)
+            .field("max_attempts", &params.max_attempts)
+            .field("base", &params.base)
+            .field("cap", &params.cap)
+            .field("multiplier", &params.multiplier)
+            .field("jitter", &params.jitter)
+            .field("deadline", &params.deadline)
+            .field("timeout", &params.timeout)
+            .field("nested", &params.nested)
             .finish()
+    }
+}
+
+/// The same policy, of the form that may cut attempts off, with no timeout
+/// yet: for a policy whose timeout is known only at run time
+/// (`if let Some(t) = timeout { policy = policy.with_timeout(t) }`).
+impl From<Policy> for Policy<TimedOut> {
+    fn from(policy: Policy) -> Self {
+        Policy::of(policy.params)
     }
 }
 
@@ -125,7 +183,7 @@ impl Policy {
     pub const fn new() -> Self {
         // `base`, `cap` and `multiplier` through their setters, which keep
         // what is worked out from them.
-        Policy {
+        Policy::of(Params {
             max_attempts: 3,
             base: Duration::ZERO,
             cap: Duration::ZERO,
@@ -137,41 +195,51 @@ impl Policy {
             deadline: None,
             timeout: None,
             nested: Nested::Once,
-        }
+        })
         .with_base(Duration::from_millis(100))
         .with_cap(Duration::from_secs(10))
         .with_multiplier(2.0)
+    }
+}
+
+impl<Timeout> Policy<Timeout> {
+    /// `params` as a policy of this form.
+    pub(crate) const fn of(params: Params) -> Self {
+        Policy {
+            params,
+            timeout: PhantomData,
+        }
     }
 
     /// Attempts in total, the first call included: 4 is the call and up to
     /// three retries.
     #[must_use]
     pub const fn with_max_attempts(mut self, max_attempts: u32) -> Self {
-        self.max_attempts = max_attempts;
+        self.params.max_attempts = max_attempts;
         self
     }
 
     /// The ceiling of the first backoff.
     #[must_use]
     pub const fn with_base(mut self, base: Duration) -> Self {
-        self.base = base;
-        self.base_nanos = nanos(base);
+        self.params.base = base;
+        self.params.base_nanos = nanos(base);
         self
     }
 
     /// No computed wait exceeds this.
     #[must_use]
     pub const fn with_cap(mut self, cap: Duration) -> Self {
-        self.cap = cap;
-        self.cap_nanos = nanos(cap);
+        self.params.cap = cap;
+        self.params.cap_nanos = nanos(cap);
         self
     }
 
     /// Growth of the ceiling per retry: `ceiling(n) = min(cap, base * multiplier^n)`.
     #[must_use]
     pub const fn with_multiplier(mut self, multiplier: f64) -> Self {
-        self.multiplier = multiplier;
-        self.factor = whole_factor(multiplier);
+        self.params.multiplier = multiplier;
+        self.params.factor = whole_factor(multiplier);
         self
     }
 
@@ -180,7 +248,7 @@ impl Policy {
     /// attribute's (see `config::grpc`).
     #[must_use]
     pub const fn with_jitter(mut self, jitter: Jitter) -> Self {
-        self.jitter = jitter;
+        self.params.jitter = jitter;
         self
     }
 
@@ -189,112 +257,92 @@ impl Policy {
     /// once instead.
     #[must_use]
     pub const fn with_deadline(mut self, deadline: Duration) -> Self {
-        self.deadline = Some(deadline);
+        self.params.deadline = Some(deadline);
         self
     }
 
     /// Removes the deadline.
     #[must_use]
     pub const fn without_deadline(mut self) -> Self {
-        self.deadline = None;
+        self.params.deadline = None;
         self
     }
 
     /// Cuts each attempt off after `timeout`; the attempt then fails with
-    /// `E::from(TimedOut)`, classified like any other error. With a deadline
-    /// too, an attempt is also cut off when the deadline passes.
+    /// `E::from(TimedOut)` (or what [`timed_out`](Policy::timed_out) makes),
+    /// classified like any other error. With a deadline too, an attempt is
+    /// also cut off when the deadline passes.
     #[must_use]
-    pub const fn with_timeout(mut self, timeout: Duration) -> Self {
-        self.timeout = Some(timeout);
-        self
+    pub const fn with_timeout(self, timeout: Duration) -> Policy<TimedOut> {
+        let mut params = self.params;
+        params.timeout = Some(timeout);
+        Policy::of(params)
+    }
+
+    /// Removes the per-attempt timeout: the policy then runs calls of any
+    /// error type.
+    #[must_use]
+    pub const fn without_timeout(self) -> Policy {
+        let mut params = self.params;
+        params.timeout = None;
+        Policy::of(params)
     }
 
     /// What to do when called from inside another retried function's
     /// attempt: see [`Nested`].
     #[must_use]
     pub const fn with_nested(mut self, nested: Nested) -> Self {
-        self.nested = nested;
-        self
-    }
-
-    /// Removes the per-attempt timeout.
-    #[must_use]
-    pub const fn without_timeout(mut self) -> Self {
-        self.timeout = None;
+        self.params.nested = nested;
         self
     }
 
     /// Attempts in total, the first included.
     #[must_use]
     pub const fn max_attempts(&self) -> u32 {
-        self.max_attempts
+        self.params.max_attempts
     }
 
     /// The ceiling of the first backoff.
     #[must_use]
     pub const fn base(&self) -> Duration {
-        self.base
+        self.params.base
     }
 
     /// The largest wait.
     #[must_use]
     pub const fn cap(&self) -> Duration {
-        self.cap
+        self.params.cap
     }
 
     /// Growth of the ceiling per retry.
     #[must_use]
     pub const fn multiplier(&self) -> f64 {
-        self.multiplier
+        self.params.multiplier
     }
 
     /// How each wait is randomized.
     #[must_use]
     pub const fn jitter(&self) -> Jitter {
-        self.jitter
-    }
-
-    /// Whether the policy was read from a gRPC service config, and so
-    /// follows gRFC A6 as amended: its waits, a server's pushback waited out
-    /// whatever `cap`, and hedges that check the retry budget without
-    /// taking a token (see `config::grpc`).
-    pub(crate) const fn follows_a6(&self) -> bool {
-        matches!(self.jitter, Jitter::Grpc)
+        self.params.jitter
     }
 
     /// The time allowed for the whole call, if any.
     #[must_use]
     pub const fn deadline(&self) -> Option<Duration> {
-        self.deadline
+        self.params.deadline
     }
 
     /// What to do when nested in another retried function.
     #[must_use]
     pub const fn nested(&self) -> Nested {
-        self.nested
+        self.params.nested
     }
 
-    /// The time allowed for each attempt, if any.
+    /// The time allowed for each attempt, if any: always `None` for a
+    /// `Policy` (without `<TimedOut>`).
     #[must_use]
     pub const fn timeout(&self) -> Option<Duration> {
-        self.timeout
-    }
-
-    /// This policy, checked to carry no per-attempt timeout, for calls whose
-    /// error type cannot express one (a foreign error such as
-    /// `reqwest::Error` has no `From<TimedOut>`).
-    ///
-    /// A timeout read from configuration is never silently dropped: a policy
-    /// that carries one is refused here, before any attempt.
-    ///
-    /// # Errors
-    ///
-    /// [`PolicyError::TimeoutNotExpressible`] when the policy has a timeout.
-    pub const fn untimed(&self) -> Result<UntimedPolicy, PolicyError> {
-        match self.timeout {
-            Some(timeout) => Err(PolicyError::TimeoutNotExpressible { timeout }),
-            None => Ok(UntimedPolicy(*self)),
-        }
+        self.params.timeout
     }
 
     /// Checks the rules the attribute enforces while compiling: at least one
@@ -310,21 +358,22 @@ impl Policy {
     /// rules instead, which the config's reader applied: `base` and `cap`
     /// above zero, and a multiplier above zero (NaN is not).
     pub fn validate(&self) -> Result<(), PolicyError> {
-        if self.max_attempts == 0 {
+        let params = &self.params;
+        if params.max_attempts == 0 {
             return Err(PolicyError::NoAttempts);
         }
-        if self.base.is_zero() {
+        if params.base.is_zero() {
             return Err(PolicyError::ZeroBase);
         }
         // Under gRFC A6 a `base` above `cap` waits as `cap` does.
-        let a6 = self.follows_a6();
-        if self.cap < self.base && (!a6 || self.cap.is_zero()) {
+        let a6 = params.follows_a6();
+        if params.cap < params.base && (!a6 || params.cap.is_zero()) {
             return Err(PolicyError::CapBelowBase {
-                base: self.base,
-                cap: self.cap,
+                base: params.base,
+                cap: params.cap,
             });
         }
-        let multiplier = self.multiplier;
+        let multiplier = params.multiplier;
         let valid = if a6 {
             multiplier > 0.0
         } else {
@@ -333,33 +382,13 @@ impl Policy {
         if !valid {
             return Err(PolicyError::Multiplier(multiplier));
         }
-        if self.deadline.is_some_and(|deadline| deadline.is_zero()) {
+        if params.deadline.is_some_and(|deadline| deadline.is_zero()) {
             return Err(PolicyError::ZeroDeadline);
         }
-        if self.timeout.is_some_and(|timeout| timeout.is_zero()) {
+        if params.timeout.is_some_and(|timeout| timeout.is_zero()) {
             return Err(PolicyError::ZeroTimeout);
         }
         Ok(())
-    }
-}
-
-/// A [`Policy`] known to carry no per-attempt timeout, made by
-/// [`Policy::untimed`]. It runs calls whose error type cannot express a
-/// timeout (no `From<TimedOut>`), such as `reqwest::Error` or `sqlx::Error`.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct UntimedPolicy(Policy);
-
-impl UntimedPolicy {
-    /// `policy`, with its timeout removed if it has one.
-    #[cfg_attr(not(all(feature = "serde", feature = "grpc")), allow(dead_code))]
-    pub(crate) const fn without_timeout(policy: Policy) -> Self {
-        UntimedPolicy(policy.without_timeout())
-    }
-
-    /// The policy, whose `timeout()` is `None`.
-    #[must_use]
-    pub const fn policy(&self) -> &Policy {
-        &self.0
     }
 }
 

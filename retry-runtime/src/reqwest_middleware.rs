@@ -81,10 +81,11 @@ use http::Extensions;
 use reqwest::{Request, Response};
 
 pub use crate::classify::http::{Classify, HttpClassifier};
+use crate::give_up::{gave_up, Started};
 use crate::integration::{exchange, Exchange, Selected};
 use crate::propagate::Stamp;
 use crate::registry::Registry;
-use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared};
+use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared, Stopped};
 
 /// What a request's attempt came to: what a classifier given to
 /// [`RetryMiddleware::with_classifier`] judges.
@@ -139,6 +140,20 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     key: Option<KeyFn>,
     name: &'static str,
     classifier: C,
+    give_up: Option<GiveUpFn>,
+}
+
+/// The middleware's `on_give_up` hook.
+#[derive(Clone)]
+struct GiveUpFn(Arc<Hook>);
+
+/// What `on_give_up` is given.
+type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
+
+impl core::fmt::Debug for GiveUpFn {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("GiveUpFn(..)")
+    }
 }
 
 /// A function deriving a registry key from a request.
@@ -166,6 +181,7 @@ impl RetryMiddleware {
             key: None,
             name: "reqwest",
             classifier: HttpClassifier::new(),
+            give_up: None,
         }
     }
 }
@@ -244,7 +260,38 @@ impl<C> RetryMiddleware<C> {
             key: self.key,
             name: self.name,
             classifier,
+            give_up: self.give_up,
         }
+    }
+
+    /// Calls `on_give_up` once when a request's call returns an error or a
+    /// response the classifier retried (a 503 after the last attempt), with
+    /// what the caller gets and how the call stopped: the reason, the
+    /// attempts made and the time taken, as `#[retry]`'s key does. Not
+    /// called for a success. With `tracing`, the call's give-up event is
+    /// emitted all the same: the hook is for what the program does about
+    /// it, not to log it again (docs/observability.md).
+    ///
+    /// ```
+    /// use retry_runtime::reqwest_middleware::{Outcome, RetryMiddleware};
+    /// use retry_runtime::{Policy, Stopped};
+    ///
+    /// fn count_give_up(outcome: &Outcome, stopped: &Stopped) {
+    ///     let status = outcome.as_ref().ok().map(reqwest::Response::status);
+    ///     // e.g. a counter of your own, by status and `stopped.reason()`.
+    ///     let _ = (status, stopped.reason(), stopped.attempts(), stopped.elapsed());
+    /// }
+    ///
+    /// let middleware = RetryMiddleware::new(Policy::new()).on_give_up(count_give_up);
+    /// # let _ = middleware;
+    /// ```
+    #[must_use]
+    pub fn on_give_up(
+        mut self,
+        on_give_up: impl Fn(&Outcome, &Stopped) + Send + Sync + 'static,
+    ) -> Self {
+        self.give_up = Some(GiveUpFn(Arc::new(on_give_up)));
+        self
     }
 
     /// The breaker and budget of a request: its upstream's, when the
@@ -298,15 +345,13 @@ where
             next,
             extensions,
         };
-        exchange(
-            reqwest,
-            &self.policy,
-            budget,
-            selected.breaker(),
-            self.name,
-            first,
-        )
-        .await
+        let started = self.give_up.as_ref().map(|_| Started::tokio());
+        let (breaker, name) = (selected.breaker(), self.name);
+        let outcome = exchange(reqwest, &self.policy, budget, breaker, name, first).await;
+        if let (Some(GiveUpFn(hook)), Some(started)) = (&self.give_up, started) {
+            gave_up(&&**hook, started, &outcome);
+        }
+        outcome
     }
 }
 

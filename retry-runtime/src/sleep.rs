@@ -98,6 +98,8 @@ pin_project_lite::pin_project! {
         Unpicked { end: crate::timer::Instant },
         Tokio { #[pin] sleep: tokio::time::Sleep },
         Elsewhere { wait: Wait },
+        // Made under a test's simulated clock (feature `testing`).
+        Simulated { wait: Simulated },
     }
 }
 
@@ -106,8 +108,16 @@ pin_project_lite::pin_project! {
     #[project = TimerProj]
     enum Timer {
         Elsewhere { wait: Wait },
+        Simulated { wait: Simulated },
     }
 }
+
+/// A wait on a test's simulated clock; nothing without the feature
+/// `testing`, which never makes one.
+#[cfg(feature = "testing")]
+type Simulated = crate::timer::simulated::Wait;
+#[cfg(not(feature = "testing"))]
+type Simulated = core::convert::Infallible;
 
 impl Future for Sleep {
     type Output = ();
@@ -142,6 +152,10 @@ impl Future for Sleep {
                 elsewhere(timer, end, cx)
             }
             TimerProj::Elsewhere { wait } => wait.poll(cx),
+            #[cfg(feature = "testing")]
+            TimerProj::Simulated { wait } => wait.poll(cx),
+            #[cfg(not(feature = "testing"))]
+            TimerProj::Simulated { wait } => match *wait {},
         }
     }
 }
@@ -186,6 +200,7 @@ impl core::fmt::Debug for Sleep {
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Tokio { .. } => "tokio",
             Timer::Elsewhere { .. } => "runtime-free",
+            Timer::Simulated { .. } => "simulated",
         };
         f.debug_struct("Sleep")
             .field("timer", &timer)
@@ -205,6 +220,10 @@ impl core::fmt::Debug for Sleep {
 // per wait (benches/instructions.sh).
 #[inline]
 pub fn sleep(wait: Duration) -> Sleep {
+    #[cfg(feature = "testing")]
+    if let Some(wait) = crate::timer::simulated::Wait::after(wait) {
+        return simulated(wait);
+    }
     // The end is read on the clock waits follow where the wait is made
     // (tokio's, paused in tests, inside a runtime), and the timer picked at
     // the first poll.
@@ -220,6 +239,14 @@ pub fn sleep(wait: Duration) -> Sleep {
             wait: Wait::new(crate::timer::end_of(crate::timer::real_now(), wait)),
         },
     };
+}
+
+/// A wait on a test's simulated clock.
+#[cfg(feature = "testing")]
+pub(crate) fn simulated(wait: crate::timer::simulated::Wait) -> Sleep {
+    Sleep {
+        timer: Timer::Simulated { wait },
+    }
 }
 
 #[cfg(test)]

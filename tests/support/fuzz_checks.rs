@@ -198,7 +198,7 @@ pub fn grpc_config(data: &[u8]) {
             assert!(!service.is_empty() || name.is_empty());
             assert!(seen.insert((service, name)), "{text:?}");
         }
-        let policy = *method.policy().policy();
+        let policy = method.policy();
         assert_eq!(policy.validate(), Ok(()), "{text:?}");
         assert_eq!(policy.deadline(), method.timeout());
         assert!(method.timeout().is_none_or(|timeout| !timeout.is_zero()));

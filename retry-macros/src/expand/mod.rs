@@ -50,13 +50,13 @@ use core::time::Duration;
 use proc_macro2::{Delimiter, Group, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned};
 use syn::spanned::Spanned;
-use syn::{Ident, Type};
+use syn::{Expr, Ident, Type};
 
 use crate::parse::{Config, Function};
 use crate::signatures::{replace_at, Shape};
 use arguments::{arguments, async_trait_moves, Arguments};
 use attempt::Names;
-use spans::{call_keeping_output, call_spanned};
+use spans::{call_keeping_output, call_spanned, output_lints, respan};
 
 pub fn expand(function: Function, config: Config, shape: Shape) -> TokenStream {
     let Some(output) = shape.output(&function).cloned() else {
@@ -346,15 +346,47 @@ impl Expansion<'_> {
             quote!(blocking)
         };
         let value = self.rule_value(hook);
+        let at = hook.span();
         // The copy of the return type keeps the user's spans: see
         // `call_keeping_output`.
-        let bound = call_keeping_output(
-            quote!(#private::give_up_hook),
-            output,
-            quote!(_),
-            value,
-            hook.span(),
-        );
+        let (before, bound) = if let Expr::Closure(_) = hook {
+            // Bound by `Fn`, so that the closure's arguments are inferred
+            // (its arity was checked while parsing).
+            let bound =
+                call_keeping_output(quote!(#private::give_up_hook), output, quote!(_), value, at);
+            (TokenStream::new(), bound)
+        } else {
+            // A function's type is asked whether it fits (see
+            // `__private::GiveUpProbe`): a misfit is then one error naming
+            // the key and the signature, not an E0593 or E0631 naming
+            // `__private`. The call and its arguments all located at the
+            // value, in its context, so that the compiler reports it once;
+            // the copy of the return type in it under the `output_lints`
+            // (see `split_on_output`).
+            let (function, answer) = (
+                Ident::new("__give_up_fn", at),
+                Ident::new("__give_up_answer", at),
+            );
+            let probe = call_keeping_output(
+                quote!(#private::give_up_probe),
+                output,
+                quote!(_),
+                quote!(&#function),
+                at,
+            );
+            let quiet = output_lints();
+            let before = quote! {
+                let #function = #value;
+                let #answer = {
+                    #[allow(unused_imports)]
+                    use #private::{HookFits as _, HookMisfits as _};
+                    (&#probe).fits()
+                };
+                #[allow(#quiet)]
+            };
+            let path = quote!(#private::give_up_path::<#output, _>(#function, #answer));
+            (before, respan(path, at))
+        };
         // Bound to a name of its own first: an error in the bound is then
         // reported on the value alone, not again on the call that uses it.
         let on_give_up = Ident::new("on_give_up", Span::mixed_site().located_at(hook.span()));
@@ -368,7 +400,7 @@ impl Expansion<'_> {
                 quote_spanned!(hook_at=> &#on_give_up, #started, &#outcome),
                 hook_at,
             );
-            (quote!(let #on_give_up = #bound;), quote!(#call;))
+            (quote!(#before let #on_give_up = #bound;), quote!(#call;))
         })
     }
 

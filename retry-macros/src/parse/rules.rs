@@ -49,7 +49,25 @@ impl Config {
     }
 
     pub(super) fn set_on_give_up(&mut self, value: &Expr) -> syn::Result<()> {
-        self.on_give_up = Some(rule("on_give_up", RULE_ON_GIVE_UP, value)?);
+        let hook = rule("on_give_up", RULE_ON_GIVE_UP, value)?;
+        // A closure of another arity is one error here, naming the key: the
+        // `Fn` bound its arguments are inferred from would report it as an
+        // E0593 that names neither. (A function's type is checked where
+        // the expansion binds it: see `__private::GiveUpProbe`.)
+        if let Expr::Closure(closure) = &hook {
+            if closure.inputs.len() != 2 {
+                let (open, inputs, close) =
+                    (&closure.or1_token, &closure.inputs, &closure.or2_token);
+                return Err(syn::Error::new_spanned(
+                    quote::quote!(#open #inputs #close),
+                    format!(
+                        "`on_give_up` takes a closure of two arguments, not {}: the outcome returned and how the call stopped, `|outcome, stopped|` (`Fn(&Result<T, E>, &Stopped)`)",
+                        closure.inputs.len()
+                    ),
+                ));
+            }
+        }
+        self.on_give_up = Some(hook);
         Ok(())
     }
 }

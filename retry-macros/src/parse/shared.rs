@@ -94,7 +94,7 @@ impl Config {
         Ok(())
     }
 
-    /// `policy`: an expression of type `&Policy` or `&UntimedPolicy`, not a
+    /// `policy`: an expression of type `&Policy` or `&Policy<TimedOut>`, not a
     /// literal.
     pub(super) fn set_policy(&mut self, value: &Expr) -> syn::Result<()> {
         if let Expr::Lit(_) = value {

@@ -39,7 +39,7 @@ pub(crate) const EXHAUSTED: HeaderName = HeaderName::from_static("retry-exhauste
 const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
 
 /// Tells the call judging a response that the server below gave up on it:
-/// a failure (HTTP 5xx, 408, 429; a gRPC status other than OK) marked
+/// a failure (a transient HTTP status; a gRPC status other than OK) marked
 /// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
 /// Envoy's). A mark that is empty or repeated is ignored.
 pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
@@ -85,13 +85,8 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// §4.17).
 #[must_use]
 pub fn is_transient_response<B>(response: &Response<B>) -> bool {
-    report_mark(is_failure(response.status()), response.headers());
+    report_mark(is_transient_status(response.status()), response.headers());
     is_transient_status(response.status())
-}
-
-/// Whether a status is a failure a server may mark: 5xx, 408 or 429.
-pub(crate) fn is_failure(status: StatusCode) -> bool {
-    status.is_server_error() || matches!(status.as_u16(), 408 | 429)
 }
 
 /// A response's `Retry-After`: for `retry_after_ok`.

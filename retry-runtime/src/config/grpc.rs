@@ -55,7 +55,7 @@
 //! }"#).unwrap();
 //!
 //! let method = config.for_path("/helloworld.Greeter/SayHello").unwrap();
-//! let policy = *method.policy().policy();
+//! let policy = method.policy();
 //! assert_eq!(policy.max_attempts(), 4);
 //! assert_eq!(policy.base(), Duration::from_millis(100));
 //! assert_eq!(policy.deadline(), Some(Duration::from_secs(5)));
@@ -72,7 +72,7 @@
 //! ```
 //! # use std::sync::LazyLock;
 //! use retry_runtime::config::grpc::{MethodConfig, ServiceConfig};
-//! use retry_runtime::{retry, UntimedPolicy};
+//! use retry_runtime::{retry, Policy};
 //!
 //! static CONFIG: LazyLock<ServiceConfig> = LazyLock::new(|| {
 //!     serde_json::from_str(r#"{ "methodConfig": [{ "name": [{}], "retryPolicy": {
@@ -84,7 +84,7 @@
 //!     LazyLock::new(|| CONFIG.method("helloworld.Greeter", "SayHello").unwrap());
 //! // No per-attempt timeout (a service config has none), so it runs
 //! // calls that fail with `tonic::Status`, which cannot express one.
-//! static POLICY: LazyLock<UntimedPolicy> = LazyLock::new(|| SAY_HELLO.policy());
+//! static POLICY: LazyLock<Policy> = LazyLock::new(|| SAY_HELLO.policy());
 //!
 //! #[retry(policy = &POLICY, on = |status| SAY_HELLO.retryable().is_retryable(status))]
 //! async fn say_hello(calls: &mut u32) -> Result<String, tonic::Status> {
@@ -109,7 +109,7 @@ use serde::Deserialize;
 
 use crate::classify::grpc::RetryableCodes;
 use crate::hedge::Hedge;
-use crate::{Policy, RetryBudget, UntimedPolicy};
+use crate::{Policy, RetryBudget};
 
 mod load;
 
@@ -287,7 +287,7 @@ impl MethodConfig {
     /// error type cannot express one, `tonic::Status` among them. For a
     /// hedging policy, run it with [`HedgingPolicy::hedge`].
     #[must_use]
-    pub fn policy(&self) -> UntimedPolicy {
+    pub fn policy(&self) -> Policy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
             (None, Some(hedging)) => {
@@ -295,10 +295,10 @@ impl MethodConfig {
             }
             (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
-        UntimedPolicy::without_timeout(match self.timeout {
+        match self.timeout {
             Some(timeout) => policy.with_deadline(timeout),
             None => policy,
-        })
+        }
     }
 
     /// The status codes a failed attempt is followed by another on: the

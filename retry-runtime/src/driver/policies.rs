@@ -1,22 +1,74 @@
-//! The closure API's way in: a loop made from a [`Policy`] (whose timeout
-//! the error type expresses) or an [`UntimedPolicy`] (which has none), with
-//! every rule at its default, to be given its rules and run.
+//! The closure API's way in: a loop made from a [`Policy`] (which has no
+//! per-attempt timeout, and so runs with any error type) or a
+//! `Policy<TimedOut>` (whose timeout the error type expresses, or a
+//! conversion given to [`timed_out`](Policy::timed_out)), with every rule at
+//! its default, to be given its rules and run.
 
 use core::future::Future;
 use core::marker::PhantomData;
 
 use super::{DefaultRetry, Retry};
+use crate::__private::CutOff;
 use crate::guard::Unguarded;
+use crate::policy::Params;
 use crate::rules::{every_error, no_hint, no_hook, no_value, RuleSet};
 use crate::timeout::{Limit, TimedOut};
-use crate::{Policy, UntimedPolicy};
+use crate::Policy;
 
+/// The loop's entry points for any error type: the policy has no timeout,
+/// so no attempt is ever cut off.
+///
+/// ```
+/// use retry_runtime::Policy;
+///
+/// #[derive(Debug)]
+/// struct ForeignError; // no `From<TimedOut>`, no `From<CircuitOpen>`
+///
+/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+/// # async fn main() {
+/// let policy = Policy::new().with_max_attempts(3);
+/// let result: Result<(), ForeignError> = policy.retry(|| async { Err(ForeignError) }).await;
+/// assert!(result.is_err());
+/// # }
+/// ```
 impl Policy {
-    /// A retry loop under this policy, to be given its rules and run. The
-    /// error type must express the policy's timeout; for one that cannot
-    /// (`reqwest::Error`, `sqlx::Error`), use [`Policy::untimed`].
-    pub fn retrying<T, E: From<TimedOut>>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::new(E::from))
+    /// A retry loop under this policy, to be given its rules and run.
+    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(&self.params, Limit::untimed())
+    }
+
+    /// A retry loop that retries only the errors `on` accepts.
+    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
+    where
+        On: Fn(&E) -> bool,
+    {
+        self.retrying().on(on)
+    }
+
+    /// Runs `attempt` until it succeeds, retrying every error under this
+    /// policy. Returns the last attempt's result unchanged.
+    ///
+    /// # Errors
+    ///
+    /// The last attempt's error, when attempts or the deadline run out.
+    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
+    where
+        F: FnMut() -> Fut,
+        Fut: Future<Output = Result<T, E>>,
+    {
+        self.retrying().run(attempt).await
+    }
+}
+
+/// The same entry points under a policy whose attempts can be cut off: an
+/// attempt past the timeout fails with `E::from(TimedOut)`, so the error
+/// type must have that `From` (`std::io::Error`, `anyhow::Error` and
+/// `Box<dyn Error + Send + Sync>` do), or the loop is made with
+/// [`timed_out`](Policy::timed_out), which says how one fails.
+impl Policy<TimedOut> {
+    /// A retry loop under this policy, to be given its rules and run.
+    pub fn retrying<T, E: CutOff>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(&self.params, Limit::new(E::from))
     }
 
     /// A retry loop under this policy whose attempts, cut off by its
@@ -26,10 +78,10 @@ impl Policy {
     ///
     /// ```
     /// use std::time::Duration;
-    /// use retry_runtime::Policy;
+    /// use retry_runtime::{Policy, TimedOut};
     /// use tonic::Status;
     ///
-    /// static POLICY: Policy = Policy::new()
+    /// static POLICY: Policy<TimedOut> = Policy::new()
     ///     .with_max_attempts(2)
     ///     .with_base(Duration::from_millis(1))
     ///     .with_timeout(Duration::from_millis(50));
@@ -48,14 +100,14 @@ impl Policy {
     /// # }
     /// ```
     pub fn timed_out<T, E>(&self, timed_out: fn(TimedOut) -> E) -> DefaultRetry<'_, T, E> {
-        retrying(self, Limit::new(timed_out))
+        retrying(&self.params, Limit::new(timed_out))
     }
 
     /// A retry loop that retries only the errors `on` accepts.
     pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
     where
         On: Fn(&E) -> bool,
-        E: From<TimedOut>,
+        E: CutOff,
     {
         self.retrying().on(on)
     }
@@ -70,59 +122,13 @@ impl Policy {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
-        E: From<TimedOut>,
+        E: CutOff,
     {
         self.retrying().run(attempt).await
     }
 }
 
-/// The same entry points as [`Policy`]'s, for any error type: the policy
-/// has no timeout, so no attempt is ever cut off.
-///
-/// ```
-/// use retry_runtime::Policy;
-///
-/// #[derive(Debug)]
-/// struct ForeignError; // no `From<TimedOut>`
-///
-/// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-/// # async fn main() -> Result<(), retry_runtime::PolicyError> {
-/// let policy = Policy::new().with_max_attempts(3).untimed()?;
-/// let result: Result<(), ForeignError> = policy.retry(|| async { Err(ForeignError) }).await;
-/// assert!(result.is_err());
-/// # Ok(())
-/// # }
-/// ```
-impl UntimedPolicy {
-    /// A retry loop under this policy, to be given its rules and run.
-    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(self.policy(), Limit::untimed())
-    }
-
-    /// A retry loop that retries only the errors `on` accepts.
-    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
-    where
-        On: Fn(&E) -> bool,
-    {
-        self.retrying().on(on)
-    }
-
-    /// Runs `attempt` until it succeeds, retrying every error under this
-    /// policy. Returns the last attempt's result unchanged.
-    ///
-    /// # Errors
-    ///
-    /// The last attempt's error, when attempts or the deadline run out.
-    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-    {
-        self.retrying().run(attempt).await
-    }
-}
-
-fn retrying<T, E>(policy: &Policy, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
+fn retrying<T, E>(policy: &Params, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
     Retry {
         policy,
         budget: None,

@@ -166,7 +166,7 @@ where
     L: Bound<Fut>,
     S: Slots<Running<'p, L::Attempt>>,
 {
-    *this.delay = this.setup.hedge.delay(this.setup.policy.base());
+    *this.delay = this.setup.hedge.delay(this.setup.policy.base);
     // The clock is read at the first poll only for a percentile hedge.
     let now = this.setup.hedge.is_adaptive().then(|| Clock::Async.now());
     if place(this, now, false) {
@@ -177,7 +177,8 @@ where
         *this.started = 1;
         let (_, refused) = this.setup.breaker?;
         // As the retry loop's refused call.
-        this.call.stopped(Stop::Open, false);
+        let record = this.setup.record(None);
+        this.call.stopped(Stop::Open, false, record);
         return Some(R::from_error(refused(CircuitOpen)));
     }
     None
@@ -284,6 +285,10 @@ where
         return false;
     };
     *this.started = number;
+    // A test's simulated clock ends no wait before this attempt is polled:
+    // the loop polls the attempts before it again first.
+    #[cfg(feature = "testing")]
+    crate::timer::simulated::disarm();
     // A hedge is told as it starts, as a hedge; a retry after a failure
     // was told when the attempt failed (`settle`), and is counted now. Both
     // count as retries, as gRPC counts hedges.
@@ -291,7 +296,8 @@ where
         if after_failure {
             observe::retry_started(this.setup.name, *this.wait);
         } else {
-            observe::hedging(this.setup.name, number - 1, *this.wait);
+            let record = this.setup.record(None);
+            observe::hedging(this.setup.name, number - 1, *this.wait, record);
         }
     }
     let attempt = this.setup.limit.bound(timeout, made);
@@ -316,7 +322,7 @@ where
 /// for the delay, if attempts are left and the deadline allows it, by the
 /// retry loop's rule of its edge ([`decision::too_late`]).
 fn schedule_hedge<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, now: Instant) {
-    if *this.started >= this.setup.policy.max_attempts() {
+    if *this.started >= this.setup.policy.max_attempts {
         return no_more(this, Stop::Exhausted);
     }
     let delay = *this.delay;

@@ -63,7 +63,7 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let slots = Boxed::new(self.setup.policy.max_attempts());
+        let slots = Boxed::new(self.setup.policy.max_attempts);
         Hedged::new(self.setup, slots, self.rules, attempt).await
     }
 }

@@ -258,8 +258,8 @@ pub mod private {
     /// The hedged call of an attribute.
     #[inline]
     #[allow(clippy::too_many_arguments)]
-    pub fn run<'p, R, Mk, Fut, J, S, L>(
-        policy: &'p Policy,
+    pub fn run<'p, Timeout, R, Mk, Fut, J, S, L>(
+        policy: &'p Policy<Timeout>,
         hedge: Hedge,
         budget: Option<&'p RetryBudget>,
         breaker: super::Breaker<'p, R::Error>,
@@ -279,7 +279,7 @@ pub mod private {
     {
         Hedged::new(
             Setup {
-                policy,
+                policy: &policy.params,
                 hedge,
                 budget,
                 breaker,

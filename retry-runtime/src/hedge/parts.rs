@@ -9,9 +9,11 @@ use crate::clock::Instant;
 
 use super::Hedge;
 use crate::breaker::CircuitPermit;
+use crate::observe::Record;
+use crate::policy::Params;
 use crate::rules::Outcome;
 use crate::timeout::{Limit, Limited};
-use crate::{CircuitBreaker, CircuitOpen, Policy, RetryBudget};
+use crate::{CircuitBreaker, CircuitOpen, Classification, RetryBudget};
 
 /// Makes each attempt's future: a closure `FnMut() -> impl Future`, or a
 /// type of the integration's own (whose type a tower future can name).
@@ -119,7 +121,7 @@ pub type Breaker<'p, E> = Option<(&'p CircuitBreaker, fn(CircuitOpen) -> E)>;
 pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
     /// The policy: `max`, `base` (the percentile hedge's first delay),
     /// `cap` (for hints), `deadline`, `timeout`.
-    pub policy: &'p Policy,
+    pub(crate) policy: &'p Params,
     /// When to start the next attempt while none has answered.
     pub hedge: Hedge,
     /// The budget hedges and retries draw from.
@@ -130,6 +132,19 @@ pub struct Setup<'p, R: Outcome, L = Limit<<R as Outcome>::Error>> {
     pub limit: L,
     /// The function's name, for tracing and metrics.
     pub name: &'static str,
+}
+
+impl<'p, R: Outcome, L> Setup<'p, R, L> {
+    /// A decision of the call on an outcome judged `outcome` (none for a
+    /// hedge or a refusal), with its budget and breaker, for a test's
+    /// record.
+    pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
+        Record::new(
+            outcome,
+            self.budget,
+            self.breaker.map(|(breaker, _)| breaker),
+        )
+    }
 }
 
 /// What is known of an attempt that ended.

@@ -2,8 +2,6 @@
 //! it is kept as the last failure and the next start is scheduled; and what
 //! the call returns when no attempt is left.
 
-use core::time::Duration;
-
 use super::hedged::{halt, This};
 use super::parts::Ended;
 use crate::breaker::CircuitPermit;
@@ -49,14 +47,15 @@ where
             // The call made every attempt it started, whichever answered;
             // the budget gets its share back.
             this.call.set_attempt(*this.started);
-            this.call.succeeded(this.setup.budget);
+            let breaker = this.setup.breaker.map(|(breaker, _)| breaker);
+            this.call.succeeded(this.setup.budget, breaker);
             Some(outcome)
         }
         Classification::Permanent => {
             // Not the dependency's failure: the breaker counts it as a
             // success, as the retry loop does.
             record(permit, true);
-            returned_not_retryable(this, &outcome, number, inner_gave_up);
+            returned_not_retryable(this, &outcome, verdict, number, inner_gave_up);
             Some(outcome)
         }
         Classification::Unrepeatable => {
@@ -66,14 +65,14 @@ where
             if let Some(budget) = this.setup.budget {
                 let _ = budget.record_failure();
             }
-            returned_not_retryable(this, &outcome, number, inner_gave_up);
+            returned_not_retryable(this, &outcome, verdict, number, inner_gave_up);
             Some(outcome)
         }
         // A copy the server never processed counts as any failure: the
         // next copy starts at once anyway.
         Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
             record(permit, false);
-            retry_after_failure(this, &outcome, number, verdict.hint(), inner_gave_up);
+            retry_after_failure(this, &outcome, number, verdict, inner_gave_up);
             *this.last = Some(outcome);
             *this.last_inner_gave_up = inner_gave_up;
             *this.last_rejected = false;
@@ -111,15 +110,18 @@ fn set_aside_refusal<R: Outcome, Mk, J, S, L>(
 fn returned_not_retryable<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
+    verdict: Classification,
     number: u32,
     inner_gave_up: bool,
 ) {
     super::parts::failed_with(Some(outcome));
     // The event names the attempt that failed; the call made every attempt
     // it started.
-    observe::stopped_after(this.setup.name, number, *this.started, Stop::NotRetryable);
+    let (elapsed, record) = (this.call.elapsed(), this.setup.record(Some(verdict)));
+    let (name, made) = (this.setup.name, *this.started);
+    observe::stopped_after(name, number, made, Stop::NotRetryable, elapsed, record);
     crate::context::report_stop(
-        this.setup.policy.max_attempts(),
+        this.setup.policy.max_attempts,
         Stop::NotRetryable,
         inner_gave_up,
     );
@@ -142,11 +144,12 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     this: &mut This<'_, '_, R, Mk, J, S, L>,
     outcome: &R,
     number: u32,
-    hint: Option<Duration>,
+    verdict: Classification,
     inner_gave_up: bool,
 ) where
     J: RulesFor<R>,
 {
+    let hint = verdict.hint();
     if *this.halted {
         if let Some(budget) = this.setup.budget {
             let _ = budget.record_failure();
@@ -181,7 +184,8 @@ fn retry_after_failure<R: Outcome, Mk, J, S, L>(
     // Told now, as the retry loop tells it: the attempt that failed (not
     // the newest one, which may still run), before the wait.
     super::parts::failed_with(Some(outcome));
-    observe::retry_decided(this.setup.name, number, wait);
+    let record = this.setup.record(Some(verdict));
+    observe::retry_decided(this.setup.name, number, wait, record);
     // A retry after a failure, not a hedge: the failure took the token.
     *this.next = Some(at);
     *this.wait = wait;
@@ -200,6 +204,13 @@ pub(super) fn give_up<R: Outcome, Mk, J: RulesFor<R>, S, L>(
     };
     super::parts::failed_with(this.last.as_ref());
     this.call.set_attempt(*this.started);
-    this.call.stopped(stop, *this.last_inner_gave_up);
+    // The last failure's kind: the hedged call keeps no hint of it.
+    let outcome = if *this.last_rejected {
+        Classification::Permanent
+    } else {
+        Classification::Transient(None)
+    };
+    let record = this.setup.record(Some(outcome));
+    this.call.stopped(stop, *this.last_inner_gave_up, record);
     this.last.take()
 }

@@ -94,8 +94,8 @@ use crate::{Classification, Policy, Shared};
 /// ```
 ///
 /// Each call's future is boxed (as [`RetryLayer`](crate::tower::RetryLayer)'s),
-/// besides the slots its copies run in. The policy's per-attempt `timeout`
-/// is not applied: add `tower::timeout` inside this layer, with
+/// besides the slots its copies run in. It takes a [`Policy`],
+/// which has no per-attempt `timeout`: add `tower::timeout` inside this layer, with
 /// [`boxed_errors`](Self::boxed_errors) for the `BoxError` it fails with. The layer asks
 /// no breaker: a [`CircuitBreakerLayer`](crate::tower::CircuitBreakerLayer)
 /// inside it (its [`CircuitBreakerService`](crate::tower::CircuitBreakerService))
@@ -215,7 +215,7 @@ where
             let settings = &layer.settings;
             let (policy, first, call) = Recorded::start(&settings.policy, head, body, settings);
             let setup = Setup {
-                policy: &policy,
+                policy: &policy.params,
                 hedge,
                 budget: settings.budget.as_deref(),
                 breaker: None,

@@ -1,5 +1,5 @@
-//! The rules a policy can break, as [`Policy::validate`] and
-//! [`Policy::untimed`] report them.
+//! The rules a policy can break, as [`Policy::validate`] and configuration
+//! report them.
 
 use core::fmt;
 use core::time::Duration;
@@ -7,7 +7,18 @@ use core::time::Duration;
 #[cfg(doc)]
 use super::Policy;
 
-/// A rule of [`Policy::validate`] that a policy breaks.
+/// A rule of [`Policy::validate`] that a policy breaks, or a `timeout`
+/// read from configuration into a [`Policy`], which has none. Its message
+/// names the key at fault and says how to fix it.
+///
+/// ```
+/// use std::time::Duration;
+/// use retry_runtime::{Policy, PolicyError};
+///
+/// let error = Policy::new().with_base(Duration::ZERO).validate().unwrap_err();
+/// assert_eq!(error, PolicyError::ZeroBase);
+/// assert!(error.to_string().starts_with("`base` must be above zero"));
+/// ```
 #[derive(Clone, Copy, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum PolicyError {
@@ -28,9 +39,8 @@ pub enum PolicyError {
     ZeroDeadline,
     /// The per-attempt timeout is zero.
     ZeroTimeout,
-    /// The policy carries a per-attempt timeout, but it is run where the
-    /// error type cannot express one (it does not implement
-    /// `From<TimedOut>`); see [`Policy::untimed`].
+    /// A `timeout` read from configuration into a [`Policy`], which has no
+    /// per-attempt timeout: read a `Policy<TimedOut>` to take one.
     TimeoutNotExpressible {
         /// The timeout the policy carries.
         timeout: Duration,
@@ -69,9 +79,10 @@ impl fmt::Display for PolicyError {
             ),
             Self::TimeoutNotExpressible { timeout } => write!(
                 f,
-                "the policy sets a per-attempt `timeout` ({timeout:?}), but it runs where the \
-                 error type cannot express a timeout (no `From<TimedOut>`): remove the timeout, \
-                 or bound the attempt inside the call (for reqwest, `ClientBuilder::timeout`)"
+                "`timeout` ({timeout:?}) is set, but this policy is read as a `Policy`, which \
+                 cuts no attempt off and so runs with any error type: remove `timeout` (and \
+                 bound the attempt inside the call; for reqwest, `ClientBuilder::timeout`), or \
+                 read a `Policy<TimedOut>`, whose error type must express a timeout"
             ),
         }
     }

@@ -7,13 +7,13 @@ use core::time::Duration;
 
 use retry_core::backoff::{self, nanos, uniform};
 
-use super::{Jitter, Policy};
+use super::{Jitter, Params, Policy};
 
 /// The longest wait a gRPC pushback can ask for: `grpc-retry-pushback-ms`
 /// is a signed 32-bit number of milliseconds (gRFC A6).
 pub(crate) const LONGEST_PUSHBACK: Duration = Duration::from_millis(i32::MAX as u64);
 
-impl Policy {
+impl<Timeout> Policy<Timeout> {
     /// The ceiling of the wait before retry `n` (`n = 0` before the first
     /// retry): `min(cap, base * multiplier^n)`.
     ///
@@ -21,21 +21,7 @@ impl Policy {
     /// about one part in 2^52. Any `n` and any multiplier are fine.
     #[must_use]
     pub fn ceiling(&self, n: u32) -> Duration {
-        Duration::from_nanos(self.ceiling_nanos(n))
-    }
-
-    fn ceiling_nanos(&self, n: u32) -> u64 {
-        if self.follows_a6() && self.multiplier < 1.0 && self.multiplier > 0.0 {
-            // gRFC A6 takes any multiplier above zero: the ceilings shrink,
-            // from `base` (which may be above `cap`) towards zero.
-            #[allow(clippy::cast_precision_loss)]
-            let shrunk = self.base_nanos as f64 * self.multiplier.powf(f64::from(n));
-            // Saturating float-to-int conversion, of a value at most `base`.
-            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-            let shrunk = shrunk.round() as u64;
-            return shrunk.min(self.cap_nanos);
-        }
-        backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
+        Duration::from_nanos(self.params.ceiling_nanos(n))
     }
 
     /// The longest the waits of one call can add up to: every retry's wait
@@ -56,28 +42,29 @@ impl Policy {
     /// gRFC A6's range: 1.2 times its ceiling.
     #[must_use]
     pub fn worst_case_wait(&self) -> Duration {
-        let retries = self.max_attempts.saturating_sub(1);
-        if !self.follows_a6() {
+        let params = &self.params;
+        let retries = params.max_attempts.saturating_sub(1);
+        if !params.follows_a6() {
             return Duration::from_nanos(backoff::worst_case_total(
-                self.base_nanos,
-                self.cap_nanos,
-                self.multiplier,
-                self.jitter == Jitter::Decorrelated,
+                params.base_nanos,
+                params.cap_nanos,
+                params.multiplier,
+                params.jitter == Jitter::Decorrelated,
                 retries,
             ));
         }
-        let shrinking = self.multiplier > 0.0 && self.multiplier < 1.0;
+        let shrinking = params.multiplier > 0.0 && params.multiplier < 1.0;
         let total = if !shrinking {
             // Ceilings that grow to `cap` (or stay at it, from a `base`
             // above it): as the other jitters sum them.
-            let base = self.base_nanos.min(self.cap_nanos);
-            backoff::worst_case_total(base, self.cap_nanos, self.multiplier, false, retries)
+            let base = params.base_nanos.min(params.cap_nanos);
+            backoff::worst_case_total(base, params.cap_nanos, params.multiplier, false, retries)
         } else {
             // Ceilings that shrink: summed one by one, and past 10,000
             // retries counted at the last, which bounds the rest.
             let mut total: u64 = 0;
             for n in 0..retries {
-                let ceiling = self.ceiling_nanos(n);
+                let ceiling = params.ceiling_nanos(n);
                 if ceiling == 0 || n == 10_000 {
                     let rest = u64::from(retries - n);
                     total = total.saturating_add(ceiling.saturating_mul(rest));
@@ -120,11 +107,65 @@ impl Policy {
     /// ```
     #[must_use]
     pub fn wait_with(&self, n: u32, previous: Duration, sample: u64) -> Duration {
-        Duration::from_nanos(self.draw(self.ceiling_nanos(n), nanos(previous), sample))
+        let params = &self.params;
+        Duration::from_nanos(params.draw(params.ceiling_nanos(n), nanos(previous), sample))
+    }
+
+    /// The wait when the server asked for `hint` (a `Retry-After`): at least
+    /// the hint and at least the backoff `wait`, plus a uniform share of up
+    /// to a tenth of the hint drawn from `sample`, so that clients told the
+    /// same hint do not come back in the same instant:
+    /// `max(hint, wait) + uniform in [0, hint / 10]`.
+    ///
+    /// `None` when the hint is longer than `cap`: a server asking for more
+    /// than the caller tolerates is not waited out. `None` too for a hint
+    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
+    /// which could only be waited out in part.
+    ///
+    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
+    /// spread is added on top of a hint that may be `cap` itself.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::Policy;
+    ///
+    /// let policy = Policy::new(); // cap 10s
+    /// let hint = Duration::from_secs(2);
+    /// let backoff = Duration::from_millis(100);
+    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
+    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
+    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
+    /// ```
+    ///
+    /// A policy read from a gRPC service config waits a pushback out as
+    /// gRFC A6 has it: exactly the hint, whatever `cap` and the backoff
+    /// (which restarts after it), for any hint a pushback can carry (up to
+    /// 2^31 - 1 ms, about 24.8 days); a longer hint, which no valid
+    /// pushback is (and which `classify::grpc::pushback` gives for one
+    /// that says not to retry), is `None`.
+    #[must_use]
+    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+        self.params.hinted_wait(wait, hint, sample)
+    }
+}
+
+impl Params {
+    fn ceiling_nanos(&self, n: u32) -> u64 {
+        if self.follows_a6() && self.multiplier < 1.0 && self.multiplier > 0.0 {
+            // gRFC A6 takes any multiplier above zero: the ceilings shrink,
+            // from `base` (which may be above `cap`) towards zero.
+            #[allow(clippy::cast_precision_loss)]
+            let shrunk = self.base_nanos as f64 * self.multiplier.powf(f64::from(n));
+            // Saturating float-to-int conversion, of a value at most `base`.
+            #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+            let shrunk = shrunk.round() as u64;
+            return shrunk.min(self.cap_nanos);
+        }
+        backoff::ceiling(self.base_nanos, self.cap_nanos, self.multiplier, n)
     }
 
     /// The wait before retry `n`, in nanoseconds, and its ceiling, as
-    /// [`wait_with`](Self::wait_with) gives them, from what a call kept after
+    /// [`Policy::wait_with`] gives them, from what a call kept after
     /// retry `n - 1` (`carry`, unread for `n = 0`): for
     /// [`Jitter::Decorrelated`], the wait it made; for the others, the
     /// ceiling returned then. A whole multiplier steps from that ceiling,
@@ -187,40 +228,13 @@ impl Policy {
         }
     }
 
-    /// The wait when the server asked for `hint` (a `Retry-After`): at least
-    /// the hint and at least the backoff `wait`, plus a uniform share of up
-    /// to a tenth of the hint drawn from `sample`, so that clients told the
-    /// same hint do not come back in the same instant:
-    /// `max(hint, wait) + uniform in [0, hint / 10]`.
-    ///
-    /// `None` when the hint is longer than `cap`: a server asking for more
-    /// than the caller tolerates is not waited out. `None` too for a hint
-    /// longer than `u64::MAX` nanoseconds (about 584 years, the longest wait),
-    /// which could only be waited out in part.
-    ///
-    /// The wait is therefore at most `cap + cap / 10` (1.1 x `cap`): the
-    /// spread is added on top of a hint that may be `cap` itself.
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use retry_runtime::Policy;
-    ///
-    /// let policy = Policy::new(); // cap 10s
-    /// let hint = Duration::from_secs(2);
-    /// let backoff = Duration::from_millis(100);
-    /// assert_eq!(policy.hinted_wait(backoff, hint, 0), Some(hint));
-    /// assert_eq!(policy.hinted_wait(backoff, hint, u64::MAX), Some(Duration::from_millis(2200)));
-    /// assert_eq!(policy.hinted_wait(backoff, Duration::from_secs(11), 0), None);
-    /// ```
-    ///
-    /// A policy read from a gRPC service config waits a pushback out as
-    /// gRFC A6 has it: exactly the hint, whatever `cap` and the backoff
-    /// (which restarts after it), for any hint a pushback can carry (up to
-    /// 2^31 - 1 ms, about 24.8 days); a longer hint, which no valid
-    /// pushback is (and which `classify::grpc::pushback` gives for one
-    /// that says not to retry), is `None`.
-    #[must_use]
-    pub fn hinted_wait(&self, wait: Duration, hint: Duration, sample: u64) -> Option<Duration> {
+    /// [`Policy::hinted_wait`].
+    pub(crate) fn hinted_wait(
+        &self,
+        wait: Duration,
+        hint: Duration,
+        sample: u64,
+    ) -> Option<Duration> {
         if self.follows_a6() {
             return (hint <= LONGEST_PUSHBACK).then_some(hint);
         }

@@ -9,9 +9,15 @@
 //!   `futures::executor`, a hand-written one) and costs a tokio user nothing.
 //! - [`host`] (`wasm32-unknown-unknown`): the JS host's `setTimeout`, and its
 //!   `performance.now()` for the clock.
+//!
+//! With the feature `testing`, a test may install a simulated clock on its
+//! thread instead ([`simulated`]): every clock reading and every wait, async
+//! or blocking, is then on it.
 
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub(crate) mod host;
+#[cfg(feature = "testing")]
+pub(crate) mod simulated;
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pub(crate) mod thread;
 
@@ -93,8 +99,13 @@ pub(crate) fn end_of(start: Instant, wait: Duration) -> Instant {
     }
 }
 
-/// Blocks the thread for at least `wait`, on the real clock.
+/// Blocks the thread for at least `wait`, on the real clock (or moves a
+/// simulated clock on by `wait`).
 pub(crate) fn block_for(wait: Duration) {
+    #[cfg(feature = "testing")]
+    if simulated::block_for(wait) {
+        return;
+    }
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
     std::thread::sleep(wait);
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]

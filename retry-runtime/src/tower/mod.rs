@@ -129,8 +129,8 @@
 //!   A6), the deadline, the budget, an open breaker and `max` stop the
 //!   retries and return the last response or error, unchanged.
 //! - Waits are on the timer of wherever the call runs (tokio's in a tokio
-//!   runtime, one that needs no runtime elsewhere); the per-attempt `timeout` of the policy
-//!   is not applied here: add `tower::timeout` inside this layer for that,
+//!   runtime, one that needs no runtime elsewhere). The layer takes a
+//!   [`Policy`], which has no per-attempt `timeout`: add `tower::timeout` inside this layer for that,
 //!   with [`HttpClassifier::boxed_errors`] ([`BoxedHttpClassifier`]) as the classifier (a timeout
 //!   fails with tower's `BoxError`; an attempt it cuts off is retried).
 //! - [`RetryLayer::with_breaker`] ([`OneBreaker`]) asks a shared [`CircuitBreaker`] before
@@ -178,6 +178,7 @@ pub(crate) use self::service::Settings;
 pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
+use crate::give_up::Hooked;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, Shared};
 
@@ -243,10 +244,14 @@ pub(crate) use layer_settings;
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that retries each `http::Request` under a [`Policy`]; see
 /// the [module docs](self).
+///
+/// `G` is the layer's [`on_give_up`](RetryLayer::on_give_up) hook, `()`
+/// for none.
 #[derive(Clone, Debug)]
-pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams> {
+pub struct RetryLayer<C = HttpClassifier, U = NoUpstreams, G = ()> {
     settings: Settings<C>,
     upstreams: U,
+    give_up: G,
 }
 
 impl RetryLayer {
@@ -257,20 +262,22 @@ impl RetryLayer {
         RetryLayer {
             settings: Settings::new(policy.into(), HttpClassifier::new()),
             upstreams: NoUpstreams,
+            give_up: (),
         }
     }
 }
 
-impl<C, U> RetryLayer<C, U> {
+impl<C, U, G> RetryLayer<C, U, G> {
     layer_settings!();
 
     /// Classifies outcomes with `classifier`, such as a closure
     /// `Fn(&Req, &Result<Res, E>) -> Classification`.
     #[must_use]
-    pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U> {
+    pub fn with_classifier<C2>(self, classifier: C2) -> RetryLayer<C2, U, G> {
         RetryLayer {
             settings: self.settings.map(|_| classifier),
             upstreams: self.upstreams,
+            give_up: self.give_up,
         }
     }
 
@@ -283,7 +290,7 @@ impl<C, U> RetryLayer<C, U> {
     pub fn with_breaker(
         self,
         breaker: impl Into<Shared<CircuitBreaker>>,
-    ) -> RetryLayer<C, OneBreaker> {
+    ) -> RetryLayer<C, OneBreaker, G> {
         self.with_upstreams(OneBreaker(breaker.into()))
     }
 
@@ -338,7 +345,7 @@ impl<C, U> RetryLayer<C, U> {
     pub fn per_authority(
         self,
         registry: impl Into<Shared<Registry>>,
-    ) -> RetryLayer<C, PerAuthority> {
+    ) -> RetryLayer<C, PerAuthority, G> {
         self.with_upstreams(PerAuthority(registry.into()))
     }
 
@@ -369,29 +376,79 @@ impl<C, U> RetryLayer<C, U> {
         self,
         registry: impl Into<Shared<Registry>>,
         key: F,
-    ) -> RetryLayer<C, PerKey<F>>
+    ) -> RetryLayer<C, PerKey<F>, G>
     where
         F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
     {
         self.with_upstreams(PerKey(registry.into(), key))
     }
 
-    fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2> {
+    fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2, G> {
         RetryLayer {
             settings: self.settings,
             upstreams,
+            give_up: self.give_up,
+        }
+    }
+
+    /// Calls `on_give_up` once when a request's call returns an error or a
+    /// response the classifier retried (a 503 after the last attempt), with
+    /// what the caller gets and how the call stopped: the reason, the
+    /// attempts made and the time taken, as `#[retry]`'s key does. Not
+    /// called for a success. `on_give_up` is a
+    /// `Fn(&Result<Response<B>, E>, &Stopped) + Clone + Send + Sync + 'static`,
+    /// where `Result<Response<B>, E>` is what the layer's service returns
+    /// (with a breaker, `E` is a [`BreakerError`]); it is checked against
+    /// the service the layer wraps. With `tracing`, the call's give-up event
+    /// is emitted all the same: the hook is for what the program does about
+    /// it, not to log it again (docs/observability.md).
+    ///
+    /// ```
+    /// use std::sync::atomic::{AtomicU32, Ordering};
+    /// use http::{Request, Response, StatusCode};
+    /// use retry_runtime::{tower::RetryLayer, Policy, Stop, Stopped};
+    /// use tower::{Service, ServiceBuilder, ServiceExt};
+    ///
+    /// static POLICY: Policy = Policy::new().with_max_attempts(2);
+    /// static GAVE_UP: AtomicU32 = AtomicU32::new(0);
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let down = tower::service_fn(|_: Request<String>| async {
+    ///     Ok::<_, std::io::Error>(Response::builder().status(503).body(()).unwrap())
+    /// });
+    /// let layer = RetryLayer::new(&POLICY).on_give_up(
+    ///     |outcome: &Result<Response<()>, std::io::Error>, stopped: &Stopped| {
+    ///         let status = outcome.as_ref().map(Response::status);
+    ///         assert_eq!((status.ok(), stopped.reason()), (Some(StatusCode::SERVICE_UNAVAILABLE), Stop::Exhausted));
+    ///         GAVE_UP.fetch_add(1, Ordering::Relaxed);
+    ///     },
+    /// );
+    /// let mut client = ServiceBuilder::new().layer(layer).service(down);
+    /// let response = client.ready().await.unwrap().call(Request::new(String::new())).await;
+    /// assert_eq!(response.unwrap().status(), 503);
+    /// assert_eq!(GAVE_UP.load(Ordering::Relaxed), 1);
+    /// # }
+    /// ```
+    #[must_use]
+    pub fn on_give_up<F>(self, on_give_up: F) -> RetryLayer<C, U, Hooked<F>> {
+        RetryLayer {
+            settings: self.settings,
+            upstreams: self.upstreams,
+            give_up: Hooked(on_give_up),
         }
     }
 }
 
-impl<S, C: Clone, U: Clone> Layer<S> for RetryLayer<C, U> {
-    type Service = RetryService<S, C, U>;
+impl<S, C: Clone, U: Clone, G: Clone> Layer<S> for RetryLayer<C, U, G> {
+    type Service = RetryService<S, C, U, G>;
 
     fn layer(&self, inner: S) -> Self::Service {
         RetryService {
             inner,
             settings: Arc::new(self.settings.clone()),
             upstreams: self.upstreams.clone(),
+            give_up: self.give_up.clone(),
         }
     }
 }

@@ -13,6 +13,7 @@ use super::body::{Buffer, ReplayBody};
 use super::deadline::{Recorded, GRPC_TIMEOUT};
 use super::upstreams::Upstreams;
 use crate::classify::http::{is_grpc, Classify};
+use crate::give_up::LayerGiveUp;
 use crate::integration::{exchange, Exchange};
 use crate::propagate::Stamp;
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
@@ -61,17 +62,19 @@ impl<C> Settings<C> {
 /// `http::Request` under the layer's policy, sending its body again on
 /// each attempt ([`ReplayBody`]).
 #[derive(Clone, Debug)]
-pub struct RetryService<S, C, U> {
+pub struct RetryService<S, C, U, G = ()> {
     pub(super) inner: S,
     pub(super) settings: Arc<Settings<C>>,
     pub(super) upstreams: U,
+    /// The layer's `on_give_up` hook, `()` for none.
+    pub(super) give_up: G,
 }
 
 /// The future of a [`RetryService`] or a hedge layer's call: all of its
 /// attempts and waits, boxed. Dropping it cancels the call.
 pub(crate) type ResponseFuture<T, E> = Pin<Box<dyn Future<Output = Result<T, E>> + Send>>;
 
-impl<S, C, U, B, ResB> Service<Request<B>> for RetryService<S, C, U>
+impl<S, C, U, G, B, ResB> Service<Request<B>> for RetryService<S, C, U, G>
 where
     S: Service<Request<B>, Response = Response<ResB>> + Clone + Send + 'static,
     S::Future: Send,
@@ -81,6 +84,7 @@ where
     U::Error<S::Error>: Send + 'static,
     B: ReplayBody,
     ResB: Send + 'static,
+    G: LayerGiveUp<Result<Response<ResB>, U::Error<S::Error>>> + Clone + Send + 'static,
 {
     type Response = Response<ResB>;
     type Error = U::Error<S::Error>;
@@ -98,7 +102,9 @@ where
         let (head, body) = request.into_parts();
         let selected = self.upstreams.select(&head);
         let settings = Arc::clone(&self.settings);
+        let give_up = self.give_up.clone();
         Box::pin(async move {
+            let started = give_up.start();
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
             let (policy, first, call) = Recorded::start(&settings.policy, head, body, &settings);
@@ -109,15 +115,10 @@ where
                 upstreams: PhantomData,
             };
             let budget = selected.budget(settings.budget.as_deref());
-            exchange(
-                tower,
-                &policy,
-                budget,
-                selected.breaker(),
-                settings.name,
-                first,
-            )
-            .await
+            let (breaker, name) = (selected.breaker(), settings.name);
+            let outcome = exchange(tower, &policy, budget, breaker, name, first).await;
+            give_up.end(started, &outcome);
+            outcome
         })
     }
 }

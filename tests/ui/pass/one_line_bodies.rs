@@ -2,7 +2,7 @@
 //! no warning, even under the strictest settings.
 #![deny(warnings, clippy::pedantic)]
 
-use retry_runtime::{retry, Policy, UntimedPolicy};
+use retry_runtime::{retry, Policy};
 
 /// An error type the user cannot extend: no `From<TimedOut>`.
 #[derive(Debug)]
@@ -41,8 +41,7 @@ pub async fn drain(mut batch: Vec<u32>) -> Result<usize, ForeignError> { Ok(batc
 #[retry(max = 3, base = "10ms")]
 pub fn blocking(mut batch: Vec<u32>) -> Result<usize, ForeignError> { Ok(batch.drain(..).count()) }
 
-static UNTIMED: std::sync::LazyLock<UntimedPolicy> =
-    std::sync::LazyLock::new(|| Policy::new().untimed().unwrap_or_else(|_| unreachable!()));
+static UNTIMED: std::sync::LazyLock<Policy> = std::sync::LazyLock::new(Policy::new);
 
 /// # Errors
 ///

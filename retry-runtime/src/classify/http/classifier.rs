@@ -258,7 +258,7 @@ impl HttpClassifier {
                         Classification::Permanent
                     };
                 }
-                super::report_mark(super::is_failure(status), headers);
+                super::report_mark(super::is_transient_status(status), headers);
                 if grpc && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
