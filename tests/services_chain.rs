@@ -1,13 +1,13 @@
 //! Retry at one layer across services (DESIGN §4.17), with real servers on
-//! 127.0.0.1: the chain of `cargo run --example chain` (gateway and orders
-//! over HTTP, stock over gRPC, a db that always fails), each tier retrying
-//! three times. With `tower::ServerLayer` on every tier the db sees three
+//! 127.0.0.1: the chain of `cargo run -p retry-clients --example chain`
+//! (gateway and orders over HTTP, stock over gRPC, a db that always fails),
+//! each tier retrying three times. With `tower::ServerLayer` on every tier the db sees three
 //! calls per user request, whether or not the user's client retries; 27
 //! without it, 81 when the user's client retries too. Under a user's
 //! deadline, no tier sends a request after it. On tokio's paused clock, so
 //! the deadline's edge is exact and the test takes no time.
 
-#[path = "../examples/chain/tiers.rs"]
+#[path = "../examples/clients/chain/tiers.rs"]
 mod tiers;
 
 use std::time::Duration;

@@ -1,4 +1,4 @@
-//! `cargo run --example chain --features chain`
+//! `cargo run -p retry-clients --example chain`
 //!
 //! Retry at one layer across services (docs/services.md). A chain of real
 //! services on 127.0.0.1, each retrying three times with this library, in

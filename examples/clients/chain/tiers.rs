@@ -7,7 +7,7 @@
 //!
 //! [`run`] sends the same traffic with or without `tower::ServerLayer` on
 //! every tier of ours (gateway, orders, stock), and notes when each request
-//! reaches each hop. `cargo run --example chain --features chain` prints
+//! reaches each hop. `cargo run -p retry-clients --example chain` prints
 //! the figures; `tests/services_chain.rs` asserts them.
 
 use std::convert::Infallible;
