@@ -147,6 +147,16 @@
 //!   (reason `nested`; DESIGN §4.11), unless the policy says
 //!   [`Nested::Retry`](crate::Nested::Retry). A [`HedgeLayer`](crate::hedge::HedgeLayer)
 //!   below is such a call.
+//! - Each attempt carries its number and the time it has left, the nearer
+//!   of the call's deadline and that of the attempt it runs inside (a
+//!   request under [`ServerLayer`], an outer `#[retry]`):
+//!   `x-envoy-attempt-count` and `x-envoy-expected-rq-timeout-ms`, or for
+//!   a gRPC call one `grpc-timeout` and, on retries,
+//!   `grpc-previous-rpc-attempts`. An answer a server marked as one its
+//!   inner call gave up on (a [`ServerLayer`]'s `retry-exhausted` or
+//!   negative pushback, Envoy's `x-envoy-overloaded`) is not retried, with
+//!   the default classifier: reason `nested`, counted against the budget
+//!   and the breaker (DESIGN §4.17).
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
