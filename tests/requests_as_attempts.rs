@@ -375,3 +375,66 @@ async fn a_grpc_failure_an_inner_call_gave_up_on_carries_a_negative_pushback() {
     assert_eq!(status.metadata().get(grpc::PUSHBACK).unwrap(), "-1");
     assert!(!grpc::is_retryable(&status), "gRFC A6: not retried");
 }
+
+/// A gRPC failure whose status comes in the trailers, after a message: the
+/// trailers carry the mark.
+#[tokio::test(start_paused = true)]
+async fn a_grpc_failure_in_the_trailers_is_marked_there() {
+    use http_body_util::BodyExt;
+
+    type Frames = http_body_util::StreamBody<
+        futures_util::stream::Iter<
+            std::vec::IntoIter<Result<hyper::body::Frame<Bytes>, Infallible>>,
+        >,
+    >;
+
+    fn streamed(code: &'static str) -> Response<Frames> {
+        let mut trailers = http::HeaderMap::new();
+        trailers.insert("grpc-status", http::HeaderValue::from_static(code));
+        let frames = vec![
+            Ok(hyper::body::Frame::data(Bytes::from_static(b"\0\0\0\0\0"))),
+            Ok(hyper::body::Frame::trailers(trailers)),
+        ];
+        let body = http_body_util::StreamBody::new(futures_util::stream::iter(frames));
+        Response::builder()
+            .header("content-type", "application/grpc")
+            .body(body)
+            .unwrap()
+    }
+
+    for (code, give_up, marked) in [("14", true, true), ("0", true, false), ("14", false, false)] {
+        let handler = tower::service_fn(move |_: Request<()>| async move {
+            if give_up {
+                let _ = gives_up().await;
+            }
+            Ok::<_, Infallible>(streamed(code))
+        });
+        let request = Request::post("/test.Echo/Say")
+            .header("content-type", "application/grpc")
+            .body(())
+            .unwrap();
+        let server = ServiceBuilder::new()
+            .layer(ServerLayer::new())
+            .service(handler);
+        let response = server.oneshot(request).await.unwrap();
+        assert!(
+            response.headers().get(grpc::PUSHBACK).is_none(),
+            "not in the headers"
+        );
+        let trailers = response
+            .into_body()
+            .collect()
+            .await
+            .unwrap()
+            .trailers()
+            .cloned()
+            .unwrap();
+        assert_eq!(
+            trailers
+                .get(grpc::PUSHBACK)
+                .map(|value| value.to_str().unwrap()),
+            marked.then_some("-1"),
+            "grpc-status {code}, inner give-up {give_up}"
+        );
+    }
+}
