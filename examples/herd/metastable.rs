@@ -26,7 +26,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use http::{Request, Response};
-use retry_runtime::tower::{BreakerError, HttpClassifier, RetryLayer};
+use retry_runtime::tower::{BreakerError, HttpClassifier, RetryLayer, ServerBody, ServerLayer};
 use retry_runtime::{CircuitBreaker, Jitter, Policy, RetryBudget};
 use tokio::sync::{oneshot, OwnedSemaphorePermit, Semaphore};
 use tokio::time::{sleep, sleep_until, Instant};
@@ -117,7 +117,9 @@ impl Fleet {
     fn policy(self) -> Policy {
         let jitter = Policy::new();
         match self {
-            Fleet::None | Fleet::ServerLayer => jitter.with_max_attempts(1),
+            Fleet::None => jitter.with_max_attempts(1),
+            // The deadline its servers read (`x-envoy-expected-rq-timeout-ms`).
+            Fleet::ServerLayer => jitter.with_max_attempts(1).with_deadline(TIMEOUT),
             Fleet::Naive => jitter
                 .with_base(Duration::from_millis(100))
                 .with_multiplier(1.0)
@@ -158,17 +160,23 @@ impl Fleet {
 pub static ADAPTIVE: std::sync::OnceLock<(f32, Duration)> = std::sync::OnceLock::new();
 
 /// What a fleet should run (docs/overload.md): three attempts, each cut
-/// off after 1 s, backoff with full jitter; in each process a budget of
-/// retries up to a tenth of the first attempts of the last 10 s, with no
-/// floor; and `ServerLayer` on every server.
+/// off after 1 s, within a call deadline of 1 s that each attempt sends,
+/// backoff with full jitter; in each process a budget of retries up to a
+/// tenth of the first attempts of the last 10 s, with no floor; and
+/// `ServerLayer` on every server.
 pub mod recommended {
     use std::time::Duration;
 
     use retry_runtime::{Policy, RetryBudget};
 
-    /// Three attempts; each is cut off after [`TIMEOUT`](super::TIMEOUT)
-    /// (by tower's `TimeoutLayer` under the `RetryLayer`).
-    pub const POLICY: Policy = Policy::new().with_max_attempts(3);
+    use super::TIMEOUT;
+
+    /// Three attempts, each cut off after [`TIMEOUT`] (by tower's
+    /// `TimeoutLayer` under the `RetryLayer`), within a call deadline of the
+    /// same second, which every attempt sends to the server
+    /// (`x-envoy-expected-rq-timeout-ms`): a retry only where a failure
+    /// leaves time for one, never after a timeout.
+    pub const POLICY: Policy = Policy::new().with_max_attempts(3).with_deadline(TIMEOUT);
 
     pub const fn budget() -> RetryBudget {
         RetryBudget::ratio(0.1, Duration::from_secs(10))
@@ -469,7 +477,12 @@ fn server(pool: &Arc<Pool>, drops: bool, rng: &Arc<Mutex<Network>>) -> Server {
         permit: None,
     };
     if drops {
-        BoxCloneService::new(server_layer::ServerLayer::new().layer(workers))
+        BoxCloneService::new(
+            ServiceBuilder::new()
+                .map_response(|response: Response<ServerBody<()>>| response.map(|_| ()))
+                .layer(ServerLayer::new())
+                .service(workers),
+        )
     } else {
         BoxCloneService::new(workers)
     }
@@ -489,7 +502,6 @@ fn client(fleet: Fleet, server: &Server, stats: &Arc<Stats>) -> Client {
     let (server, stats) = (server.clone(), Arc::clone(stats));
     let connection = tower::service_fn(move |request: Request<()>| {
         stats.count(&stats.attempts);
-        let request = server_layer::sent_deadline(request);
         let (answer, answered) = oneshot::channel::<Response<()>>();
         let (server, stats) = (server.clone(), Arc::clone(&stats));
         tokio::spawn(async move {
@@ -761,91 +773,5 @@ pub mod grid {
             }
         });
         done.into_inner().unwrap().into_iter().flatten().collect()
-    }
-}
-
-/// TEMPORARY STAND-IN for `retry_runtime::tower::ServerLayer` and the
-/// deadline header the tower layer sends (issue 33, not on main yet):
-/// remove this module and use the library's when it lands.
-mod server_layer {
-    use std::future::Future;
-    use std::task::{Context, Poll};
-    use std::time::Duration;
-
-    use http::{HeaderValue, Request, Response, StatusCode};
-    use tokio::time::Instant;
-    use tower::{Layer, Service, ServiceExt};
-
-    const HEADER: &str = "x-envoy-expected-rq-timeout-ms";
-
-    /// What the tower layer will send: the attempt's time left (its
-    /// call's deadline, else the 1 s timeout), in whole milliseconds.
-    pub fn sent_deadline(mut request: Request<()>) -> Request<()> {
-        if !request.headers().contains_key(HEADER) {
-            let left = retry_runtime::current_attempt()
-                .and_then(|attempt| attempt.time_left())
-                .map_or(super::TIMEOUT, |left| left.min(super::TIMEOUT));
-            request.headers_mut().insert(
-                HEADER,
-                HeaderValue::from(u64::try_from(left.as_millis()).unwrap_or(u64::MAX)),
-            );
-        }
-        request
-    }
-
-    #[derive(Clone, Copy)]
-    pub struct ServerLayer;
-
-    impl ServerLayer {
-        pub fn new() -> Self {
-            ServerLayer
-        }
-    }
-
-    impl<S> Layer<S> for ServerLayer {
-        type Service = Server<S>;
-
-        fn layer(&self, inner: S) -> Server<S> {
-            Server(inner)
-        }
-    }
-
-    #[derive(Clone)]
-    pub struct Server<S>(S);
-
-    impl<S> Service<Request<()>> for Server<S>
-    where
-        S: Service<Request<()>, Response = Response<()>> + Clone + Send + 'static,
-        S::Future: Send,
-        S::Error: Send,
-    {
-        type Response = Response<()>;
-        type Error = S::Error;
-        type Future =
-            std::pin::Pin<Box<dyn Future<Output = Result<Response<()>, S::Error>> + Send>>;
-
-        fn poll_ready(&mut self, _: &mut Context<'_>) -> Poll<Result<(), S::Error>> {
-            Poll::Ready(Ok(()))
-        }
-
-        fn call(&mut self, request: Request<()>) -> Self::Future {
-            let arrived = Instant::now();
-            let deadline = request
-                .headers()
-                .get(HEADER)
-                .and_then(|value| value.to_str().ok()?.parse::<u64>().ok())
-                .map(|ms| arrived + Duration::from_millis(ms));
-            let inner = self.0.clone();
-            Box::pin(async move {
-                let mut inner = inner;
-                let ready = inner.ready().await?;
-                if deadline.is_some_and(|deadline| Instant::now() > deadline) {
-                    let mut response = Response::new(());
-                    *response.status_mut() = StatusCode::GATEWAY_TIMEOUT;
-                    return Ok(response);
-                }
-                ready.call(request).await
-            })
-        }
     }
 }
