@@ -41,9 +41,9 @@
 //!   10 or 20 s; N client processes (10, 100, 1000) send first attempts at
 //!   0.7, 0.8 or 0.9 of its capacity through their own `RetryLayer` over a
 //!   1 s timeout, under each fleet policy (`none`, `naive`, `jitter`,
-//!   `budget`, `breaker`, `adaptive`, `recommended`; and, when named, the
-//!   parts of `recommended` alone: `ratio`, its budget without
-//!   `ServerLayer`, and `server_layer`, no retries with it); seconds until
+//!   `budget`, `breaker`, `adaptive`, `recommended`; and, when named,
+//!   `recommended` in part: `ratio`, without `ServerLayer`, `server_layer`,
+//!   no retries with it, and `long_deadline`, a 3 s deadline); seconds until
 //!   goodput recovers, amplification, wasted work (docs/overload.md).
 //!   `--policy`, `--clients`, `--load` and `--trigger` (comma-separated
 //!   lists) pick part of the grid; `--jobs N` runs N points at a time

@@ -75,6 +75,9 @@ pub enum Fleet {
     Ratio,
     /// `none` with `ServerLayer` (only with `--policy`).
     ServerLayer,
+    /// `recommended` with a 3 s deadline for its three attempts, each
+    /// still cut off after 1 s (only with `--policy`).
+    LongDeadline,
 }
 
 impl Fleet {
@@ -89,12 +92,13 @@ impl Fleet {
     ];
 
     /// The parts of `recommended` alone, for the docs: run only when named.
-    const PARTS: [Fleet; 2] = [Fleet::Ratio, Fleet::ServerLayer];
+    const PARTS: [Fleet; 3] = [Fleet::Ratio, Fleet::ServerLayer, Fleet::LongDeadline];
 
     pub fn name(self) -> &'static str {
         match self {
             Fleet::Ratio => "ratio",
             Fleet::ServerLayer => "server_layer",
+            Fleet::LongDeadline => "long_deadline",
             Fleet::None => "none",
             Fleet::Naive => "naive",
             Fleet::Jitter => "jitter",
@@ -125,6 +129,7 @@ impl Fleet {
                 .with_multiplier(1.0)
                 .with_jitter(Jitter::None),
             Fleet::Recommended | Fleet::Ratio => recommended::POLICY,
+            Fleet::LongDeadline => recommended::POLICY.with_deadline(TIMEOUT * 3),
             _ => jitter,
         }
     }
@@ -132,7 +137,7 @@ impl Fleet {
     fn budget(self) -> Option<RetryBudget> {
         match self {
             Fleet::Budget => Some(RetryBudget::new(100, 0.1)),
-            Fleet::Recommended | Fleet::Ratio => Some(recommended::budget()),
+            Fleet::Recommended | Fleet::Ratio | Fleet::LongDeadline => Some(recommended::budget()),
             _ => None,
         }
     }
@@ -151,7 +156,10 @@ impl Fleet {
     }
 
     fn servers_drop(self) -> bool {
-        matches!(self, Fleet::Recommended | Fleet::ServerLayer)
+        matches!(
+            self,
+            Fleet::Recommended | Fleet::ServerLayer | Fleet::LongDeadline
+        )
     }
 }
 
