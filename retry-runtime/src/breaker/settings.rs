@@ -106,10 +106,10 @@ impl CircuitBreaker {
     ///
     /// K is 2 ([`with_requests_per_accept`](Self::with_requests_per_accept))
     /// and the window 2 s ([`with_window`](Self::with_window)) by default,
-    /// chosen in the overload model (docs/overload.md): the book's 2-minute
-    /// window, per process at a low request rate, held a healed dependency
-    /// down for the whole run; a 10 s one for about 40 s. A refused call fails as an open
-    /// breaker's does ([`CircuitOpen`](crate::CircuitOpen), reason `open`);
+    /// chosen in the overload model (docs/overload.md): with the book's
+    /// 2-minute window, per process at a low request rate, a fleet never
+    /// recovered from a short overload; with a 10 s one it took about 40 s.
+    /// A refused call fails as an open breaker's does ([`CircuitOpen`](crate::CircuitOpen), reason `open`);
     /// [`state`](Self::state) stays [`Closed`](crate::CircuitState::Closed)
     /// unless an operator forces it open. The settings of a breaker that
     /// opens (`min_calls`, `failure_ratio`, the open periods, the probes)
