@@ -867,6 +867,8 @@ const MARKED_MID_CALL: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Marked(2)),
         stop: (Stop::Nested, 2),
@@ -874,6 +876,7 @@ const MARKED_MID_CALL: Row = Row {
         starts: &[0, 100],
         tokens: 98.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
