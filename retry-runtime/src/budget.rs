@@ -5,7 +5,6 @@
 use core::fmt;
 #[cfg(not(loom))]
 use core::sync::atomic::{AtomicU64, Ordering};
-use core::time::Duration;
 // The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
@@ -136,7 +135,7 @@ impl RetryBudget {
     /// Retries racing at the bound may each be let through.
     #[cfg(not(loom))]
     #[must_use]
-    pub const fn ratio(ratio: f32, window: Duration) -> Self {
+    pub const fn ratio(ratio: f32, window: core::time::Duration) -> Self {
         budget!(0, ratio, Ring::bucket_ms(window))
     }
 
