@@ -44,7 +44,7 @@
 //! latest's bucket, so that no bucket is rolled back ([`Ring::add`]).
 
 use crate::ring::Ring;
-#[cfg(test)]
+#[cfg(all(test, not(loom)))]
 pub(super) use crate::ring::READ_EVERY;
 
 #[cfg(not(loom))]
