@@ -259,27 +259,22 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
         .ok()
         .flatten()?;
     let timer = Timer {
-        handle,
+        handle: handle.clone(),
         _callback: callback,
         waker: Some(waker.clone()),
         fired: false,
     };
-    let mut unkept = Some(timer);
-    let _ = TIMERS.try_with(|timers| {
-        if let Ok(mut timers) = timers.try_borrow_mut() {
-            if let Some(timer) = unkept.take() {
-                timers.insert(ticket, timer);
-            }
-        }
+    let kept = TIMERS.try_with(|timers| {
+        let mut timers = timers.try_borrow_mut().ok()?;
+        timers.insert(ticket, timer);
+        Some(ticket)
     });
-    match unkept {
-        None => Some(ticket),
-        // Not kept (the thread is ending): clear it before its callback goes.
-        Some(timer) => {
-            clear(&timer.handle);
-            None
-        }
-    }
+    // Not kept (the thread is ending): cleared, so that the host never
+    // calls the callback dropped with it.
+    kept.ok().flatten().or_else(|| {
+        clear(&handle);
+        None
+    })
 }
 
 /// Clears a host timer that has not fired.
