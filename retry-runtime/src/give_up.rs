@@ -90,19 +90,16 @@ impl Drop for Started {
 #[doc(hidden)]
 #[cfg(feature = "tower")]
 pub trait LayerGiveUp<R> {
-    /// Before the call: its start, if a hook will read it.
-    fn start(&self) -> Option<Started>;
-    /// After the call that returned `outcome`: the hook, if it gave up.
-    fn end(&self, started: Option<Started>, outcome: &R);
-}
-
-#[cfg(feature = "tower")]
-impl<R> LayerGiveUp<R> for () {
+    /// Before the call: its start, if a hook will read it (none, for `()`).
     fn start(&self) -> Option<Started> {
         None
     }
-    fn end(&self, _: Option<Started>, _: &R) {}
+    /// After the call that returned `outcome`: the hook, if it gave up.
+    fn end(&self, _started: Option<Started>, _outcome: &R) {}
 }
+
+#[cfg(feature = "tower")]
+impl<R> LayerGiveUp<R> for () {}
 
 /// A layer's `on_give_up` hook.
 #[doc(hidden)]
