@@ -136,6 +136,8 @@ pub struct Parts<'a> {
     pub at: Span,
     /// The body, as an `async` block borrowing the arguments.
     pub attempt: TokenStream,
+    /// The `hedge` key as written.
+    pub key: Span,
 }
 
 /// The statements of a hedged call: the attempts, made by a closure that
@@ -154,6 +156,7 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         rules,
         at,
         attempt,
+        key,
     } = parts;
     let span = Span::mixed_site();
     let latencies = syn::Ident::new("LATENCIES", span);
@@ -183,6 +186,16 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };
+    // A hedged function's future is `Send` only when its by-value arguments
+    // are `Sync` too (the attempts borrow them at once). Where that fails,
+    // under `tokio::spawn`, the compiler names the non-`Sync` type, and the
+    // notes under the error name the closure that borrows the arguments and
+    // an `async` block around the call, both located at the `hedge` key
+    // (`tests/ui/fail/hedge_not_sync.rs`); without the block, the error is
+    // "future cannot be sent between threads safely" on the whole internal
+    // type, at another key. The awaits stay located at the rules, as the
+    // call is, so that a rule of the wrong type is still reported once.
+    let maker = quote_spanned!(key=> || #attempt);
     let run = crate::expand::spans::call_spanned(
         quote!(#private::hedge::run),
         quote_spanned! {span=>
@@ -194,13 +207,31 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
             #name,
             #slots,
             #rules,
-            || #attempt,
+            #maker,
         },
         at,
     );
+    // Named with the rules' span itself, not a hygienic one: an error an
+    // await reports is then the very error the rules reported, and shown
+    // once. No code of the user's is in their scope.
+    let (hedged, call) = (
+        syn::Ident::new("hedged", at),
+        syn::Ident::new("hedged_call", at),
+    );
+    let await_hedged = quote_spanned!(at=> #hedged.await);
+    let block = quote_spanned!(key=> async move { #await_hedged });
+    // A `match`, not a `let`, so that the temporaries the call borrows live
+    // until it ends.
     quote_spanned! {at=>
         #statics
-        return #run.await;
+        match #run {
+            #hedged => {
+                // The block is there for the error above, not to await.
+                #[allow(clippy::redundant_async_block)]
+                let #call = #block;
+                return #call.await;
+            }
+        }
     }
 }
 

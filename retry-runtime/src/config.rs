@@ -83,14 +83,15 @@ use core::fmt;
 use core::time::Duration;
 
 use serde::de::{Deserialize, Deserializer, Error as _};
-use serde::ser::{Serialize, SerializeStruct, Serializer};
+use serde::ser::{Serialize, Serializer};
 
 use crate::policy::UnknownJitter;
-use crate::{parse_duration, DurationError, Jitter, Nested, Policy, PolicyError, TimedOut};
+use crate::{parse_duration, Jitter, Nested, Policy, PolicyError, TimedOut};
 
 // Each key is read as the kind of value it takes, with an error that names
 // the key and says what to write (`fields`).
-#[derive(serde::Deserialize)]
+// Written back as read, `deadline` and `timeout` only when set.
+#[derive(serde::Deserialize, serde::Serialize)]
 #[serde(deny_unknown_fields, rename = "Policy")]
 struct PolicyConfig {
     #[serde(default, deserialize_with = "read::max")]
@@ -104,8 +105,10 @@ struct PolicyConfig {
     #[serde(default, deserialize_with = "read::jitter")]
     jitter: Option<String>,
     #[serde(default, deserialize_with = "read::deadline")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     deadline: Option<String>,
     #[serde(default, deserialize_with = "read::timeout")]
+    #[serde(skip_serializing_if = "Option::is_none")]
     timeout: Option<String>,
     #[serde(default, deserialize_with = "read::nested")]
     nested: Option<String>,
@@ -148,63 +151,28 @@ mod read {
     }
 }
 
-/// What is wrong with a policy read from configuration: the message of the
-/// deserializer's error (a `serde_json::Error`, a `toml::de::Error`), which
-/// is all a caller gets of it.
-#[derive(Clone, Debug, PartialEq)]
-#[non_exhaustive]
-pub(crate) enum ConfigError {
-    /// A duration string that does not parse.
-    Duration {
-        /// The key.
-        key: &'static str,
-        /// The string as written.
-        value: String,
-        /// Why it does not parse.
-        error: DurationError,
-    },
-    /// An unknown jitter name.
-    Jitter(UnknownJitter),
-    /// An unknown `nested` value.
-    Nested(String),
-    /// Values that parse but break a rule (`cap` below `base`, `max = 0`, ...).
-    Policy(PolicyError),
-    /// A field of a gRPC service config that breaks a rule of gRFC A6, or
-    /// that this library cannot honour.
-    #[cfg_attr(not(feature = "grpc"), allow(dead_code))]
-    Grpc {
-        /// The field, as the service config names it (`retryPolicy.maxAttempts`).
-        field: &'static str,
-        /// What is wrong with it.
-        problem: String,
-    },
-}
+/// What is wrong with configuration: the message of the deserializer's
+/// error (a `serde_json::Error`, a `toml::de::Error`), which is all a
+/// caller gets of it.
+pub(crate) type ConfigError = String;
 
-impl fmt::Display for ConfigError {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            Self::Duration { key, value, error } => write!(
-                f,
-                "`{key}`: invalid duration {value:?}: {error}; write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\""
-            ),
-            Self::Jitter(error) => write!(f, "`jitter`: {error}"),
-            Self::Nested(value) => {
-                write!(f, "`nested`: unknown value {value:?}: expected \"once\" or \"retry\"")
-            }
-            Self::Policy(error) => error.fmt(f),
-            Self::Grpc { field, problem } => write!(f, "`{field}`: {problem}"),
-        }
-    }
+/// `field` (a policy's `base`, a service config's
+/// `retryPolicy.maxAttempts`) breaks a rule: `problem`.
+pub(crate) fn invalid(field: &str, problem: impl fmt::Display) -> ConfigError {
+    format!("`{field}`: {problem}")
 }
-
-impl std::error::Error for ConfigError {}
 
 fn duration(key: &'static str, value: Option<String>) -> Result<Option<Duration>, ConfigError> {
-    value
-        .map(|value| {
-            parse_duration(&value).map_err(|error| ConfigError::Duration { key, value, error })
+    let write = "write a number and a unit, such as \"200ms\", \"1.5s\" or \"1m30s\"";
+    let parse = |value: String| {
+        parse_duration(&value).map_err(|error| {
+            invalid(
+                key,
+                format_args!("invalid duration {value:?}: {error}; {write}"),
+            )
         })
-        .transpose()
+    };
+    value.map(parse).transpose()
 }
 
 impl TryFrom<PolicyConfig> for Policy<TimedOut> {
@@ -226,17 +194,17 @@ impl TryFrom<PolicyConfig> for Policy<TimedOut> {
         let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
         let policy = set(policy, config.multiplier, Policy::with_multiplier);
         let jitter = config.jitter.map(|jitter| jitter.parse());
-        let jitter = jitter.transpose().map_err(ConfigError::Jitter)?;
+        let jitter = jitter
+            .transpose()
+            .map_err(|error: UnknownJitter| invalid("jitter", error))?;
         let policy = set(policy, jitter, Policy::with_jitter);
         let deadline = duration("deadline", config.deadline)?;
         let policy = set(policy, deadline, Policy::with_deadline);
         let timeout = duration("timeout", config.timeout)?;
         let policy = set(policy, timeout, Policy::with_timeout);
-        let nested = config
-            .nested
-            .map(|name| nested(&name).ok_or(ConfigError::Nested(name)));
-        let policy = set(policy, nested.transpose()?, Policy::with_nested);
-        policy.validate().map_err(ConfigError::Policy)?;
+        let nested = config.nested.map(nested).transpose()?;
+        let policy = set(policy, nested, Policy::with_nested);
+        policy.validate().map_err(|error| error.to_string())?;
         Ok(policy)
     }
 }
@@ -272,15 +240,16 @@ impl<'de> Deserialize<'de> for Jitter {
 
 impl<'de> Deserialize<'de> for Nested {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        nested(&name).ok_or_else(|| D::Error::custom(ConfigError::Nested(name)))
+        nested(String::deserialize(deserializer)?).map_err(D::Error::custom)
     }
 }
 
-fn nested(name: &str) -> Option<Nested> {
+fn nested(name: String) -> Result<Nested, ConfigError> {
+    let expected = "expected \"once\" or \"retry\"";
     [Nested::Once, Nested::Retry]
         .into_iter()
         .find(|nested| nested.name() == name)
+        .ok_or_else(|| invalid("nested", format_args!("unknown value {name:?}: {expected}")))
 }
 
 impl Serialize for Jitter {
@@ -305,22 +274,17 @@ impl<Timeout> Serialize for Policy<Timeout> {
                  keys cannot write: keep the service config instead",
             ));
         }
-        let optional =
-            usize::from(self.deadline().is_some()) + usize::from(self.timeout().is_some());
-        let mut map = serializer.serialize_struct("Policy", 6 + optional)?;
-        map.serialize_field("max", &self.max_attempts())?;
-        map.serialize_field("base", &write_duration(self.base()))?;
-        map.serialize_field("cap", &write_duration(self.cap()))?;
-        map.serialize_field("multiplier", &self.multiplier())?;
-        map.serialize_field("jitter", &self.jitter())?;
-        if let Some(deadline) = self.deadline() {
-            map.serialize_field("deadline", &write_duration(deadline))?;
+        PolicyConfig {
+            max: Some(self.max_attempts()),
+            base: Some(write_duration(self.base())),
+            cap: Some(write_duration(self.cap())),
+            multiplier: Some(self.multiplier()),
+            jitter: Some(self.jitter().name().to_owned()),
+            deadline: self.deadline().map(write_duration),
+            timeout: self.timeout().map(write_duration),
+            nested: Some(self.nested().name().to_owned()),
         }
-        if let Some(timeout) = self.timeout() {
-            map.serialize_field("timeout", &write_duration(timeout))?;
-        }
-        map.serialize_field("nested", &self.nested())?;
-        map.end()
+        .serialize(serializer)
     }
 }
 

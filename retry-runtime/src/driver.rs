@@ -285,9 +285,8 @@ where
     /// the policy runs out of attempts, budget or time. Each wait is made on
     /// the timer of wherever the loop runs: `tokio::time::sleep` inside a
     /// tokio runtime, a timer that needs no runtime under any other executor
-    /// (see [docs/runtimes.md](https://github.com/retry-suite/retry/blob/main/docs/runtimes.md));
-    /// dropping the future stops the
-    /// loop.
+    /// (see `docs/runtimes.md` in the repository); dropping the future stops
+    /// the loop.
     ///
     /// # Errors
     ///

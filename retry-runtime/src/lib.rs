@@ -166,31 +166,25 @@
 //! - No input makes the runtime panic or overflow: no header, no policy, no
 //!   attempt count.
 //!
-//! The whole contract, rule by rule, is in
-//! [docs/semantics.md](https://github.com/retry-suite/retry/blob/main/docs/semantics.md);
-//! where each kind of executor gets its timer, clock and randomness, in
-//! [docs/runtimes.md](https://github.com/retry-suite/retry/blob/main/docs/runtimes.md).
+//! The whole contract, rule by rule, is in `docs/semantics.md` of the
+//! repository; where each kind of executor gets its timer, clock and
+//! randomness, in `docs/runtimes.md`.
 //!
-// Links to items behind features: to this crate's own page when the feature
-// is on, to docs.rs otherwise, so that no build shows an unresolved link.
+// Links to items behind features: to the item when the feature is on, to the
+// table of Cargo features above otherwise, so that no build shows an
+// unresolved link or links to a page that does not exist.
 #![cfg_attr(feature = "tower", doc = "[`RetryLayer`]: tower::RetryLayer")]
-#![cfg_attr(
-    not(feature = "tower"),
-    doc = "[`RetryLayer`]: https://docs.rs/retry-runtime/latest/retry_runtime/tower/struct.RetryLayer.html"
-)]
+#![cfg_attr(not(feature = "tower"), doc = "[`RetryLayer`]: crate#cargo-features")]
 #![cfg_attr(
     feature = "reqwest-middleware",
     doc = "[`RetryMiddleware`]: reqwest_middleware::RetryMiddleware"
 )]
 #![cfg_attr(
     not(feature = "reqwest-middleware"),
-    doc = "[`RetryMiddleware`]: https://docs.rs/retry-runtime/latest/retry_runtime/reqwest_middleware/struct.RetryMiddleware.html"
+    doc = "[`RetryMiddleware`]: crate#cargo-features"
 )]
 #![cfg_attr(feature = "io", doc = "[`classify::io`]: classify::io")]
-#![cfg_attr(
-    not(feature = "io"),
-    doc = "[`classify::io`]: https://docs.rs/retry-runtime/latest/retry_runtime/classify/io/index.html"
-)]
+#![cfg_attr(not(feature = "io"), doc = "[`classify::io`]: crate#cargo-features")]
 #![cfg_attr(docsrs, feature(doc_cfg))]
 #![forbid(unsafe_code)]
 #![warn(missing_docs)]

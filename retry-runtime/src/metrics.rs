@@ -37,12 +37,10 @@
 //! the metrics' descriptions and units.
 //!
 // The facade's items exist with the feature only: linked here when it is on,
-// on docs.rs otherwise, so that no build shows an unresolved link.
+// to the crate's table of Cargo features otherwise, so that no build shows an
+// unresolved link or links to a page that does not exist.
 #![cfg_attr(feature = "metrics", doc = "[`describe`]: describe")]
-#![cfg_attr(
-    not(feature = "metrics"),
-    doc = "[`describe`]: https://docs.rs/retry-runtime/latest/retry_runtime/metrics/fn.describe.html"
-)]
+#![cfg_attr(not(feature = "metrics"), doc = "[`describe`]: crate#cargo-features")]
 
 use core::time::Duration;
 

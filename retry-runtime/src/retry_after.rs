@@ -128,44 +128,38 @@ const MONTHS: [&str; 12] = [
 fn http_date(value: &str, now_secs: i64) -> Option<i64> {
     let bytes = value.as_bytes();
     if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
-        imf_fixdate(value)
+        // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
+        let [weekday, day, month, year, hour, minute, second] =
+            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?;
+        timestamp(
+            year,
+            month,
+            day,
+            time_of_day(hour, minute, second)?,
+            weekday,
+        )
     } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
-        asctime(value)
+        // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
+        let [weekday, month, day, hour, minute, second, year] =
+            read(value, "aaa bbb _9 99:99:99 9999")?;
+        timestamp(
+            year,
+            month,
+            day,
+            time_of_day(hour, minute, second)?,
+            weekday,
+        )
     } else {
         rfc850(value, now_secs)
     }
 }
 
-/// `Sun, 06 Nov 1994 08:49:37 GMT`
-fn imf_fixdate(value: &str) -> Option<i64> {
-    let weekday = index_of(&DAYS, value.get(0..3)?)?;
-    expect(value, 3, ", ")?;
-    let day = digits(value, 5, 2)?;
-    expect(value, 7, " ")?;
-    let month = index_of(&MONTHS, value.get(8..11)?)?;
-    expect(value, 11, " ")?;
-    let year = digits(value, 12, 4)?;
-    expect(value, 16, " ")?;
-    let time = time_of_day(value, 17)?;
-    expect(value, 25, " GMT")?;
-    timestamp(year, month, day, time, weekday)
-}
-
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
 fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     let (name, rest) = value.split_once(", ")?;
-    let weekday = index_of(&LONG_DAYS, name)?;
-    if rest.len() != 22 {
-        return None;
-    }
-    let day = digits(rest, 0, 2)?;
-    expect(rest, 2, "-")?;
-    let month = index_of(&MONTHS, rest.get(3..6)?)?;
-    expect(rest, 6, "-")?;
-    let short_year = digits(rest, 7, 2)?;
-    expect(rest, 9, " ")?;
-    let time = time_of_day(rest, 10)?;
-    expect(rest, 18, " GMT")?;
+    let weekday = LONG_DAYS.iter().position(|long| *long == name)?;
+    let [day, month, short_year, hour, minute, second] = read(rest, "99-bbb-99 99:99:99 GMT")?;
+    let time = time_of_day(hour, minute, second)?;
     // RFC 9110: a timestamp that appears to be more than 50 years in the
     // future means the most recent past year with the same last two digits.
     // Of the candidates in the last, this and the next century, take the
@@ -182,58 +176,78 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
         now_secs.rem_euclid(86_400),
     );
     let century = now_year - now_year.rem_euclid(100);
-    let month_number = u32::try_from(month).ok()? + 1;
     let candidates = [century - 100, century, century + 100].map(|c| c + i64::from(short_year));
     let chosen = candidates
         .into_iter()
         .rev()
-        .find(|&year| (year, month_number, day, i64::from(time)) <= limit)?;
+        .find(|&year| (year, month + 1, day, i64::from(time)) <= limit)?;
+    let weekday = u32::try_from(weekday).ok()?;
     timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
 
-/// `Sun Nov  6 08:49:37 1994`
-fn asctime(value: &str) -> Option<i64> {
-    let weekday = index_of(&DAYS, value.get(0..3)?)?;
-    expect(value, 3, " ")?;
-    let month = index_of(&MONTHS, value.get(4..7)?)?;
-    expect(value, 7, " ")?;
-    let day = if value.as_bytes().get(8) == Some(&b' ') {
-        digits(value, 9, 1)?
-    } else {
-        digits(value, 8, 2)?
-    };
-    expect(value, 10, " ")?;
-    let time = time_of_day(value, 11)?;
-    expect(value, 19, " ")?;
-    let year = digits(value, 20, 4)?;
-    timestamp(year, month, day, time, weekday)
+/// The fields of `value` read by `pattern`, byte for byte: `aaa` a day name
+/// (`Sun`) and `bbb` a month (`Nov`), each read as its index from 0; `9` a
+/// digit and `_` a digit or a space (read as 0), each run of them one
+/// number; any other byte itself. `None` when `value` does not match.
+fn read<const N: usize>(value: &str, pattern: &str) -> Option<[u32; N]> {
+    let (value, pattern) = (value.as_bytes(), pattern.as_bytes());
+    if value.len() != pattern.len() {
+        return None;
+    }
+    let (mut fields, mut field) = ([0u32; N], 0);
+    for (at, (&byte, &kind)) in value.iter().zip(pattern).enumerate() {
+        // The last byte of its field (a digit or a space before a digit
+        // is in the digit's number).
+        let last = pattern
+            .get(at + 1)
+            .is_none_or(|&next| next != kind && next != b'9');
+        match kind {
+            b'a' | b'b' if last => {
+                let names: &[&str] = if kind == b'a' { &DAYS } else { &MONTHS };
+                let name = value.get(at.checked_sub(2)?..=at)?;
+                let index = names.iter().position(|known| known.as_bytes() == name)?;
+                *fields.get_mut(field)? = u32::try_from(index).ok()?;
+            }
+            b'9' | b'_' => {
+                let digit = match byte {
+                    b'0'..=b'9' => u32::from(byte - b'0'),
+                    b' ' if kind == b'_' => 0,
+                    _ => return None,
+                };
+                let number = fields.get_mut(field)?;
+                *number = *number * 10 + digit;
+                if !last {
+                    continue;
+                }
+            }
+            b'a' | b'b' => continue,
+            _ if byte == kind => continue,
+            _ => return None,
+        }
+        field += 1;
+    }
+    Some(fields)
 }
 
-/// `hh:mm:ss` at `at`, as seconds into the day; a leap second (`:60`) is
-/// allowed, as the RFC allows it.
-fn time_of_day(value: &str, at: usize) -> Option<u32> {
-    let hour = digits(value, at, 2)?;
-    expect(value, at + 2, ":")?;
-    let minute = digits(value, at + 3, 2)?;
-    expect(value, at + 5, ":")?;
-    let second = digits(value, at + 6, 2)?;
+/// `hh:mm:ss` as seconds into the day; a leap second (`:60`) is allowed, as
+/// the RFC allows it.
+fn time_of_day(hour: u32, minute: u32, second: u32) -> Option<u32> {
     (hour < 24 && minute < 60 && second <= 60).then_some(hour * 3600 + minute * 60 + second)
 }
 
 /// Seconds since the epoch of a valid date and time, with its day name
-/// checked (`weekday` counts from Monday).
-fn timestamp(year: u32, month: usize, day: u32, seconds: u32, weekday: usize) -> Option<i64> {
+/// checked (`weekday` counts from Monday, `month` from 0).
+fn timestamp(year: u32, month: u32, day: u32, seconds: u32, weekday: u32) -> Option<i64> {
     let timestamp = civil_seconds(year, month, day, seconds)?;
     // 1970-01-01 was a Thursday, index 3 from Monday. The day is counted
     // before adding the time, which may be a leap second into the next.
     let days = (timestamp - i64::from(seconds)).div_euclid(86_400);
-    (usize::try_from((days + 3).rem_euclid(7)).ok()? == weekday).then_some(timestamp)
+    ((days + 3).rem_euclid(7) == i64::from(weekday)).then_some(timestamp)
 }
 
 /// Seconds since the epoch, if the day exists in that month.
-fn civil_seconds(year: u32, month: usize, day: u32, seconds: u32) -> Option<i64> {
-    let year = i64::from(year);
-    let month_number = u32::try_from(month).ok()? + 1;
+fn civil_seconds(year: u32, month: u32, day: u32, seconds: u32) -> Option<i64> {
+    let (year, month_number) = (i64::from(year), month + 1);
     if day == 0 || day > days_in_month(year, month_number) {
         return None;
     }
@@ -285,22 +299,4 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
         u32::try_from(month).unwrap_or(1),
         u32::try_from(day).unwrap_or(1),
     )
-}
-
-fn index_of(names: &[&str], name: &str) -> Option<usize> {
-    names.iter().position(|candidate| *candidate == name)
-}
-
-/// `text` at `at` is exactly `expected`.
-fn expect(value: &str, at: usize, expected: &str) -> Option<()> {
-    (value.get(at..at + expected.len())? == expected).then_some(())
-}
-
-/// `len` ASCII digits at `at`.
-fn digits(value: &str, at: usize, len: usize) -> Option<u32> {
-    let text = value.get(at..at + len)?;
-    if !text.bytes().all(|b| b.is_ascii_digit()) {
-        return None;
-    }
-    text.parse().ok()
 }

@@ -84,8 +84,9 @@ impl<X, F: Fn(&X, u32, Duration)> OnRetry<X> for F {}
 pub trait RulesFor<R> {
     /// What the rules make of an outcome.
     fn verdict(&self, outcome: &R) -> Classification;
-    /// The hook, before the wait that follows attempt `attempt`.
-    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration);
+    /// The hook, before the wait that follows attempt `attempt`: none
+    /// unless the rules have one.
+    fn before_wait(&self, _outcome: &R, _attempt: u32, _wait: Duration) {}
 }
 
 /// The class of error a failed attempt failed with, for OpenTelemetry's

@@ -94,6 +94,7 @@ impl Expansion<'_> {
             rules: self.rules(),
             at: self.step_span(),
             attempt,
+            key: config.keys.get("hedge").map_or(span, Ident::span),
         });
         quote!(#bind #call)
     }

@@ -32,10 +32,6 @@ impl Visitor<'_> for Text {
     fn visit_str<E: Error>(self, value: &str) -> Result<String, E> {
         Ok(value.to_owned())
     }
-
-    fn visit_string<E: Error>(self, value: String) -> Result<String, E> {
-        Ok(value)
-    }
 }
 
 impl<'de> Read<'de> for Text {

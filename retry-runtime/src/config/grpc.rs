@@ -119,7 +119,8 @@ mod load;
 #[serde(try_from = "load::raw::ServiceConfig")]
 pub struct ServiceConfig {
     methods: Vec<MethodConfig>,
-    throttling: Option<RetryThrottling>,
+    // `retryThrottling`'s `maxTokens` and `tokenRatio`.
+    throttling: Option<(u32, f32)>,
 }
 
 /// One entry of `methodConfig`: the methods it names, and how calls to them
@@ -185,14 +186,6 @@ pub struct HedgingPolicy {
     non_fatal: RetryableCodes,
 }
 
-/// The service config's `retryThrottling`: gRPC's retry budget, the rule
-/// [`RetryBudget`] implements, which [`ServiceConfig::budget`] makes.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct RetryThrottling {
-    max_tokens: u32,
-    token_ratio: f32,
-}
-
 impl ServiceConfig {
     /// The method config for `method` of `service` (`"helloworld.Greeter"`,
     /// `"SayHello"`), found as gRPC finds it: the config naming that method,
@@ -230,7 +223,8 @@ impl ServiceConfig {
     /// `Arc`); `None` without `retryThrottling`.
     #[must_use]
     pub fn budget(&self) -> Option<RetryBudget> {
-        self.throttling.map(RetryThrottling::budget)
+        let (max_tokens, token_ratio) = self.throttling?;
+        Some(RetryBudget::new(max_tokens, token_ratio))
     }
 }
 
@@ -290,15 +284,13 @@ impl MethodConfig {
     pub fn policy(&self) -> Policy {
         let policy = match (self.retry, self.hedging) {
             (Some(retry), _) => retry.policy,
-            (None, Some(hedging)) => {
-                load::a6(Policy::new().with_max_attempts(hedging.max_attempts))
+            (None, hedging) => {
+                let attempts = hedging.map_or(1, |hedging| hedging.max_attempts);
+                load::a6(Policy::new().with_max_attempts(attempts))
             }
-            (None, None) => load::a6(Policy::new().with_max_attempts(1)),
         };
-        match self.timeout {
-            Some(timeout) => policy.with_deadline(timeout),
-            None => policy,
-        }
+        self.timeout
+            .map_or(policy, |timeout| policy.with_deadline(timeout))
     }
 
     /// The status codes a failed attempt is followed by another on: the
@@ -340,12 +332,5 @@ impl HedgingPolicy {
     #[must_use]
     pub const fn hedge(&self) -> Hedge {
         Hedge::after(self.delay)
-    }
-}
-
-impl RetryThrottling {
-    /// A new budget with these tokens and ratio.
-    fn budget(self) -> RetryBudget {
-        RetryBudget::new(self.max_tokens, self.token_ratio)
     }
 }

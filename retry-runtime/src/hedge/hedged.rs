@@ -2,16 +2,13 @@
 //! how an attempt's answer is judged), and the steps both take when no
 //! attempt may start for now, or any more.
 
-use core::future::Future;
 use core::time::Duration;
 
-use super::parts::{Bound, MakeAttempt, Running, Setup};
-use super::slots::Slots;
+use super::parts::Setup;
 use crate::call_state::CallState;
 use crate::clock::{Clock, Instant};
 use crate::decision::Stop;
 use crate::rules::Outcome;
-use crate::rules::RulesFor;
 use crate::timeout::Limit;
 // The one timer of a hedged call: the next start.
 use crate::sleep::Sleep as Timer;
@@ -71,15 +68,7 @@ pin_project_lite::pin_project! {
     }
 }
 
-impl<'p, R, Mk, Fut, J, S, L> Hedged<'p, R, Mk, J, S, L>
-where
-    R: Outcome,
-    Mk: MakeAttempt<Attempt = Fut>,
-    Fut: Future<Output = R>,
-    J: RulesFor<R>,
-    L: Bound<Fut>,
-    S: Slots<Running<'p, L::Attempt>>,
-{
+impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
         let call = CallState::new(setup.policy, setup.name, Clock::Async);
@@ -109,20 +98,19 @@ where
 
 pub(super) type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 
-/// No attempt is due, for `stop` (no hedge fits before the deadline, or
-/// the budget refused one); those running go on, and a failure may still
-/// start one.
-pub(super) fn no_more<R: Outcome, Mk, J, S, L>(
-    this: &mut This<'_, '_, R, Mk, J, S, L>,
-    stop: Stop,
-) {
-    *this.next = None;
-    *this.stop = stop;
-}
+impl<R: Outcome, Mk, J, S, L> This<'_, '_, R, Mk, J, S, L> {
+    /// No attempt is due, for `stop` (no hedge fits before the deadline, or
+    /// the budget refused one); those running go on, and a failure may still
+    /// start one.
+    pub(super) fn no_more(&mut self, stop: Stop) {
+        *self.next = None;
+        *self.stop = stop;
+    }
 
-/// What stops the retry loop stops the call, for `stop`: no attempt starts
-/// any more, and a later failure does not undo it (§4.15).
-pub(super) fn halt<R: Outcome, Mk, J, S, L>(this: &mut This<'_, '_, R, Mk, J, S, L>, stop: Stop) {
-    no_more(this, stop);
-    *this.halted = true;
+    /// What stops the retry loop stops the call, for `stop`: no attempt starts
+    /// any more, and a later failure does not undo it (§4.15).
+    pub(super) fn halt(&mut self, stop: Stop) {
+        self.no_more(stop);
+        *self.halted = true;
+    }
 }

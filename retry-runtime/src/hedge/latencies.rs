@@ -128,10 +128,10 @@ impl Latencies {
     /// Computes the percentile `per_mille` and caches it.
     #[cold]
     fn refresh(&self, per_mille: u64) -> Option<Duration> {
-        let counts = self.buckets.iter().map(|bucket| {
-            let count = bucket.load(Ordering::Relaxed);
-            u64::from(count)
-        });
+        let mut counts = self
+            .buckets
+            .iter()
+            .map(|bucket| u64::from(bucket.load(Ordering::Relaxed)));
         let total: u64 = counts.clone().sum();
         if total == 0 {
             return None;
@@ -140,14 +140,11 @@ impl Latencies {
         // successes lie: rank ceil(total * p).
         let rank = total.saturating_mul(per_mille).div_ceil(1000).max(1);
         let mut below = 0u64;
-        let mut found = BUCKETS - 1;
-        for (index, count) in counts.enumerate() {
+        let found = counts.position(|count| {
             below = below.saturating_add(count);
-            if below >= rank {
-                found = index;
-                break;
-            }
-        }
+            below >= rank
+        });
+        let found = found.unwrap_or(BUCKETS - 1);
         let nanos = upper_bound_micros(found)
             .saturating_mul(1000)
             .min(LATENCY_MASK);
@@ -173,16 +170,20 @@ impl fmt::Debug for Latencies {
 
 /// A percentile as per-mille, clamped to 500 ..= 999 (`p50` .. `p99.9`).
 pub(crate) fn per_mille(percentile: f64) -> u64 {
-    let tenths = (percentile * 10.0).round();
-    if tenths.is_nan() || tenths < 500.0 {
+    // Saturating: NaN and anything negative are 0.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let tenths = (percentile * 10.0).round() as u64;
+    clamp(tenths)
+}
+
+/// A per-mille clamped to 500 ..= 999.
+pub(crate) const fn clamp(per_mille: u64) -> u64 {
+    if per_mille < 500 {
         500
-    } else if tenths > 999.0 {
+    } else if per_mille > 999 {
         999
     } else {
-        // In 500 ..= 999: exact.
-        #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-        let tenths = tenths as u64;
-        tenths
+        per_mille
     }
 }
 

@@ -167,16 +167,9 @@ impl Hedge {
     #[doc(hidden)]
     #[must_use]
     pub const fn per_mille(per_mille: u64, latencies: &'static Latencies) -> Self {
-        let per_mille = if per_mille < 500 {
-            500
-        } else if per_mille > 999 {
-            999
-        } else {
-            per_mille
-        };
         Hedge {
             kind: Kind::Percentile {
-                per_mille,
+                per_mille: latencies::clamp(per_mille),
                 latencies,
             },
         }

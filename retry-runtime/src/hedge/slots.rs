@@ -127,15 +127,6 @@ macro_rules! __hedge_slots {
     };
 }
 
-/// Drops every attempt still running: the call has its answer.
-pub(super) fn clear<T, S: Slots<T>>(mut slots: Pin<&mut S>) {
-    for index in 0..slots.capacity() {
-        if let Some(mut slot) = slots.as_mut().slot(index) {
-            slot.set(None);
-        }
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -4,7 +4,6 @@
 use core::future::Future;
 use core::pin::Pin;
 use core::task::{Context, Poll};
-use core::time::Duration;
 use std::sync::Arc;
 
 use ::tower::util::Oneshot;
@@ -317,6 +316,4 @@ where
             verdict => verdict,
         }
     }
-
-    fn before_wait(&self, _: &Result<Res, E>, _: u32, _: Duration) {}
 }

@@ -60,8 +60,13 @@ impl<C> Settings<C> {
 /// The service of a [`RetryLayer`](super::RetryLayer): retries each
 /// `http::Request` under the layer's policy, sending its body again on
 /// each attempt ([`ReplayBody`]).
+// When this is not a `Service` (E0599 on `ready`, `call`, `oneshot`), the
+// compiler shows the line of the `struct`, comment included: the usual cause
+// is a classifier that cannot judge the errors of the service below, tower's
+// `BoxError` (tests/ui/fail/tower_timeout_without_boxed_errors.rs).
 #[derive(Clone, Debug)]
-pub struct RetryService<S, C, U, G = ()> {
+#[rustfmt::skip]
+pub struct RetryService<S, C, U, G = ()> { // BoxError below? .with_classifier(HttpClassifier::default().boxed_errors())
     pub(super) inner: S,
     pub(super) settings: Arc<Settings<C>>,
     pub(super) upstreams: U,

@@ -4,9 +4,9 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, RetryThrottling, ServiceConfig};
+use super::{HedgingPolicy, MethodConfig, MethodName, RetryPolicy, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
-use crate::config::ConfigError;
+use crate::config::{invalid, ConfigError};
 use crate::{Jitter, Policy};
 
 /// `policy` under gRFC A6's rules, as every policy a service config gives.
@@ -16,14 +16,6 @@ pub(super) const fn a6(policy: Policy) -> Policy {
 
 /// gRPC clients treat a `maxAttempts` above this as this.
 const MOST_ATTEMPTS: u32 = 5;
-
-/// A field of a service config that breaks a rule of gRFC A6.
-fn invalid(field: &'static str, problem: impl fmt::Display) -> ConfigError {
-    ConfigError::Grpc {
-        field,
-        problem: problem.to_string(),
-    }
-}
 
 /// The most seconds a protobuf `Duration` holds (about 10,000 years); its
 /// JSON mapping rejects more.
@@ -103,21 +95,10 @@ fn positive(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
 fn whole(field: &'static str, number: &raw::Number) -> Result<u32, ConfigError> {
     // A whole float in range, such as `3.0` or `1e1`: the cast is exact.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
-    let from_float = |float: f64| {
-        let fits = float.is_finite()
-            && float.fract() == 0.0
-            && (0.0..=f64::from(u32::MAX)).contains(&float);
-        fits.then_some(float as u32)
-    };
-    let value = match number {
-        raw::Number::Integer(integer) => u32::try_from(*integer).ok(),
-        raw::Number::Float(float) => from_float(*float),
-        raw::Number::Text(text) => match text.parse::<u64>() {
-            Ok(integer) => u32::try_from(integer).ok(),
-            Err(_) => text.parse::<f64>().ok().and_then(from_float),
-        },
-        raw::Number::Other(_) => None,
-    };
+    let value = float(field, number)
+        .ok()
+        .filter(|float| float.fract() == 0.0 && (0.0..=f64::from(u32::MAX)).contains(float))
+        .map(|float| float as u32);
     value.ok_or_else(|| {
         invalid(
             field,
@@ -357,10 +338,7 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
                         ),
                     ));
                 }
-                Ok(RetryThrottling {
-                    max_tokens,
-                    token_ratio,
-                })
+                Ok((max_tokens, token_ratio))
             })
             .transpose()?;
         let methods = raw
