@@ -123,9 +123,8 @@ const REASONS: [Stop; 8] = [
 #[must_use]
 pub fn last_call() -> Option<Stopped> {
     let word = context::last_call();
-    let [a, b, c, d, e, f, g, h] = word.to_le_bytes();
-    let attempts = u32::from_le_bytes([a, b, c, d]);
-    let reason = REASONS.get(usize::try_from(u32::from_le_bytes([e, f, g, h])).ok()?)?;
+    let attempts = u32::try_from(word & u64::from(u32::MAX)).ok()?;
+    let reason = REASONS.get(usize::try_from(word >> 32).ok()?)?;
     (attempts != 0).then(|| Stopped::new(*reason, attempts, None))
 }
 
