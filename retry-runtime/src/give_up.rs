@@ -228,10 +228,8 @@ pub fn give_up_path<R, G>(hook: G, answer: impl GiveUpAnswer<R, G>) -> impl OnGi
 #[doc(hidden)]
 pub fn gave_up<R, H: OnGiveUp<R>>(hook: &H, mut started: Started, outcome: &R) {
     started.before = None;
-    if let Some(ended) = stopped::last_call() {
-        if ended.reason() != Stop::Done {
-            report(hook, &started, outcome, ended);
-        }
+    if let Some(ended) = stopped::last_call().filter(|ended| ended.reason() != Stop::Done) {
+        report(hook, &started, outcome, ended);
     }
 }
 
