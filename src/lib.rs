@@ -16,6 +16,8 @@ mod pages {
     pub struct Semantics;
     #[doc = include_str!("../docs/nesting.md")]
     pub struct Nesting;
+    #[doc = include_str!("../docs/services.md")]
+    pub struct Services;
     #[doc = include_str!("../docs/breaker.md")]
     pub struct Breaker;
     #[doc = include_str!("../docs/hedging.md")]

@@ -20,10 +20,11 @@
 //! - blocking: a plain function waits on the real clock, which never lands
 //!   exactly on a deadline; its starts are compared with a slack;
 //! - layers: the reqwest middleware's inner call runs in the server, and a
-//!   give-up crosses services only with issue 33's header; rows whose
-//!   attempt calls an inner retried function run through the tower
-//!   `RetryLayer` alone (`tower_layer`), whose attempts run in the loop's
-//!   attempt context as the attribute's do;
+//!   give-up crosses services only as the server's mark (`retry-exhausted`,
+//!   which `tower::ServerLayer` writes; the row `marked_mid_call` runs it
+//!   through every entry point); rows whose attempt calls an inner retried
+//!   function run through the tower `RetryLayer` alone (`tower_layer`),
+//!   whose attempts run in the loop's attempt context as the attribute's do;
 //! - hedge_layer: the `HedgeLayer` names no breaker and applies no
 //!   per-attempt timeout (its docs say so).
 //!
@@ -72,6 +73,10 @@ enum Step {
     /// apart) whose calls all fail: it gives up, and its error fails the
     /// attempt.
     Inner,
+    /// A failure the server below already retried and gave up on, marked
+    /// so (`retry-exhausted`, as a `ServerLayer` answers; DESIGN §4.17),
+    /// and judged by a ready-made classifier.
+    Marked,
 }
 
 #[derive(Clone, Copy, Debug, PartialEq)]
@@ -87,6 +92,7 @@ enum E {
     Transient(u32),
     Permanent(u32),
     Hinted(u32, Duration),
+    Marked(u32),
     TimedOut,
     Open,
 }
@@ -113,6 +119,7 @@ impl Step {
             Step::Fail | Step::Inner => Err(E::Transient(call)),
             Step::Reject => Err(E::Permanent(call)),
             Step::Hint(secs) => Err(E::Hinted(call, Duration::from_secs(secs))),
+            Step::Marked => Err(E::Marked(call)),
         }
     }
 }
@@ -121,7 +128,18 @@ impl Step {
 // the same three as one classification for the HTTP entry points.
 
 fn transient(e: &E) -> bool {
-    !matches!(e, E::Permanent(_) | E::Open)
+    match e {
+        // The answer as the server sent it, judged by the ready-made
+        // classifier: a 503 (transient) that the server marked.
+        E::Marked(_) => retry_runtime::classify::http::is_transient_response(
+            &Response::builder()
+                .status(StatusCode::SERVICE_UNAVAILABLE)
+                .header("retry-exhausted", "exhausted")
+                .body(())
+                .unwrap(),
+        ),
+        _ => !matches!(e, E::Permanent(_) | E::Open),
+    }
 }
 
 fn busy(value: &Value) -> bool {
@@ -526,6 +544,7 @@ fn respond(answer: Answer) -> axum::response::Response {
         Ok(Value::Busy(call)) => (StatusCode::SERVICE_UNAVAILABLE, "busy", call, None),
         Err(E::Transient(call)) => (StatusCode::SERVICE_UNAVAILABLE, "fail", call, None),
         Err(E::Permanent(call)) => (StatusCode::BAD_REQUEST, "reject", call, None),
+        Err(E::Marked(call)) => (StatusCode::SERVICE_UNAVAILABLE, "marked", call, None),
         Err(E::Hinted(call, hint)) => (
             StatusCode::SERVICE_UNAVAILABLE,
             "fail",
@@ -539,6 +558,9 @@ fn respond(answer: Answer) -> axum::response::Response {
         .header("x-answer", format!("{kind} {call}"));
     if let Some(secs) = retry_after {
         response = response.header("retry-after", secs.to_string());
+    }
+    if kind == "marked" {
+        response = response.header("retry-exhausted", "exhausted");
     }
     response.body(axum::body::Body::empty()).unwrap()
 }
@@ -556,6 +578,7 @@ fn read(response: &reqwest::Response) -> Answer {
         ("fail", None) => Err(E::Transient(call)),
         ("fail", Some(hint)) => Err(E::Hinted(call, hint)),
         ("reject", _) => Err(E::Permanent(call)),
+        ("marked", _) => Err(E::Marked(call)),
         _ => panic!("{answer}"),
     }
 }
@@ -777,6 +800,27 @@ const INNER_GIVES_UP_ON_THE_LAST_ATTEMPT: Row = Row {
         breaker: (CircuitState::Closed, 3),
     },
     hedged: Hedged::Starts(&[0, 0, 0, 10]),
+};
+
+/// A failure the server below already retried and gave up on, and marked
+/// so: not retried (`nested`), and a failure for the budget (a token) and
+/// the breaker, as an inner call's give-up in process is (DESIGN §4.17).
+const MARKED_MID_CALL: Row = Row {
+    shape: Shape::Plain,
+    steps: &[Step::Fail, Step::Marked, Step::Fine],
+    latency_ms: 0,
+    budget: BUDGET,
+    opens_after: OPENS_AFTER,
+    open_before: false,
+    expect: Expect {
+        result: Err(E::Marked(2)),
+        stop: (Stop::Nested, 2),
+        calls: 2,
+        starts: &[0, 100],
+        tokens: 98.0,
+        breaker: (CircuitState::Closed, 2),
+    },
+    hedged: Hedged::Starts(&[0, 0]),
 };
 
 /// An error `on` rejects: returned, no token taken, and a success for the
@@ -1075,6 +1119,9 @@ table! {
         closure, tower_layer, blocking,
         hedged,
         hedge_layer,
+    }
+    marked_mid_call = MARKED_MID_CALL {
+        closure, layers, blocking, hedged, hedge_layer,
     }
     on_rejects = ON_REJECTS {
         closure, layers, blocking, hedged, hedge_layer,

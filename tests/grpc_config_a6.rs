@@ -120,7 +120,8 @@ async fn the_attribute_waits_a_pushback_out_and_restarts_the_backoff() {
     say(&calls).await.unwrap_err();
     assert_eq!(calls.load(Ordering::SeqCst), 1);
     assert!((before - ATTRIBUTE_BUDGET.tokens() - 1.0).abs() < 1e-9);
-    assert_eq!(last_call().unwrap().reason(), Stop::HintTooLong);
+    // The server's "do not retry" is a give-up below (DESIGN §4.17).
+    assert_eq!(last_call().unwrap().reason(), Stop::Nested);
 }
 
 // ------------------------------------------------------ the closure API

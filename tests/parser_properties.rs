@@ -253,3 +253,211 @@ fn days_before(year: u32, month: u32, day: u32) -> i64 {
 fn seconds_of(year: u32, month: u32, day: u32) -> i64 {
     days_before(year, month, day) * 86_400
 }
+
+// ---------------------------------------------------------------------------
+// The headers that carry retries across services (DESIGN §4.17), from any
+// bytes a header value can hold: a deadline header that is not one
+// well-formed, positive number is ignored and the request is served; a
+// mark is read exactly when it is one and on a failure; nothing panics.
+// ---------------------------------------------------------------------------
+
+use http::{HeaderValue, Request, Response};
+use retry_runtime::classify::{grpc, http as status};
+use retry_runtime::tower::ServerLayer;
+use retry_runtime::{current_attempt, last_call, Policy, Stop};
+use tower::ServiceExt;
+
+/// Header values, mostly near the grammars (digits, units, signs, blanks),
+/// sometimes any byte; each tried as a `HeaderValue`.
+fn header_bytes() -> impl Strategy<Value = Vec<u8>> {
+    prop_oneof![
+        proptest::collection::vec(
+            prop_oneof![
+                Just(b'0'),
+                0x30u8..=0x39,
+                prop::sample::select(b"HMSmunhs.-+ \t,e".to_vec())
+            ],
+            0..12,
+        ),
+        proptest::collection::vec(any::<u8>(), 0..6),
+        "[0-9]{15,25}".prop_map(String::into_bytes),
+    ]
+}
+
+/// Up to three values of one header.
+fn repeated() -> impl Strategy<Value = Vec<Vec<u8>>> {
+    proptest::collection::vec(header_bytes(), 0..=3)
+}
+
+/// The value of a header that has exactly one.
+fn single(values: &[Vec<u8>]) -> Option<&[u8]> {
+    match values {
+        [one] => Some(one),
+        _ => None,
+    }
+}
+
+/// `x-envoy-expected-rq-timeout-ms`: whole milliseconds, digits only,
+/// within a `u64`, not zero.
+fn envoy_oracle(value: &[u8]) -> Option<Duration> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let millis: u64 = std::str::from_utf8(value).ok()?.parse().ok()?;
+    (millis > 0).then(|| Duration::from_millis(millis))
+}
+
+/// `grpc-timeout`: 1 to 8 digits and a unit, not zero.
+fn grpc_oracle(value: &[u8]) -> Option<Duration> {
+    let (unit, digits) = value.split_last()?;
+    if digits.is_empty() || digits.len() > 8 || !digits.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    let number: u64 = std::str::from_utf8(digits).ok()?.parse().ok()?;
+    let nanos_per = match unit {
+        b'H' => 3_600_000_000_000,
+        b'M' => 60_000_000_000,
+        b'S' => 1_000_000_000,
+        b'm' => 1_000_000,
+        b'u' => 1_000,
+        b'n' => 1,
+        _ => return None,
+    };
+    let nanos = u128::from(number) * nanos_per;
+    (nanos > 0).then(|| {
+        Duration::new(
+            u64::try_from(nanos / 1_000_000_000).unwrap(),
+            u32::try_from(nanos % 1_000_000_000).unwrap(),
+        )
+    })
+}
+
+/// Appends each value that is a valid header value; gives the values kept.
+fn append(request: &mut Request<()>, name: &'static str, values: &[Vec<u8>]) -> Vec<Vec<u8>> {
+    let kept: Vec<Vec<u8>> = values
+        .iter()
+        .filter(|value| HeaderValue::from_bytes(value).is_ok())
+        .cloned()
+        .collect();
+    for value in &kept {
+        let value = HeaderValue::from_bytes(value).unwrap();
+        request.headers_mut().append(name, value);
+    }
+    kept
+}
+
+fn paused() -> tokio::runtime::Runtime {
+    tokio::runtime::Builder::new_current_thread()
+        .enable_time()
+        .start_paused(true)
+        .build()
+        .unwrap()
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(cases(5_000)))]
+
+    #[test]
+    fn a_server_reads_the_time_its_caller_sent_or_ignores_it(
+        grpc_values in repeated(),
+        envoy_values in repeated(),
+    ) {
+        let mut request = Request::new(());
+        let grpc_values = append(&mut request, "grpc-timeout", &grpc_values);
+        let envoy_values = append(&mut request, "x-envoy-expected-rq-timeout-ms", &envoy_values);
+        let expected = [
+            single(&grpc_values).and_then(grpc_oracle),
+            single(&envoy_values).and_then(envoy_oracle),
+        ]
+        .into_iter()
+        .flatten()
+        .min();
+        let handler = tower::service_fn(|_: Request<()>| async {
+            let left = current_attempt().and_then(|attempt| attempt.time_left());
+            Ok::<_, std::convert::Infallible>(Response::new(left))
+        });
+        let server = tower::ServiceBuilder::new().layer(ServerLayer::new()).service(handler);
+        let response = paused().block_on(server.oneshot(request)).unwrap();
+        prop_assert_eq!(response.status(), 200, "served");
+        prop_assert_eq!(response.into_body().into_inner(), Some(expected));
+    }
+
+    #[test]
+    fn a_mark_is_read_when_it_is_one_on_a_failure(
+        code in prop_oneof![Just(503u16), Just(500), Just(429), Just(200), Just(404), 100u16..600],
+        exhausted in repeated(),
+        overloaded in repeated(),
+    ) {
+        let mut template = Request::new(());
+        let exhausted = append(&mut template, "retry-exhausted", &exhausted);
+        let overloaded = append(&mut template, "x-envoy-overloaded", &overloaded);
+        let status_code = http::StatusCode::from_u16(code).unwrap();
+        let one = |values: &[Vec<u8>]| single(values).is_some_and(|value| !value.is_empty());
+        let transient = status::is_transient_status(status_code);
+        let marked = transient && (one(&exhausted) || one(&overloaded));
+        let answer = || {
+            let mut response = Response::new(());
+            *response.status_mut() = status_code;
+            *response.headers_mut() = template.headers().clone();
+            response
+        };
+        prop_assert_eq!(status::is_transient_response(&answer()), transient);
+        let policy = Policy::new().with_max_attempts(2).with_base(Duration::from_millis(1));
+        let mut calls = 0;
+        let result: Result<Response<()>, std::io::Error> = paused().block_on(
+            policy.retrying().on_ok(status::is_transient_response).run(|| {
+                calls += 1;
+                let answer = answer();
+                async move { Ok(answer) }
+            }),
+        );
+        prop_assert!(result.is_ok());
+        let expected = if marked {
+            (Stop::Nested, 1)
+        } else if transient {
+            (Stop::Exhausted, 2)
+        } else {
+            (Stop::Done, 1)
+        };
+        let last = last_call().unwrap();
+        prop_assert_eq!((last.reason(), last.attempts()), expected);
+        prop_assert_eq!(calls, expected.1);
+    }
+
+    #[test]
+    fn a_grpc_pushback_that_is_not_a_wait_is_a_give_up_below(
+        value in prop_oneof![
+            header_bytes(),
+            "-[0-9]{1,4}".prop_map(String::into_bytes),
+            "[0-9]{1,25}".prop_map(String::into_bytes),
+        ],
+    ) {
+        let Ok(value) = tonic::metadata::MetadataValue::try_from(value.as_slice()) else {
+            return Ok(());
+        };
+        // gRFC A6: a signed 32-bit integer, written in digits alone; a
+        // negative one, or anything else, says not to retry.
+        let wait = value.as_bytes().iter().all(u8::is_ascii_digit)
+            && std::str::from_utf8(value.as_bytes()).is_ok_and(|digits| digits.parse::<i32>().is_ok());
+        let answer = || {
+            let mut status = tonic::Status::unavailable("busy");
+            status.metadata_mut().insert(grpc::PUSHBACK, value.clone());
+            status
+        };
+        prop_assert_eq!(grpc::is_retryable(&answer()), wait);
+        let policy = Policy::new().with_max_attempts(2).with_base(Duration::from_millis(1));
+        let result: Result<(), tonic::Status> = paused().block_on(
+            policy.on(grpc::is_retryable).run(|| {
+                let answer = answer();
+                async move { Err(answer) }
+            }),
+        );
+        prop_assert!(result.is_err());
+        let reason = last_call().unwrap().reason();
+        if wait {
+            prop_assert!(matches!(reason, Stop::Exhausted | Stop::HintTooLong), "{:?}", reason);
+        } else {
+            prop_assert_eq!(reason, Stop::Nested);
+        }
+    }
+}

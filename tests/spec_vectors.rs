@@ -302,8 +302,10 @@ async fn a6_a_do_not_retry_pushback_is_a_throttling_failure() {
     // Rows: the pushback of the first answer (then OK), the code, the
     // attempts made, the tokens left, and why the call stopped.
     let rows: [(Option<&str>, Code, u32, f64, Stop); 4] = [
-        (Some("-1"), Code::Unavailable, 1, 9.0, Stop::HintTooLong),
-        (Some("soon"), Code::Unavailable, 1, 9.0, Stop::HintTooLong),
+        // Not retried, as the server's mark of a give-up below (DESIGN
+        // §4.17): reason `nested`.
+        (Some("-1"), Code::Unavailable, 1, 9.0, Stop::Nested),
+        (Some("soon"), Code::Unavailable, 1, 9.0, Stop::Nested),
         (Some("5000"), Code::Unavailable, 2, 9.1, Stop::Done),
         (
             Some("-1"),

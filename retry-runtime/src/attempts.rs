@@ -149,6 +149,17 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
     }
 
+    /// What the attempt about to be sent tells the service it calls: its
+    /// number, and the time it has left, the policy's timeout shortened to
+    /// the nearest deadline (DESIGN §4.17).
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+    pub(crate) fn stamp(&self) -> crate::propagate::Stamp {
+        crate::propagate::Stamp {
+            attempt: self.attempt(),
+            left: self.attempt_timeout().or_else(|| self.call.time_left()),
+        }
+    }
+
     /// The call stops before its attempt was made, for a reason of the
     /// caller's side (a tower service that failed to become ready): not
     /// retryable, and the breaker hears nothing.
@@ -287,6 +298,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retry's wait.
     #[inline(never)]
     fn judge_failure(&mut self, verdict: Classification) -> Result<Duration, Stop> {
+        let (verdict, below) = self.call.below(verdict);
+        self.call.scope().inner_gave_up |= below;
         let ran = self.breaker.record(!verdict.is_transient());
         let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {

@@ -7,11 +7,11 @@
 use core::time::Duration;
 
 use crate::clock::{Clock, Deadline, Instant};
-use crate::context::{self, Scope};
+use crate::context::{self, Below, Scope};
 use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name, Record};
 use crate::policy::Params;
-use crate::{AttemptContext, CircuitBreaker, RetryBudget};
+use crate::{AttemptContext, CircuitBreaker, Nested, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
@@ -137,6 +137,30 @@ impl<'p> CallState<'p> {
                     TimeLeft::Until(deadline.saturating_duration_since(now))
                 }
             }
+        }
+    }
+
+    /// What the classifier found on the answer judged `verdict` makes of it
+    /// (DESIGN §4.17), and whether the server below gave up on it. Such a
+    /// failure is taken as an inner call's give-up is (§4.11): under
+    /// `nested = "once"` a retryable failure whose attempt is marked, so that
+    /// the call stops (`nested`) counting it against the budget and the
+    /// breaker; under `nested = "retry"` an HTTP mark changes nothing, and a
+    /// negative gRPC pushback is a wait no policy makes (gRFC A6).
+    #[inline]
+    pub(crate) fn below(&self, verdict: Classification) -> (Classification, bool) {
+        let below = context::take_below();
+        if below == Below::Nothing || verdict == Classification::Done {
+            return (verdict, false);
+        }
+        match (self.policy.nested, below) {
+            (Nested::Once, _) => (Classification::Transient(None), true),
+            // A hint no policy waits out (`hint_too_long`), as gRFC A6
+            // reads the pushback.
+            (Nested::Retry, Below::Refused) => {
+                (Classification::Transient(Some(Duration::MAX)), true)
+            }
+            _ => (verdict, false),
         }
     }
 

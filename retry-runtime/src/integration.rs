@@ -13,6 +13,7 @@ use std::sync::Arc;
 
 use crate::attempts::Attempts;
 use crate::decision::Resent;
+use crate::propagate::Stamp;
 #[cfg(feature = "tower")]
 use crate::registry::host_key;
 use crate::registry::{Registry, Upstream};
@@ -33,10 +34,11 @@ pub(crate) trait Exchange {
     /// an error ends the call unsent.
     fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>>;
 
-    /// Sends one attempt.
+    /// Sends one attempt, stamped with its number and the time it has left.
     fn send(
         &mut self,
         request: Self::Request,
+        stamp: Stamp,
     ) -> impl Future<Output = Result<Self::Response, Self::Error>>;
 
     /// What the attempt's answer means for a retry.
@@ -109,10 +111,12 @@ pub(crate) async fn exchange<X: Exchange>(
         // permit: a layer below that asks the same breaker runs under it,
         // and counts the attempt once.
         let answer = {
-            let attempt = call.make(|| exchange.send(request));
+            let stamp = call.stamp();
+            let attempt = call.make(|| exchange.send(request, stamp));
             call.scoped_in(attempt, span)
         }
         .await;
+        crate::context::judging();
         let mut outcome = exchange.classify(&answer);
         let mut next = outcome.retries().then(|| exchange.copy()).flatten();
         if next.is_none() && outcome.is_transient() {

@@ -135,7 +135,7 @@
 //! | `http` | | `classify::http`: HTTP status codes and the `Retry-After` header (`http` crate) |
 //! | `reqwest` | | `classify::reqwest`: reqwest errors and responses; `.idempotency_key()` on request builders |
 //! | `hyper` | | `hyper::Error` in error chains ([`classify::chain`]) |
-//! | `tower` | | [`RetryLayer`], a `tower::retry::Policy`, a circuit breaker layer, and `hedge::HedgeLayer` |
+//! | `tower` | | [`RetryLayer`], a `tower::retry::Policy`, a circuit breaker layer, `hedge::HedgeLayer`, and `tower::ServerLayer`, which runs a server's requests under their callers' deadlines and marks a failure an inner call gave up on, so that services retry at one layer |
 //! | `reqwest-middleware` | | [`RetryMiddleware`] |
 //! | `tonic` | | `classify::grpc`: `tonic::Status` codes and pushback (gRFC A6) |
 //! | `tracing` | | events per retry and per give-up |
@@ -211,6 +211,8 @@ mod integration;
 pub mod metrics;
 mod observe;
 mod policy;
+#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
+mod propagate;
 pub mod registry;
 #[cfg(feature = "reqwest-middleware")]
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]

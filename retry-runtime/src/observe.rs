@@ -348,6 +348,16 @@ impl AttemptSpan {
     }
 }
 
+/// No span: for an attempt that is no retried call's, a request a server
+/// runs as one (`tower::ServerLayer`).
+#[cfg(feature = "tower")]
+pub(crate) fn no_span() -> AttemptSpan {
+    #[cfg(feature = "attempt-spans")]
+    return tracing::Span::none();
+    #[cfg(not(feature = "attempt-spans"))]
+    AttemptSpan
+}
+
 /// The span of attempt `attempt` of `function`.
 pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
     #[cfg(feature = "attempt-spans")]

@@ -83,6 +83,7 @@ use reqwest::{Request, Response};
 pub use crate::classify::http::{Classify, HttpClassifier};
 use crate::give_up::{gave_up, Started};
 use crate::integration::{exchange, Exchange, Selected};
+use crate::propagate::Stamp;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared, Stopped};
 
@@ -379,7 +380,12 @@ where
         Ok(())
     }
 
-    fn send(&mut self, request: Request) -> impl core::future::Future<Output = Outcome> {
+    fn send(
+        &mut self,
+        mut request: Request,
+        stamp: Stamp,
+    ) -> impl core::future::Future<Output = Outcome> {
+        stamp.http(request.headers_mut());
         self.next.clone().run(request, self.extensions)
     }
 

@@ -395,6 +395,7 @@ where
 {
     #[inline]
     fn verdict(&self, outcome: &R) -> Classification {
+        crate::context::judging();
         match outcome.as_result() {
             Ok(value) if self.on_ok.check(value) => {
                 Classification::Transient(self.retry_after_ok.hint(value))

@@ -127,6 +127,16 @@ impl RetryableCodes {
     }
 }
 
+/// Tells the call judging a gRPC failure (a `code` other than OK) that the
+/// server below gave up on it: its pushback says "do not retry" (DESIGN
+/// §4.17; gRFC A6), which a `tower::ServerLayer` sends for a failure an
+/// inner call gave up on.
+pub(crate) fn report_pushback(code: i32, pushback: Pushback) {
+    if code != 0 && pushback == Pushback::DoNotRetry {
+        crate::context::gave_up_below(crate::context::Below::Refused);
+    }
+}
+
 impl Default for RetryableCodes {
     fn default() -> Self {
         RetryableCodes::UNAVAILABLE
@@ -155,10 +165,15 @@ mod tonic_status {
         }
 
         /// Whether a status may be retried: its code is in the set and its
-        /// pushback, if any, does not forbid it. For `on`.
+        /// pushback, if any, does not forbid it. For `on`. A failure whose
+        /// pushback forbids it is one the server below gave up on: the call
+        /// stops with reason `nested`, and counts it as a failure (DESIGN
+        /// §4.17).
         #[must_use]
         pub fn is_retryable(self, status: &Status) -> bool {
-            self.allows(status.code() as i32, pushback_of(status))
+            let (code, pushback) = (status.code() as i32, pushback_of(status));
+            super::report_pushback(code, pushback);
+            self.allows(code, pushback)
         }
     }
 
@@ -194,8 +209,10 @@ mod tonic_status {
     /// `Some(Duration::MAX)`: a wait no policy makes (above any `cap`, and
     /// past the longest pushback under a gRPC service config), so a status
     /// that `on` retries by its code alone is not retried, its failure
-    /// counted by the budget as gRFC A6 counts it (stop reason
-    /// `hint_too_long`). `None` without a pushback.
+    /// counted by the budget as gRFC A6 counts it. It is also the mark of a
+    /// server whose inner call gave up (a `tower::ServerLayer`'s), so the
+    /// call stops with reason `nested` (`hint_too_long` under
+    /// `nested = "retry"`; DESIGN §4.17). `None` without a pushback.
     ///
     /// ```
     /// use std::time::Duration;
@@ -208,7 +225,9 @@ mod tonic_status {
     /// ```
     #[must_use]
     pub fn pushback(status: &Status) -> Option<Duration> {
-        pushback_of(status).hint()
+        let pushback = pushback_of(status);
+        super::report_pushback(status.code() as i32, pushback);
+        pushback.hint()
     }
 }
 

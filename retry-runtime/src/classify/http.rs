@@ -21,12 +21,36 @@ use std::time::Duration;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 mod classifier;
 #[cfg(feature = "tower")]
+pub(crate) use classifier::is_grpc;
+#[cfg(feature = "tower")]
 pub use classifier::BoxedHttpClassifier;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use classifier::{Classify, HttpClassifier};
 
 use ::http::header::RETRY_AFTER;
-use ::http::{HeaderMap, Response, StatusCode};
+use ::http::{HeaderMap, HeaderName, Response, StatusCode};
+
+/// The mark of a failure a server's inner call gave up on, with the inner
+/// stop reason (`exhausted`, `deadline`, ...): `tower::ServerLayer` writes
+/// it, and a client does not retry the answer (DESIGN §4.17).
+pub(crate) const EXHAUSTED: HeaderName = HeaderName::from_static("retry-exhausted");
+
+/// Envoy's mark of a request it shed, or whose upstream it found overloaded.
+const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
+
+/// Tells the call judging a response that the server below gave up on it:
+/// a failure (a transient HTTP status; a gRPC status other than OK) marked
+/// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
+/// Envoy's). A mark that is empty or repeated is ignored.
+pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
+    let once = |name| {
+        let mut values = headers.get_all(name).iter();
+        matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
+    };
+    if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
+        crate::context::gave_up_below(crate::context::Below::GaveUp);
+    }
+}
 
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
 /// Many Requests, and every 5xx except 501 Not Implemented (which will not
@@ -54,9 +78,14 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
     crate::retry_after::parse(headers.get(RETRY_AFTER)?.to_str().ok()?)
 }
 
-/// Whether a response's status is transient: for `on_ok`.
+/// Whether a response's status is transient: for `on_ok`. A failure the
+/// server marked as one it already retried and gave up on
+/// (`retry-exhausted`, Envoy's `x-envoy-overloaded`) is not retried: the
+/// call stops with reason `nested`, and counts it as a failure (DESIGN
+/// §4.17).
 #[must_use]
 pub fn is_transient_response<B>(response: &Response<B>) -> bool {
+    report_mark(is_transient_status(response.status()), response.headers());
     is_transient_status(response.status())
 }
 

@@ -107,9 +107,13 @@ pub fn is_transient_for(
     }
 }
 
-/// Whether a response's status is transient (408, 429, 5xx except 501).
+/// Whether a response's status is transient (408, 429, 5xx except 501). A
+/// failure the server marked as one it already retried and gave up on is
+/// not retried, as [`http::is_transient_response`](status::is_transient_response)
+/// says.
 #[must_use]
 pub fn is_transient_response(response: &::reqwest::Response) -> bool {
+    status::report_mark(is_transient_status(response.status()), response.headers());
     is_transient_status(response.status())
 }
 

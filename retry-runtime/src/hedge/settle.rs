@@ -11,10 +11,12 @@ use crate::rules::{Outcome, RulesFor};
 
 impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// An attempt ended with `outcome`: `Some` when that ends the call.
-    pub(super) fn settle(&mut self, outcome: R, ended: Ended<'p>) -> Option<R> {
+    pub(super) fn settle(&mut self, outcome: R, mut ended: Ended<'p>) -> Option<R> {
         // Attempt 1 ended at its first poll: what follows is decided here.
         *self.unscheduled = false;
-        let verdict = self.judge.verdict(&outcome);
+        // A failure the server below gave up on is an inner give-up.
+        let (verdict, below) = self.call.below(self.judge.verdict(&outcome));
+        ended.inner_gave_up |= below;
         // The attempt's breaker is told how it ended, as the retry loop's
         // permit records (`CircuitPermit::record`): an error the rules
         // do not retry is not the dependency's failure, and counts as a

@@ -306,6 +306,7 @@ where
 {
     fn verdict(&self, outcome: &Result<Res, E>) -> Classification {
         let request = self.call.request(B::empty(), false);
+        crate::context::judging();
         match self.classifier.classify(&request, outcome) {
             // The request cannot be sent again (its body was over the bound,
             // or not sent to its end): a failure for the budget and the

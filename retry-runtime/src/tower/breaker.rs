@@ -138,7 +138,10 @@ where
         if let Some((permit, request)) = this.held.take() {
             // A failure the caller would retry, or one it may not repeat
             // (a POST that got a 503): either is the dependency failing.
-            let failed = this.classifier.classify(&request, &result).is_transient();
+            crate::context::judging();
+            let judged = this.classifier.classify(&request, &result).is_transient();
+            // An answer the server below gave up on is a failure too.
+            let failed = judged || crate::context::take_below() != crate::context::Below::Nothing;
             permit.record(!failed);
         }
         Poll::Ready(result.map_err(BreakerError::Service))

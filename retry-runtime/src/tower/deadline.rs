@@ -20,10 +20,14 @@ pub(crate) const GRPC_TIMEOUT: &str = "grpc-timeout";
 const MOST_DIGITS: usize = 8;
 
 /// The call's timeout, from its `grpc-timeout` header: `None` without the
-/// header, or for a value that is not `1*8 DIGIT` and a unit (`H`, `M`,
-/// `S`, `m`, `u`, `n`), which gRPC servers ignore too.
+/// header, or for a value that [`parse`] does not read.
 pub(crate) fn timeout(headers: &HeaderMap) -> Option<Duration> {
-    let value = headers.get(GRPC_TIMEOUT)?.as_bytes();
+    parse(headers.get(GRPC_TIMEOUT)?.as_bytes())
+}
+
+/// A `grpc-timeout` value: `None` for one that is not `1*8 DIGIT` and a
+/// unit (`H`, `M`, `S`, `m`, `u`, `n`), which gRPC servers ignore too.
+pub(crate) fn parse(value: &[u8]) -> Option<Duration> {
     let (&unit, digits) = value.split_last()?;
     if digits.is_empty() || digits.len() > MOST_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
         return None;

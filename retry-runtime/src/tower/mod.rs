@@ -79,7 +79,9 @@
 //!   (`UNAVAILABLE` by default), its pushback the hint (gRFC A6); a
 //!   pushback that says not to retry (negative or malformed) is not waited
 //!   out: the status is returned and counts against the budget and the
-//!   breaker, as A6 counts it. A status in trailers after a response body is not
+//!   breaker, as A6 counts it, and the call stops `nested`, since that is
+//!   the mark of a server whose inner call gave up ([`ServerLayer`]). A
+//!   status in trailers after a response body is not
 //!   seen: once the server has answered, the call is committed (A6);
 //! - a response to a gRPC call (`content-type: application/grpc`) with an
 //!   HTTP status other than 200 and no `grpc-status`, which something in
@@ -145,6 +147,16 @@
 //!   (reason `nested`; DESIGN §4.11), unless the policy says
 //!   [`Nested::Retry`](crate::Nested::Retry). A [`HedgeLayer`](crate::hedge::HedgeLayer)
 //!   below is such a call.
+//! - Each attempt carries its number and the time it has left, the nearer
+//!   of the call's deadline and that of the attempt it runs inside (a
+//!   request under [`ServerLayer`], an outer `#[retry]`):
+//!   `x-envoy-attempt-count` and `x-envoy-expected-rq-timeout-ms`, or for
+//!   a gRPC call one `grpc-timeout` and, on retries,
+//!   `grpc-previous-rpc-attempts`. An answer a server marked as one its
+//!   inner call gave up on (a [`ServerLayer`]'s `retry-exhausted` or
+//!   negative pushback, Envoy's `x-envoy-overloaded`) is not retried, with
+//!   the default classifier: reason `nested`, counted against the budget
+//!   and the breaker (DESIGN §4.17).
 //! - Nothing is spawned; dropping the response future cancels the call.
 //! - For requests that are not `http::Request`s, [`RetryPolicy`] is a
 //!   [`tower::retry::Policy`] for any cloneable request:
@@ -157,6 +169,7 @@ mod body;
 mod breaker;
 pub(crate) mod deadline;
 mod policy;
+mod server;
 mod service;
 mod upstreams;
 
@@ -168,6 +181,7 @@ pub(crate) use self::body::Buffer;
 pub use self::body::ReplayBody;
 pub use self::breaker::{BreakerError, CircuitBreakerLayer, CircuitBreakerService};
 pub use self::policy::RetryPolicy;
+pub use self::server::{ServerBody, ServerLayer, ServerService};
 pub(crate) use self::service::ResponseFuture;
 pub use self::service::RetryService;
 pub(crate) use self::service::Settings;

@@ -129,6 +129,7 @@ where
     /// Judges the outcome as `#[retry]` would: the wait before the next
     /// attempt, or `None` to return this one.
     fn retry(&mut self, request: &mut Req, result: &mut Result<Res, E>) -> Option<Self::Future> {
+        crate::context::judging();
         let outcome = self.classifier.classify(request, result);
         if self.call.is_none() {
             self.call = Some(self.start());

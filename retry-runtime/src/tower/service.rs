@@ -10,11 +10,12 @@ use ::tower::Service;
 use http::{Request, Response};
 
 use super::body::{Buffer, ReplayBody};
-use super::deadline::Recorded;
+use super::deadline::{Recorded, GRPC_TIMEOUT};
 use super::upstreams::Upstreams;
-use crate::classify::http::Classify;
+use crate::classify::http::{is_grpc, Classify};
 use crate::give_up::LayerGiveUp;
 use crate::integration::{exchange, Exchange};
+use crate::propagate::Stamp;
 use crate::{CircuitOpen, Classification, Policy, RetryBudget, Shared};
 
 /// What every request of a retry or hedge layer shares, and the builder
@@ -116,7 +117,6 @@ where
                 service,
                 classifier: &settings.classifier,
                 call,
-                sent: false,
                 upstreams: PhantomData,
             };
             let budget = selected.budget(settings.budget.as_deref());
@@ -133,8 +133,6 @@ struct Tower<'a, S, C, U, B: ReplayBody> {
     service: S,
     classifier: &'a C,
     call: Recorded<B>,
-    /// An attempt was sent: the next one tells the server the time left.
-    sent: bool,
     upstreams: PhantomData<U>,
 }
 
@@ -159,9 +157,19 @@ where
             .map_err(|error| Err(U::service(error)))
     }
 
-    fn send(&mut self, body: B) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
-        let later = core::mem::replace(&mut self.sent, true);
-        self.service.call(self.call.request(body, later))
+    fn send(
+        &mut self,
+        body: B,
+        stamp: Stamp,
+    ) -> impl Future<Output = Result<Response<ResB>, S::Error>> {
+        let mut request = self.call.request(body, false);
+        let headers = request.headers_mut();
+        if is_grpc(headers) || headers.contains_key(GRPC_TIMEOUT) {
+            stamp.grpc(headers);
+        } else {
+            stamp.http(headers);
+        }
+        self.service.call(request)
     }
 
     fn classify(&self, answer: &Result<Response<ResB>, S::Error>) -> Classification {

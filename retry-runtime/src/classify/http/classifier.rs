@@ -6,7 +6,7 @@
 use std::error::Error;
 
 use crate::classify::chain::Chain;
-use crate::classify::grpc::{Pushback, RetryableCodes, PUSHBACK};
+use crate::classify::grpc::{report_pushback, Pushback, RetryableCodes, PUSHBACK};
 use crate::Classification;
 
 /// Judges an attempt's outcome for an HTTP layer: a closure
@@ -247,14 +247,18 @@ impl HttpClassifier {
                     // A pushback that says not to retry is a hint no
                     // policy waits out: the failure counts against the
                     // budget and the breaker, as gRFC A6 counts it, and is
-                    // returned (`hint_too_long`).
+                    // returned; reported as the mark of a give-up below
+                    // (DESIGN §4.17), it stops the call `nested`.
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
+                    report_pushback(code, pushback);
+                    super::report_mark(code != 0, headers);
                     return if grpc_codes.contains_number(code) {
                         Classification::Transient(pushback.hint())
                     } else {
                         Classification::Permanent
                     };
                 }
+                super::report_mark(super::is_transient_status(status), headers);
                 if grpc && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
@@ -309,7 +313,7 @@ fn grpc_status(value: &[u8]) -> Option<i32> {
 
 /// Whether a request is a gRPC call: its `content-type` is
 /// `application/grpc`, alone or followed by `+` (a codec) or `;`.
-fn is_grpc(headers: &::http::HeaderMap) -> bool {
+pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
     const GRPC: &[u8] = b"application/grpc";
     headers
         .get(::http::header::CONTENT_TYPE)
