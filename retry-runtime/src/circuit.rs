@@ -145,6 +145,7 @@ impl Name {
 /// name, `probes` its probe limit, and `open_ms` the open period just
 /// started, in milliseconds, when it opened.
 #[derive(Clone, Copy, Debug)]
+#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
 pub(crate) struct Report<'a> {
     pub(crate) breaker: &'a Name,
     pub(crate) transition: Transition,
@@ -163,15 +164,14 @@ pub(crate) fn publish(breaker: &Name, state: CircuitState) {
 
 /// Tells the facade and `tracing` of a transition.
 #[cold]
+#[cfg_attr(
+    not(any(feature = "metrics", feature = "tracing")),
+    allow(unused_variables)
+)]
 pub(crate) fn report(report: Report<'_>) {
-    let Report {
-        breaker,
-        transition,
-        probes,
-        open_ms,
-    } = report;
     #[cfg(feature = "metrics")]
     {
+        let (breaker, transition) = (report.breaker, report.transition);
         ::metrics::counter!(
             CIRCUIT_TRANSITIONS_TOTAL,
             "breaker" => breaker.label(),
@@ -182,21 +182,19 @@ pub(crate) fn report(report: Report<'_>) {
         ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(transition.to.gauge());
     }
     #[cfg(feature = "tracing")]
-    let breaker = breaker.as_str();
-    #[cfg(not(feature = "tracing"))]
-    let _ = (breaker, transition, probes, open_ms);
+    let breaker = report.breaker.as_str();
     #[cfg(feature = "tracing")]
-    match transition.to {
+    match report.transition.to {
         CircuitState::Open => tracing::warn!(
             target: "retry_runtime",
             breaker,
-            open_ms = open_ms.unwrap_or(0),
+            open_ms = report.open_ms.unwrap_or(0),
             "circuit opened; refusing calls"
         ),
         CircuitState::HalfOpen => tracing::info!(
             target: "retry_runtime",
             breaker,
-            probes,
+            probes = report.probes,
             "circuit half-open; probing"
         ),
         CircuitState::Closed => tracing::info!(

@@ -30,6 +30,7 @@ pub(crate) enum Clock {
 
 impl Clock {
     /// The clock of a call that blocks its thread or not.
+    #[inline]
     pub(crate) fn of(blocking: bool) -> Self {
         if blocking {
             Clock::Blocking

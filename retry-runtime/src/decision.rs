@@ -343,6 +343,7 @@ mod tests {
     }
 
     #[test]
+    #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
     fn a_request_never_processed_is_sent_again_a_bounded_number_of_times() {
         let mut resent = Resent::default();
         let left = TimeLeft::Until(Duration::from_secs(1));

@@ -337,13 +337,12 @@ where
                             attempts.scoped(limit.attempt_result(timeout, future))
                         }
                         .await
+                    } else if let Some(outcome) = breaker.refused(&mut kept) {
+                        outcome
                     } else {
-                        match breaker.refused(&mut kept) {
-                            Some(outcome) => outcome,
-                            // Without a breaker every attempt is made: not
-                            // reached.
-                            None => continue,
-                        }
+                        // Without a breaker every attempt is made: not
+                        // reached.
+                        continue;
                     };
                     match attempts.next(&rules, &outcome) {
                         ControlFlow::Break(()) => return outcome,
@@ -379,12 +378,11 @@ where
         loop {
             let outcome = if attempts.acquire() {
                 attempts.call_limited(limit, &mut attempt)
+            } else if let Some(outcome) = breaker.refused(&mut kept) {
+                outcome
             } else {
-                match breaker.refused(&mut kept) {
-                    Some(outcome) => outcome,
-                    // Without a breaker every attempt is made: not reached.
-                    None => continue,
-                }
+                // Without a breaker every attempt is made: not reached.
+                continue;
             };
             match attempts.next(&rules, &outcome) {
                 ControlFlow::Break(()) => return outcome,
@@ -408,11 +406,6 @@ fn start<'p, E>(
     name: Name,
     blocking: bool,
 ) -> Attempts<'p, Option<CircuitPermit<'p>>, Option<&'p RetryBudget>> {
-    let clock = if blocking {
-        Clock::Blocking
-    } else {
-        Clock::Async
-    };
-    Attempts::new(policy, budget, name.get(), clock)
+    Attempts::new(policy, budget, name.get(), Clock::of(blocking))
         .with_breaker_if(breaker.map(|(breaker, _)| breaker))
 }

@@ -63,7 +63,9 @@ impl Started {
 
     fn on(clock: crate::clock::Clock) -> Self {
         let before = crate::context::last_call();
-        stopped::forget();
+        // Forgets the last call, so that a loop that ends without recording
+        // (one that could not start) is not taken for the call before it.
+        stopped::record(0, Stop::Done);
         Started {
             clock,
             at: clock.now(),
@@ -81,19 +83,6 @@ impl Drop for Started {
     }
 }
 
-/// A hook the loop can call when the call gives up.
-#[doc(hidden)]
-pub trait GiveUpHook<R> {
-    /// Calls the hook.
-    fn gave_up(&self, outcome: &R, stopped: &Stopped);
-}
-
-impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
-    fn gave_up(&self, outcome: &R, stopped: &Stopped) {
-        self(outcome, stopped);
-    }
-}
-
 /// A tower layer's `on_give_up` hook: `()` for none, which reads no clock,
 /// or [`Hooked`], what `RetryLayer::on_give_up` wraps a hook in. The
 /// layer's outcome type is known only where the layer wraps a service, so
@@ -101,19 +90,16 @@ impl<R, G: OnGiveUp<R>> GiveUpHook<R> for G {
 #[doc(hidden)]
 #[cfg(feature = "tower")]
 pub trait LayerGiveUp<R> {
-    /// Before the call: its start, if a hook will read it.
-    fn start(&self) -> Option<Started>;
-    /// After the call that returned `outcome`: the hook, if it gave up.
-    fn end(&self, started: Option<Started>, outcome: &R);
-}
-
-#[cfg(feature = "tower")]
-impl<R> LayerGiveUp<R> for () {
+    /// Before the call: its start, if a hook will read it (none, for `()`).
     fn start(&self) -> Option<Started> {
         None
     }
-    fn end(&self, _: Option<Started>, _: &R) {}
+    /// After the call that returned `outcome`: the hook, if it gave up.
+    fn end(&self, _started: Option<Started>, _outcome: &R) {}
 }
+
+#[cfg(feature = "tower")]
+impl<R> LayerGiveUp<R> for () {}
 
 /// A layer's `on_give_up` hook.
 #[doc(hidden)]
@@ -145,7 +131,7 @@ impl<R, F: OnGiveUp<R>> LayerGiveUp<R> for Hooked<F> {
 /// hook of the wrong type is one error, on the key's value. The result is
 /// opaque, so that the call that uses it still type-checks then.
 #[doc(hidden)]
-pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl GiveUpHook<R> {
+pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl OnGiveUp<R> {
     hook
 }
 
@@ -215,7 +201,7 @@ impl<R, G> HookMisfits<R, G> for &GiveUpProbe<R, G> {
 )]
 pub trait GiveUpAnswer<R, G> {
     /// The hook itself.
-    type Hook: GiveUpHook<R>;
+    type Hook: OnGiveUp<R>;
     /// `hook`, as the loop calls it.
     fn hook(self, hook: G) -> Self::Hook;
 }
@@ -232,7 +218,7 @@ impl<R, G: OnGiveUp<R>> GiveUpAnswer<R, G> for Fits<R, G> {
 /// hook first, so that the answer is judged with the hook's type known
 /// (and a misfit reported once).
 #[doc(hidden)]
-pub fn give_up_path<R, G>(hook: G, answer: impl GiveUpAnswer<R, G>) -> impl GiveUpHook<R> {
+pub fn give_up_path<R, G>(hook: G, answer: impl GiveUpAnswer<R, G>) -> impl OnGiveUp<R> {
     answer.hook(hook)
 }
 
@@ -240,21 +226,19 @@ pub fn give_up_path<R, G>(hook: G, answer: impl GiveUpAnswer<R, G>) -> impl Give
 /// started at `started`, gave up: returned an error, or a retried `Ok`
 /// value. What the expansion calls for the key, right after the loop.
 #[doc(hidden)]
-pub fn gave_up<R, H: GiveUpHook<R>>(hook: &H, mut started: Started, outcome: &R) {
+pub fn gave_up<R, H: OnGiveUp<R>>(hook: &H, mut started: Started, outcome: &R) {
     started.before = None;
-    if let Some(ended) = stopped::last_call() {
-        if ended.reason() != Stop::Done {
-            report(hook, &started, outcome, ended);
-        }
+    if let Some(ended) = stopped::last_call().filter(|ended| ended.reason() != Stop::Done) {
+        report(hook, &started, outcome, ended);
     }
 }
 
 #[cold]
 #[inline(never)]
-fn report<R, H: GiveUpHook<R>>(hook: &H, started: &Started, outcome: &R, ended: Stopped) {
+fn report<R, H: OnGiveUp<R>>(hook: &H, started: &Started, outcome: &R, ended: Stopped) {
     let elapsed = started.clock.since(started.at);
     let stopped = Stopped::new(ended.reason(), ended.attempts(), Some(elapsed));
-    hook.gave_up(outcome, &stopped);
+    hook(outcome, &stopped);
 }
 
 /// A closure loop with an `on_give_up` hook: made by [`Retry::on_give_up`],

@@ -99,7 +99,9 @@ impl IdempotencyKey {
     pub fn random() -> Self {
         let mut bytes = [0_u8; 16];
         if getrandom::fill(&mut bytes).is_err() {
-            bytes = fallback();
+            // Two fresh fallback seeds, one per half.
+            let high = u128::from(crate::rng::fallback_seed());
+            bytes = (high << 64 | u128::from(crate::rng::fallback_seed())).to_le_bytes();
         }
         let bits = u128::from_le_bytes(bytes);
         // Version 4 and the RFC 9562 variant, so that it is a valid UUID.
@@ -120,14 +122,14 @@ impl IdempotencyKey {
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     #[must_use]
     pub fn header_value(self) -> ::http::HeaderValue {
-        let mut text = [0_u8; 36];
-        self.write_hex(&mut text);
+        let text = self.hex();
         // 36 ASCII hex digits and dashes are always a valid header value.
         ::http::HeaderValue::from_bytes(&text).unwrap_or(::http::HeaderValue::from_static(""))
     }
 
-    fn write_hex(self, out: &mut [u8; 36]) {
+    fn hex(self) -> [u8; 36] {
         const DIGITS: &[u8; 16] = b"0123456789abcdef";
+        let mut out = [0_u8; 36];
         let mut position = 0;
         for nibble in (0..32).rev() {
             if matches!(position, 8 | 13 | 18 | 23) {
@@ -140,13 +142,13 @@ impl IdempotencyKey {
             out[position] = DIGITS[digit];
             position += 1;
         }
+        out
     }
 }
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let mut text = [0_u8; 36];
-        self.write_hex(&mut text);
+        let text = self.hex();
         f.pad(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
     }
 }
@@ -155,15 +157,6 @@ impl fmt::Debug for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         write!(f, "IdempotencyKey({self})")
     }
-}
-
-/// 128 bits for a key when the random source fails: two fresh fallback
-/// seeds, one per half.
-#[cold]
-fn fallback() -> [u8; 16] {
-    let high = u128::from(crate::rng::fallback_seed());
-    let low = u128::from(crate::rng::fallback_seed());
-    ((high << 64) | low).to_le_bytes()
 }
 
 /// Sets the `Idempotency-Key` header on a request builder.

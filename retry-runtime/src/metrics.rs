@@ -126,17 +126,6 @@ pub fn describe() {
     );
 }
 
-/// The `outcome` label of a call that stopped for `stop`: `success` only
-/// for [`Stop::Done`]. A retried `Ok` value returned when no retry is left
-/// (an HTTP 503 after `max` attempts) is a `failure`.
-#[cfg_attr(not(feature = "metrics"), allow(dead_code))]
-pub(crate) const fn outcome_label(stop: Stop) -> &'static str {
-    match stop {
-        Stop::Done => "success",
-        _ => "failure",
-    }
-}
-
 /// A retry is made after `wait`.
 #[cfg_attr(not(feature = "metrics"), allow(unused_variables))]
 pub(crate) fn record_retry(function: &'static str, wait: Duration) {
@@ -154,7 +143,14 @@ pub(crate) fn record_retry(function: &'static str, wait: Duration) {
 pub(crate) fn record_stop(stop: Stop, function: &'static str, elapsed: Option<Duration>) {
     #[cfg(feature = "metrics")]
     {
-        let outcome = outcome_label(stop);
+        // `success` only for `Stop::Done`: a retried `Ok` value returned
+        // when no retry is left (an HTTP 503 after `max` attempts) is a
+        // `failure`.
+        let outcome = if stop == Stop::Done {
+            "success"
+        } else {
+            "failure"
+        };
         ::metrics::counter!(
             CALLS_TOTAL,
             "function" => function,

@@ -388,8 +388,5 @@ pub(crate) fn http_attempt_span(function: &'static str, attempt: u32) -> Attempt
         "http.request.resend_count" = (attempt > 1).then(|| attempt - 1),
     );
     #[cfg(not(feature = "attempt-spans"))]
-    {
-        let _ = (function, attempt);
-        AttemptSpan
-    }
+    attempt_span(function, attempt)
 }

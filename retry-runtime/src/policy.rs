@@ -374,12 +374,9 @@ impl<Timeout> Policy<Timeout> {
             });
         }
         let multiplier = params.multiplier;
-        let valid = if a6 {
-            multiplier > 0.0
-        } else {
-            multiplier.is_finite() && multiplier >= 1.0
-        };
-        if !valid {
+        // Above zero under gRFC A6; else finite and at least 1 (which A6
+        // takes too).
+        if !((a6 && multiplier > 0.0) || (multiplier.is_finite() && multiplier >= 1.0)) {
             return Err(PolicyError::Multiplier(multiplier));
         }
         if params.deadline.is_some_and(|deadline| deadline.is_zero()) {

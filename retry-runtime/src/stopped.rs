@@ -80,23 +80,9 @@ impl fmt::Display for Stopped {
     }
 }
 
-/// How the last call to end on this thread ended, in one word kept beside
-/// the attempt context's frame (`context::set_last_call`): the attempts in
-/// the low 32 bits, why it stopped in the high 32 ([`code`]), 0 for none
-/// (every call makes at least one attempt). A success on its first attempt
-/// is the word 1.
-fn word(attempts: u32, reason: Stop) -> u64 {
-    u64::from(attempts) | u64::from(code(reason)) << 32
-}
-
-/// `Stop` as a number: its place in the enum, which [`REASONS`] lists in
-/// the same order (`every_reason_reads_back_as_recorded` holds the two
-/// together).
-const fn code(reason: Stop) -> u32 {
-    reason as u32
-}
-
-/// Each `Stop` at its [`code`].
+/// Each `Stop` at its place in the enum (`reason as u32`), as
+/// [`record`] stores it (`every_reason_reads_back_as_recorded` holds the
+/// two together).
 const REASONS: [Stop; 8] = [
     Stop::Done,
     Stop::NotRetryable,
@@ -137,33 +123,31 @@ const REASONS: [Stop; 8] = [
 #[must_use]
 pub fn last_call() -> Option<Stopped> {
     let word = context::last_call();
-    let [a, b, c, d, e, f, g, h] = word.to_le_bytes();
-    let attempts = u32::from_le_bytes([a, b, c, d]);
-    let reason = REASONS.get(usize::try_from(u32::from_le_bytes([e, f, g, h])).ok()?)?;
+    let attempts = u32::try_from(word & u64::from(u32::MAX)).ok()?;
+    let reason = REASONS.get(usize::try_from(word >> 32).ok()?)?;
     (attempts != 0).then(|| Stopped::new(*reason, attempts, None))
 }
 
-/// Records the end of a call on this thread.
+/// Records the end of a call on this thread, in one word kept beside the
+/// attempt context's frame (`context::set_last_call`): the attempts in the
+/// low 32 bits, why it stopped in the high 32 (its place in [`REASONS`]), 0
+/// for none (every call makes at least one attempt), which `record(0,
+/// Stop::Done)` makes to forget the last call. A success on its first
+/// attempt is the word 1.
 #[inline]
 pub(crate) fn record(attempts: u32, reason: Stop) {
-    context::set_last_call(word(attempts, reason));
-}
-
-/// Forgets the last call, so that a loop that ends without recording (one
-/// that could not start) is not taken for the call before it.
-#[inline]
-pub(crate) fn forget() {
-    context::set_last_call(0);
+    context::set_last_call(u64::from(attempts) | (reason as u64) << 32);
 }
 
 #[cfg(test)]
 mod tests {
-    use super::{code, last_call, record, REASONS};
+    use super::{last_call, record, REASONS};
+    use crate::Stop;
 
     #[test]
     fn every_reason_reads_back_as_recorded() {
         for (number, reason) in REASONS.into_iter().enumerate() {
-            assert_eq!(usize::try_from(code(reason)).ok(), Some(number));
+            assert_eq!(usize::try_from(reason as u32).ok(), Some(number));
             for attempts in [1, 2, u32::MAX] {
                 record(attempts, reason);
                 let last = last_call().expect("recorded");
@@ -171,7 +155,7 @@ mod tests {
                 assert_eq!(last.elapsed(), None);
             }
         }
-        super::forget();
+        record(0, Stop::Done);
         assert_eq!(last_call(), None);
     }
 }

@@ -179,25 +179,18 @@ impl Wait {
         // go: dropping it may drop a task holding another wait, whose
         // `cancel` borrows the map (as the thread timer's waits relock its
         // queue).
-        let mut replaced = None;
-        let armed = TIMERS
+        let replaced = TIMERS
             .try_with(|timers| {
                 let mut timers = timers.try_borrow_mut().ok()?;
                 let timer = timers.get_mut(&self.ticket).filter(|timer| !timer.fired)?;
-                if !timer
-                    .waker
-                    .as_ref()
-                    .is_some_and(|waker| waker.will_wake(cx.waker()))
-                {
-                    replaced = timer.waker.replace(cx.waker().clone());
-                }
-                Some(())
+                // Set when armed, taken only when fired.
+                let waker = timer.waker.get_or_insert_with(|| cx.waker().clone());
+                let stale = !waker.will_wake(cx.waker());
+                Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
             })
             .ok()
-            .flatten()
-            .is_some();
-        drop(replaced);
-        if armed {
+            .flatten();
+        if replaced.is_some() {
             return Poll::Pending;
         }
         // Fired before the end (early, or a wait longer than one host timer
@@ -259,27 +252,22 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
         .ok()
         .flatten()?;
     let timer = Timer {
-        handle,
+        handle: handle.clone(),
         _callback: callback,
         waker: Some(waker.clone()),
         fired: false,
     };
-    let mut unkept = Some(timer);
-    let _ = TIMERS.try_with(|timers| {
-        if let Ok(mut timers) = timers.try_borrow_mut() {
-            if let Some(timer) = unkept.take() {
-                timers.insert(ticket, timer);
-            }
-        }
+    let kept = TIMERS.try_with(|timers| {
+        let mut timers = timers.try_borrow_mut().ok()?;
+        timers.insert(ticket, timer);
+        Some(ticket)
     });
-    match unkept {
-        None => Some(ticket),
-        // Not kept (the thread is ending): clear it before its callback goes.
-        Some(timer) => {
-            clear(&timer.handle);
-            None
-        }
-    }
+    // Not kept (the thread is ending): cleared, so that the host never
+    // calls the callback dropped with it.
+    kept.ok().flatten().or_else(|| {
+        clear(&handle);
+        None
+    })
 }
 
 /// Clears a host timer that has not fired.

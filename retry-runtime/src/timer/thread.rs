@@ -82,28 +82,29 @@ impl Wait {
                 queue.next_ticket = ticket.wrapping_add(1);
                 self.ticket = Some(ticket);
                 if queue.thread != Thread::Running {
-                    queue.thread = start();
+                    let started = std::thread::Builder::new()
+                        .name("retry-runtime-timer".to_owned())
+                        .spawn(run);
+                    queue.thread = match started {
+                        Ok(_) => Thread::Running,
+                        Err(_) => Thread::Refused,
+                    };
                 }
                 ticket
             }
         };
         let key = (self.end, ticket);
-        // A waker this poll replaces, dropped once the lock is released: a
-        // waker's drop is the executor's code, and may drop a task whose
-        // future holds another wait, whose own drop takes the lock.
-        let mut replaced: Option<Waker> = None;
-        match queue.waiting.get_mut(&key) {
-            Some(waker) => {
-                if !waker.will_wake(cx.waker()) {
-                    replaced = Some(core::mem::replace(waker, cx.waker().clone()));
-                }
-            }
-            // New, or woken a moment before its end by the thread's clock
-            // reading: wait again.
-            None => {
-                queue.waiting.insert(key, cx.waker().clone());
-            }
-        }
+        // Inserted if new, or woken a moment before its end by the thread's
+        // clock reading (it waits again). A waker this poll replaces is
+        // dropped once the lock is released: a waker's drop is the
+        // executor's code, and may drop a task whose future holds another
+        // wait, whose own drop takes the lock.
+        let waker = queue
+            .waiting
+            .entry(key)
+            .or_insert_with(|| cx.waker().clone());
+        let replaced =
+            (!waker.will_wake(cx.waker())).then(|| core::mem::replace(waker, cx.waker().clone()));
         let soonest = queue.waiting.first_key_value().map(|(first, _)| *first) == Some(key);
         let thread = queue.thread;
         drop(queue);
@@ -134,18 +135,6 @@ impl Wait {
 impl Drop for Wait {
     fn drop(&mut self) {
         self.cancel();
-    }
-}
-
-/// Starts the timer thread.
-fn start() -> Thread {
-    let started = std::thread::Builder::new()
-        .name("retry-runtime-timer".to_owned())
-        .spawn(run);
-    if started.is_ok() {
-        Thread::Running
-    } else {
-        Thread::Refused
     }
 }
 
