@@ -215,7 +215,7 @@ impl RetryBudget {
         if self.bucket_ms != 0 {
             let allowed = self.allows_retry();
             if allowed {
-                self.retrying();
+                RetryBudget::retrying(Some(self));
             }
             return allowed;
         }
@@ -240,21 +240,21 @@ impl RetryBudget {
             });
     }
 
-    /// A call starts: a [`ratio`](Self::ratio) budget counts its first
-    /// attempt, reading the clock only when the bucket rolls over (and
+    /// A call starts: a [`ratio`](Self::ratio) `budget`, if any, counts its
+    /// first attempt, reading the clock only when the bucket rolls over (and
     /// every 16th call).
     #[inline]
-    pub(crate) fn first_attempt(&self) {
-        if self.bucket_ms != 0 && !self.window.count_latest() {
-            let _ = self.window.add(self.bucket_ms, self.now_ms(), 1, 0);
+    pub(crate) fn first_attempt(budget: Option<&Self>) {
+        if let Some(b) = budget.filter(|b| b.bucket_ms != 0 && !b.window.count_latest()) {
+            let _ = b.window.add(b.bucket_ms, b.now_ms(), 1, 0);
         }
     }
 
-    /// A retry is made: a [`ratio`](Self::ratio) budget counts it (gRPC's
-    /// rule took its token at the failure).
-    pub(crate) fn retrying(&self) {
-        if self.bucket_ms != 0 {
-            let _ = self.window.add(self.bucket_ms, self.now_ms(), 0, 1);
+    /// A retry is made: a [`ratio`](Self::ratio) `budget`, if any, counts
+    /// it (gRPC's rule took its token at the failure).
+    pub(crate) fn retrying(budget: Option<&Self>) {
+        if let Some(b) = budget.filter(|b| b.bucket_ms != 0) {
+            let _ = b.window.add(b.bucket_ms, b.now_ms(), 0, 1);
         }
     }
 

@@ -32,15 +32,7 @@ impl<'p> CallState<'p> {
     // Inlined: on every call's success path, and with the expansion's
     // constant policy the deadline and base fold away (benches/instructions.sh).
     #[inline(always)]
-    pub(crate) fn new(
-        policy: &'p Params,
-        budget: Option<&RetryBudget>,
-        name: &'static str,
-        clock: Clock,
-    ) -> Self {
-        if let Some(budget) = budget {
-            budget.first_attempt();
-        }
+    pub(crate) fn new(policy: &'p Params, name: &'static str, clock: Clock) -> Self {
         let deadline = match policy.deadline {
             Some(deadline) => Deadline::new(clock.now().checked_add(deadline)),
             None => Deadline::NONE,
@@ -255,9 +247,7 @@ impl<'p> CallState<'p> {
         if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
             return Err(Stop::Open);
         }
-        if let Some(budget) = budget {
-            budget.retrying();
-        }
+        RetryBudget::retrying(budget);
         Ok(decision)
     }
 

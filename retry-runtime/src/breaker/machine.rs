@@ -134,7 +134,7 @@ impl CircuitBreaker {
     #[inline(never)]
     fn settle_probe(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
         let Kind::Probe(round) = kind else {
-            return self.count_request(outcome == Some(true), clock);
+            return self.count_request(self.now_ms(clock), outcome == Some(true));
         };
         let mut now = None;
         let step = self.state.update(|word| {
@@ -176,7 +176,7 @@ impl CircuitBreaker {
         if over == 0 || crate::rng::next_u64() % out_of >= over {
             return Ok(Kind::Adaptive);
         }
-        let _ = self.window.ring().add(self.thresholds.bucket_ms, now, 1, 0);
+        self.count_request(now, false);
         Err(CircuitOpen)
     }
 
@@ -190,14 +190,11 @@ impl CircuitBreaker {
         (over, (requests + 1) * 1000)
     }
 
-    /// A call an adaptive breaker let through settled: one request, and an
+    /// An adaptive breaker's request at `now`, refused or settled: and an
     /// accept if the dependency answered with success.
-    fn count_request(&self, accepted: bool, clock: Clock) {
-        let now = self.now_ms(clock);
-        let _ = self
-            .window
-            .ring()
-            .add(self.thresholds.bucket_ms, now, 1, u64::from(accepted));
+    fn count_request(&self, now: u64, accepted: bool) {
+        let ring = self.window.ring();
+        let _ = ring.add(self.thresholds.bucket_ms, now, 1, u64::from(accepted));
     }
 
     /// The open period after `trips` openings in a row, jittered, in
