@@ -20,6 +20,8 @@ mod pages {
     pub struct Services;
     #[doc = include_str!("../docs/breaker.md")]
     pub struct Breaker;
+    #[doc = include_str!("../docs/overload.md")]
+    pub struct Overload;
     #[doc = include_str!("../docs/hedging.md")]
     pub struct Hedging;
     #[doc = include_str!("../docs/integrations.md")]

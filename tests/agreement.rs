@@ -6,7 +6,8 @@
 //! tower `HedgeLayer`) with a delay long enough that attempts never overlap.
 //!
 //! Each row is data: a policy shape, what the dependency answers on each
-//! attempt, the budget and breaker the call names, and what the sequential
+//! attempt, the budget (gRPC's rule or a ratio) and breaker (or adaptive
+//! throttle) the call names, and what the sequential
 //! decision (the attribute on an `async fn`, the reference) shows. Every
 //! entry point must show the same [`Seen`]: result, calls reaching the
 //! dependency, stop reason (`last_call()`), budget tokens, breaker record
@@ -43,8 +44,8 @@ use retry_runtime::hedge::{Hedge, HedgeLayer};
 use retry_runtime::reqwest_middleware::RetryMiddleware;
 use retry_runtime::tower::{BreakerError, RetryLayer};
 use retry_runtime::{
-    last_call, retry, CircuitBreaker, CircuitOpen, CircuitState, Classification, Jitter, Policy,
-    RetryBudget, Stop, TimedOut,
+    last_call, retry, seed_thread_rng, CircuitBreaker, CircuitOpen, CircuitState, Classification,
+    Jitter, Policy, RetryBudget, Stop, TimedOut,
 };
 use tokio::time::Instant;
 use tower::{Service, ServiceExt};
@@ -216,11 +217,25 @@ struct Env {
     budget: Arc<RetryBudget>,
     breaker: Arc<CircuitBreaker>,
     opens_after: u32,
+    adaptive: bool,
 }
 
 impl Env {
     fn new(row: &Row) -> Env {
-        let (max_tokens, ratio) = row.budget;
+        // The adaptive throttle's draws: the same for every entry point.
+        seed_thread_rng(SEED);
+        let budget = match row.budget {
+            Budget::Tokens(max_tokens, ratio) => RetryBudget::new(max_tokens, ratio),
+            Budget::Ratio(ratio) => RetryBudget::ratio(ratio, Duration::from_secs(10)),
+        };
+        let breaker = match row.throttle {
+            Some(k) => CircuitBreaker::adaptive().with_requests_per_accept(k),
+            None => CircuitBreaker::new()
+                .with_consecutive_failures(row.opens_after)
+                .with_min_calls(1000)
+                .with_open_for(Duration::from_secs(60))
+                .with_jitter(0.0),
+        };
         let env = Env {
             dep: Arc::new(Dep {
                 origin: Instant::now(),
@@ -229,18 +244,18 @@ impl Env {
                 attempts: AtomicU32::new(0),
                 starts: Mutex::new(Vec::new()),
             }),
-            budget: Arc::new(RetryBudget::new(max_tokens, ratio)),
-            breaker: Arc::new(
-                CircuitBreaker::new()
-                    .with_consecutive_failures(row.opens_after)
-                    .with_min_calls(1000)
-                    .with_open_for(Duration::from_secs(60))
-                    .with_jitter(0.0),
-            ),
+            budget: Arc::new(budget),
+            breaker: Arc::new(breaker),
             opens_after: row.opens_after,
+            adaptive: row.throttle.is_some(),
         };
         if row.open_before {
             env.breaker.force_open();
+        }
+        for _ in 0..row.failures_before {
+            if let Ok(permit) = env.breaker.acquire() {
+                permit.record(false);
+            }
         }
         env
     }
@@ -264,12 +279,19 @@ impl Env {
     fn seen(&self, result: Answer) -> Seen {
         let stop = last_call().map(|stopped| (stopped.reason(), stopped.attempts()));
         let starts = self.dep.starts.lock().unwrap().clone();
+        let refusing = self.breaker.refusal_probability();
         Seen {
             result,
             calls: starts.len(),
             stop,
             tokens: self.budget.tokens(),
-            breaker: breaker_record(&self.breaker, self.opens_after),
+            breaker: if self.adaptive {
+                // It never opens: its record is `refusing`.
+                (self.breaker.state(), 0)
+            } else {
+                breaker_record(&self.breaker, self.opens_after)
+            },
+            refusing,
             starts: starts.iter().map(|start| start.as_millis()).collect(),
         }
     }
@@ -301,6 +323,9 @@ struct Seen {
     stop: Option<(Stop, u32)>,
     tokens: f64,
     breaker: (CircuitState, u32),
+    /// `refusal_probability()`: 1 while open; for an adaptive throttle, its
+    /// rule over the requests and accepts it counted.
+    refusing: f64,
     /// When each call started, in whole milliseconds.
     starts: Vec<u128>,
 }
@@ -655,12 +680,15 @@ struct Row {
     steps: &'static [Step],
     /// How long each call to the dependency takes.
     latency_ms: u64,
-    /// `RetryBudget::new(max_tokens, token_ratio)`.
-    budget: (u32, f32),
+    budget: Budget,
     /// The breaker opens after this many failures in a row.
     opens_after: u32,
     /// The breaker is forced open before the call.
     open_before: bool,
+    /// `Some(k)`: the breaker is `CircuitBreaker::adaptive()` with this K.
+    throttle: Option<f32>,
+    /// Failures the breaker records before the call.
+    failures_before: u32,
     /// What the reference shows.
     expect: Expect,
     /// What a hedged call shows.
@@ -674,6 +702,7 @@ struct Expect {
     starts: &'static [u128],
     tokens: f64,
     breaker: (CircuitState, u32),
+    refusing: f64,
 }
 
 impl Expect {
@@ -689,6 +718,7 @@ impl Expect {
             stop: Some(self.stop),
             tokens: self.tokens,
             breaker: self.breaker,
+            refusing: self.refusing,
             starts: self.starts.to_vec(),
         }
     }
@@ -702,7 +732,17 @@ enum Hedged {
     Own(Expect),
 }
 
-const BUDGET: (u32, f32) = (100, 0.5);
+/// `RetryBudget::new(max_tokens, token_ratio)`, or `RetryBudget::ratio` over
+/// 10 s.
+#[derive(Clone, Copy)]
+enum Budget {
+    Tokens(u32, f32),
+    Ratio(f32),
+}
+
+const BUDGET: Budget = Budget::Tokens(100, 0.5);
+/// The thread's random numbers, seeded before each run.
+const SEED: u64 = 34;
 const OPENS_AFTER: u32 = 20;
 
 /// A budget of 4 allows a retry while more than 2 tokens are left after
@@ -711,9 +751,11 @@ const BUDGET_EXHAUSTED_MID_CALL: Row = Row {
     shape: Shape::Plain,
     steps: &[Step::Fail, Step::Fail, Step::Fine],
     latency_ms: 0,
-    budget: (4, 0.5),
+    budget: Budget::Tokens(4, 0.5),
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Budget, 2),
@@ -721,6 +763,7 @@ const BUDGET_EXHAUSTED_MID_CALL: Row = Row {
         starts: &[0, 100],
         tokens: 2.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
@@ -733,6 +776,8 @@ const BREAKER_OPENS_MID_CALL: Row = Row {
     budget: BUDGET,
     opens_after: 2,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Open, 2),
@@ -740,6 +785,7 @@ const BREAKER_OPENS_MID_CALL: Row = Row {
         starts: &[0, 100],
         tokens: 98.0,
         breaker: (CircuitState::Open, 2),
+        refusing: 1.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
@@ -752,6 +798,8 @@ const HINT_LONGER_THAN_CAP: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Hinted(2, Duration::from_secs(5))),
         stop: (Stop::HintTooLong, 2),
@@ -759,6 +807,7 @@ const HINT_LONGER_THAN_CAP: Row = Row {
         starts: &[0, 100],
         tokens: 98.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
@@ -771,6 +820,8 @@ const INNER_GIVES_UP_MID_CALL: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(3)),
         stop: (Stop::Nested, 2),
@@ -778,6 +829,7 @@ const INNER_GIVES_UP_MID_CALL: Row = Row {
         starts: &[0, 100, 110],
         tokens: 98.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0, 10]),
 };
@@ -791,6 +843,8 @@ const INNER_GIVES_UP_ON_THE_LAST_ATTEMPT: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(4)),
         stop: (Stop::Exhausted, 3),
@@ -798,6 +852,7 @@ const INNER_GIVES_UP_ON_THE_LAST_ATTEMPT: Row = Row {
         starts: &[0, 100, 300, 310],
         tokens: 97.0,
         breaker: (CircuitState::Closed, 3),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0, 0, 10]),
 };
@@ -812,6 +867,8 @@ const MARKED_MID_CALL: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Marked(2)),
         stop: (Stop::Nested, 2),
@@ -819,6 +876,7 @@ const MARKED_MID_CALL: Row = Row {
         starts: &[0, 100],
         tokens: 98.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
@@ -832,6 +890,8 @@ const ON_REJECTS: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Permanent(2)),
         stop: (Stop::NotRetryable, 2),
@@ -839,6 +899,7 @@ const ON_REJECTS: Row = Row {
         starts: &[0, 100],
         tokens: 99.0,
         breaker: (CircuitState::Closed, 0),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0]),
 };
@@ -852,6 +913,8 @@ const ON_OK_RETRIES: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Ok(Value::Fine(3)),
         stop: (Stop::Done, 3),
@@ -859,6 +922,7 @@ const ON_OK_RETRIES: Row = Row {
         starts: &[0, 100, 300],
         tokens: 98.5,
         breaker: (CircuitState::Closed, 0),
+        refusing: 0.0,
     },
     hedged: Hedged::Starts(&[0, 0, 0]),
 };
@@ -873,6 +937,8 @@ const DEADLINE_EXACTLY_REACHED: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(3)),
         stop: (Stop::Deadline, 3),
@@ -880,6 +946,7 @@ const DEADLINE_EXACTLY_REACHED: Row = Row {
         starts: &[0, 150, 300],
         tokens: 97.0,
         breaker: (CircuitState::Closed, 3),
+        refusing: 0.0,
     },
     hedged: Hedged::Own(Expect {
         result: Err(E::Transient(7)),
@@ -888,6 +955,7 @@ const DEADLINE_EXACTLY_REACHED: Row = Row {
         starts: &[0, 50, 100, 150, 200, 250, 300],
         tokens: 93.0,
         breaker: (CircuitState::Closed, 7),
+        refusing: 0.0,
     }),
 };
 
@@ -902,6 +970,8 @@ const DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: false,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Transient(2)),
         stop: (Stop::Deadline, 2),
@@ -909,6 +979,7 @@ const DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT: Row = Row {
         starts: &[0, 130],
         tokens: 98.0,
         breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
     },
     hedged: Hedged::Own(Expect {
         result: Err(E::TimedOut),
@@ -917,6 +988,7 @@ const DEADLINE_EXACTLY_REACHED_UNDER_A_TIMEOUT: Row = Row {
         starts: &[0, 30, 60, 90, 120, 150, 180, 210, 240],
         tokens: 91.0,
         breaker: (CircuitState::Closed, 9),
+        refusing: 0.0,
     }),
 };
 
@@ -929,6 +1001,8 @@ const BREAKER_OPEN_BEFORE_THE_CALL: Row = Row {
     budget: BUDGET,
     opens_after: OPENS_AFTER,
     open_before: true,
+    throttle: None,
+    failures_before: 0,
     expect: Expect {
         result: Err(E::Open),
         stop: (Stop::Open, 1),
@@ -936,8 +1010,96 @@ const BREAKER_OPEN_BEFORE_THE_CALL: Row = Row {
         starts: &[],
         tokens: 100.0,
         breaker: (CircuitState::Open, OPENS_AFTER),
+        refusing: 1.0,
     },
     hedged: Hedged::Starts(&[]),
+};
+
+/// A ratio budget of 1.5 retries per first attempt: attempt 1's failure
+/// leaves room for one retry (1 of 1.5), attempt 2's for none (2 of 1.5).
+/// A failure takes nothing; the retry made does.
+const RATIO_BUDGET_EXHAUSTED_MID_CALL: Row = Row {
+    shape: Shape::Plain,
+    steps: &[Step::Fail, Step::Fail, Step::Fine],
+    latency_ms: 0,
+    budget: Budget::Ratio(1.5),
+    opens_after: OPENS_AFTER,
+    open_before: false,
+    throttle: None,
+    failures_before: 0,
+    expect: Expect {
+        result: Err(E::Transient(2)),
+        stop: (Stop::Budget, 2),
+        calls: 2,
+        starts: &[0, 100],
+        tokens: 0.5,
+        breaker: (CircuitState::Closed, 2),
+        refusing: 0.0,
+    },
+    hedged: Hedged::Starts(&[0, 0]),
+};
+
+/// An adaptive throttle that has seen 1000 failures refuses the call
+/// (p = 1000 / 1001, and under `SEED` it does): the dependency is never
+/// reached, the refusal counts as a request, nothing is taken from the
+/// budget.
+const THROTTLE_REFUSES_THE_CALL: Row = Row {
+    shape: Shape::Plain,
+    steps: &[],
+    latency_ms: 0,
+    budget: BUDGET,
+    opens_after: OPENS_AFTER,
+    open_before: false,
+    throttle: Some(2.0),
+    failures_before: 1000,
+    expect: Expect {
+        result: Err(E::Open),
+        stop: (Stop::Open, 1),
+        calls: 0,
+        starts: &[],
+        tokens: 100.0,
+        breaker: (CircuitState::Closed, 0),
+        refusing: 1001.0 / 1002.0,
+    },
+    hedged: Hedged::Starts(&[]),
+};
+
+/// An adaptive throttle with K = 1 lets attempt 1 through (nothing in its
+/// window), then refuses each retry with the rule's chance: 1/2 after one
+/// failure, 2/3 after two. Under `SEED`, attempt 2 goes through and
+/// attempt 3 is refused: the caller gets attempt 2's own error. The
+/// window then holds three requests (the refused one too) and no accept.
+/// A hedged call retries at once, drawing no backoff, so the throttle's
+/// draws fall on other numbers of the seeded sequence: under `SEED` both
+/// its retries go through, and it ends `exhausted`, with the same three
+/// requests in the window.
+const THROTTLE_REFUSES_A_RETRY: Row = Row {
+    shape: Shape::Plain,
+    steps: &[Step::Fail, Step::Fail, Step::Fail],
+    latency_ms: 0,
+    budget: BUDGET,
+    opens_after: OPENS_AFTER,
+    open_before: false,
+    throttle: Some(1.0),
+    failures_before: 0,
+    expect: Expect {
+        result: Err(E::Transient(2)),
+        stop: (Stop::Open, 3),
+        calls: 2,
+        starts: &[0, 100],
+        tokens: 98.0,
+        breaker: (CircuitState::Closed, 0),
+        refusing: 0.75,
+    },
+    hedged: Hedged::Own(Expect {
+        result: Err(E::Transient(3)),
+        stop: (Stop::Exhausted, 3),
+        calls: 3,
+        starts: &[0, 0, 0],
+        tokens: 97.0,
+        breaker: (CircuitState::Closed, 0),
+        refusing: 0.75,
+    }),
 };
 
 // ---------------------------------------------------------------------------
@@ -1039,6 +1201,7 @@ fn hedge_layer(row: &Row) {
     paused(async {
         let expect = Seen {
             breaker: (CircuitState::Closed, 0),
+            refusing: 0.0,
             ..hedged_expect(row, reference(row).await)
         };
         agree(row, &[Entry::HedgeLayer], &expect).await;
@@ -1096,6 +1259,16 @@ table! {
         closure, layers, blocking, hedged,
     }
     breaker_open_before_the_call = BREAKER_OPEN_BEFORE_THE_CALL {
+        closure, layers, blocking, hedged,
+    }
+    ratio_budget_exhausted_mid_call = RATIO_BUDGET_EXHAUSTED_MID_CALL {
+        closure, layers, blocking, hedged, hedge_layer,
+    }
+    // No `hedge_layer`: it names no breaker.
+    throttle_refuses_the_call = THROTTLE_REFUSES_THE_CALL {
+        closure, layers, blocking, hedged,
+    }
+    throttle_refuses_a_retry = THROTTLE_REFUSES_A_RETRY {
         closure, layers, blocking, hedged,
     }
     // Hedged attempts that do not overlap: no later failure of another

@@ -16,34 +16,57 @@
 //!   delayed by |Normal(10 ms, 2 ms)|; total writes and the time until the
 //!   last client succeeds, averaged over `--runs` runs (100).
 //! - `outage`: 1000 clients with `max = 4` against a service down for 20 s,
-//!   with and without a shared `RetryBudget::new(100, 0.1)`, and with a
-//!   shared `CircuitBreaker::new()`; calls and amplification (calls per
+//!   with and without a shared `RetryBudget::new(100, 0.1)`, with a
+//!   shared `CircuitBreaker::new()`, and with the budget a fleet should use,
+//!   `RetryBudget::ratio(0.1, 10 s)`; calls and amplification (calls per
 //!   request). JSON lines say which with `guard`: `none`, `budget`,
-//!   `breaker`.
+//!   `breaker`, `recommended`.
 //! - `recovery`: the outage as a service sees it. Requests arrive steadily,
 //!   50 a second for 60 s; the service is down from 10 s to 30 s, and a call
 //!   to it then fails after 1 s (a timeout), while a healthy call takes
 //!   20 ms. Clients make up to 4 attempts (base 100 ms, cap 2 s, full
 //!   jitter) under each guard: none, the budget, the breaker with its
-//!   defaults. Calls per request and the callers' mean wait during the
-//!   outage, and the time from the service's recovery until every request
-//!   succeeds again; `--outage-svg PATH` draws calls per second for the
-//!   three guards. One run per guard (the runs are deterministic).
+//!   defaults, the ratio budget. Calls per request and the callers' mean
+//!   wait during the outage, and the time from the service's recovery until
+//!   every request succeeds again; `--outage-svg PATH` draws calls per
+//!   second for the four guards. One run per guard (the runs are deterministic).
 //! - `tail`: the tail at scale. 10,000 requests each fan out to 100 leaves
 //!   (a uniform 5 to 15 ms, 1% of leaf requests 1,000 ms), without hedging
 //!   and with `hedge = "p95"`, `max = 3`; latency percentiles, the share of
 //!   requests that waited for a slow leaf, and the extra leaf load;
 //!   `--tail-svg PATH` draws both latency distributions.
 //!
+//! - `metastable`: overload that outlives its trigger. A server of 50
+//!   workers (capacity 1000 requests a second) loses half of them for 5,
+//!   10 or 20 s; N client processes (10, 100, 1000) send first attempts at
+//!   0.7, 0.8 or 0.9 of its capacity through their own `RetryLayer` over a
+//!   1 s timeout, under each fleet policy (`none`, `naive`, `jitter`,
+//!   `budget`, `breaker`, `adaptive`, `recommended`; and, when named,
+//!   `recommended` in part: `ratio`, without `ServerLayer`, `server_layer`,
+//!   no retries with it, and `long_deadline`, a 3 s deadline); seconds until
+//!   goodput recovers, amplification, wasted work (docs/overload.md).
+//!   `--policy`, `--clients`, `--load` and `--trigger` (comma-separated
+//!   lists) pick part of the grid; `--jobs N` runs N points at a time
+//!   (default: every core, at most 4; each takes up to half a gigabyte);
+//!   `--adaptive K,SECONDS` sets the adaptive throttle's K and window;
+//!   `--series` adds each run's counts per second (first attempts,
+//!   attempts, goodput) as one more JSON line; `--metastable-svg PATH`
+//!   draws goodput and attempts over time at N = 1000.
+//!
 //! `--only SCENARIO` runs one scenario (`burst`, `waves`, `contention`,
-//! `outage`, `recovery`, `tail`).
+//! `outage`, `recovery`, `tail`, `metastable`); all but `metastable`, whose
+//! grid takes minutes, run without it.
 //!
 //! The files: `simulation.rs` (the simulated service, the clients, a paused
 //! runtime), `scenarios.rs` (burst, waves, contention, outage),
 //! `recovery.rs` (the outage as a service sees it), `plot.rs` (the two
 //! pictures, drawn by `svg.rs`), `tail.rs` and `tail_plot.rs` (the tail at
-//! scale and its picture); this file reads the arguments and prints the figures.
+//! scale and its picture), `metastable.rs` and `metastable_plot.rs` (the
+//! overload model and its picture); this file reads the arguments and
+//! prints the figures.
 
+mod metastable;
+mod metastable_plot;
 mod plot;
 mod recovery;
 mod scenarios;
@@ -55,6 +78,7 @@ mod tail_plot;
 use std::fmt::Write as _;
 use std::time::Duration;
 
+use metastable::grid as metastable_grid;
 use plot::{draw, draw_recovery};
 use recovery::{recovery, REQUESTS_PER_SECOND};
 use scenarios::{burst, contention, outage, waves};
@@ -64,6 +88,12 @@ use tail_plot::draw_tail;
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
+    let value = |name: &str| {
+        args.iter()
+            .position(|a| a == name)
+            .and_then(|i| args.get(i + 1))
+            .cloned()
+    };
     let json = args.iter().any(|a| a == "--json");
     let svg = args
         .iter()
@@ -151,7 +181,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let name = guard.name();
             line(
                 format!(r#"{{"scenario":"outage","strategy":"{jitter}","clients":1000,"guard":"{name}","budget":{with_budget},"calls":{calls},"amplification":{amplification:.3}}}"#),
-                format!("outage     {jitter:<13} guard {name:<8} {calls:>5} calls, amplification {amplification:.3}"),
+                format!("outage     {jitter:<13} guard {name:<11} {calls:>5} calls, amplification {amplification:.3}"),
             );
         }
     }
@@ -166,9 +196,38 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             let recovered_ms = run.recovered_after.as_secs_f64() * 1000.0;
             line(
                 format!(r#"{{"scenario":"recovery","strategy":"full","requests_per_second":{REQUESTS_PER_SECOND},"guard":"{name}","calls_per_request":{per_request:.3},"mean_wait_ms":{wait_ms:.1},"answered_at_once_percent":{at_once:.1},"recovered_after_ms":{recovered_ms:.0}}}"#),
-                format!("recovery   full          guard {name:<8} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>5.0} ms ({at_once:>4.1}% at once), all requests succeed {recovered_ms:>6.0} ms after recovery"),
+                format!("recovery   full          guard {name:<11} {per_request:>6.3} calls per request in the outage, callers wait {wait_ms:>5.0} ms ({at_once:>4.1}% at once), all requests succeed {recovered_ms:>6.0} ms after recovery"),
             );
             recoveries.push((guard, run));
+        }
+    }
+    let metastable_svg = value("--metastable-svg");
+    let mut metastable_runs = Vec::new();
+    // Only when named: its grid takes minutes.
+    let metastable = only.as_deref() == Some("metastable");
+    if metastable || metastable_svg.is_some() {
+        let grid = metastable_grid::from_args(&args)?;
+        let mut points = if metastable {
+            grid.points()
+        } else {
+            Vec::new()
+        };
+        if metastable_svg.is_some() {
+            for point in metastable_plot::points() {
+                if !points.iter().any(|p| metastable_grid::same(p, &point)) {
+                    points.push(point);
+                }
+            }
+        }
+        metastable_runs = metastable_grid::run_all(points, grid.jobs);
+        let series = args.iter().any(|a| a == "--series");
+        for run in &metastable_runs {
+            if metastable && grid.shows(&run.point) {
+                line(run.json(), run.text());
+                if series {
+                    line(run.series_json(), run.series_json());
+                }
+            }
         }
     }
     let mut tails = Vec::new();
@@ -190,6 +249,12 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     }
     if let Some(path) = outage_svg {
         draw_recovery(&path, &recoveries)?;
+        if !json {
+            println!("\nwrote {path}");
+        }
+    }
+    if let Some(path) = metastable_svg {
+        metastable_plot::draw(&path, &metastable_runs)?;
         if !json {
             println!("\nwrote {path}");
         }

@@ -61,6 +61,12 @@ pub fn draw_recovery(
                     "RetryBudget::new(100, 0.1): {per_request:.2} calls per request during the outage"
                 ),
             ),
+            Guard::Recommended => (
+                Stroke { color: "#009e73", width: 2.5, dash: "3 3" },
+                format!(
+                    "RetryBudget::ratio(0.1, 10 s): {per_request:.2} calls per request during the outage"
+                ),
+            ),
             Guard::Breaker => (
                 Stroke { color: "#000000", width: 1.5, dash: "" },
                 format!(

@@ -97,7 +97,7 @@ pub fn recovery(guard: Guard) -> Recovery {
             start: Instant::now(),
             calls: RefCell::default(),
         };
-        let budget = RetryBudget::new(100, 0.1);
+        let budget = guard.budget().unwrap_or(RetryBudget::new(100, 0.1));
         let breaker = CircuitBreaker::new();
         let (service, policy, budget, breaker) = (&service, &policy, &budget, &breaker);
         let requests = join_all(
@@ -107,7 +107,9 @@ pub fn recovery(guard: Guard) -> Recovery {
                     sleep(start).await;
                     let outcome = match guard {
                         Guard::None => slow_client(policy, service).await,
-                        Guard::Budget => slow_budgeted_client(policy, budget, service).await,
+                        Guard::Budget | Guard::Recommended => {
+                            slow_budgeted_client(policy, budget, service).await
+                        }
                         Guard::Breaker => slow_guarded_client(policy, breaker, service).await,
                     };
                     Request {

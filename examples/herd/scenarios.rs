@@ -178,13 +178,13 @@ pub fn outage(jitter: Jitter, guard: Guard) -> usize {
     );
     simulate(3, async {
         let service = Service::new(Duration::from_secs(20));
-        let budget = RetryBudget::new(100, 0.1);
+        let budget = guard.budget().unwrap_or(RetryBudget::new(100, 0.1));
         let breaker = CircuitBreaker::new();
         match guard {
             Guard::None => {
                 join_all((0..1000).map(|_| client(&policy, &service)).collect()).await;
             }
-            Guard::Budget => {
+            Guard::Budget | Guard::Recommended => {
                 join_all(
                     (0..1000)
                         .map(|_| budgeted_client(&policy, &budget, &service))

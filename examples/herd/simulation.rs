@@ -102,18 +102,38 @@ pub async fn guarded_client(
 #[derive(Clone, Copy, PartialEq, Eq)]
 pub enum Guard {
     None,
+    /// `RetryBudget::new(100, 0.1)`.
     Budget,
+    /// `CircuitBreaker::new()`.
     Breaker,
+    /// The budget a fleet should use (`metastable::recommended`):
+    /// `RetryBudget::ratio(0.1, 10 s)`.
+    Recommended,
 }
 
 impl Guard {
-    pub const ALL: [Guard; 3] = [Guard::None, Guard::Budget, Guard::Breaker];
+    pub const ALL: [Guard; 4] = [
+        Guard::None,
+        Guard::Budget,
+        Guard::Breaker,
+        Guard::Recommended,
+    ];
 
     pub fn name(self) -> &'static str {
         match self {
             Guard::None => "none",
             Guard::Budget => "budget",
             Guard::Breaker => "breaker",
+            Guard::Recommended => "recommended",
+        }
+    }
+
+    /// The guard's budget, if it has one.
+    pub fn budget(self) -> Option<RetryBudget> {
+        match self {
+            Guard::Budget => Some(RetryBudget::new(100, 0.1)),
+            Guard::Recommended => Some(crate::metastable::recommended::budget()),
+            Guard::None | Guard::Breaker => None,
         }
     }
 }

@@ -20,7 +20,7 @@ use crate::policy::Params;
 use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
-use crate::{AttemptContext, CircuitBreaker, Policy};
+use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
 
 /// One call across its attempts, with its circuit breaker `B` and its
 /// budget `U`: [`NoBreaker`] and [`NoBudget`], which take no room, unless
@@ -55,6 +55,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
 
     #[inline(always)]
     pub(crate) fn new(policy: &'p Params, budget: U, name: &'static str, clock: Clock) -> Self {
+        RetryBudget::first_attempt(budget.budget());
         Attempts {
             call: CallState::new(policy, name, clock),
             breaker: NoBreaker,

@@ -1,5 +1,6 @@
 //! A retry budget shared by every call that names it: gRPC's retry
-//! throttling rule, lock-free.
+//! throttling rule, or a ratio of retries to first attempts over a window;
+//! lock-free.
 
 use core::fmt;
 #[cfg(not(loom))]
@@ -7,6 +8,9 @@ use core::sync::atomic::{AtomicU64, Ordering};
 // The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
 #[cfg(loom)]
 use loom::sync::atomic::{AtomicU64, Ordering};
+
+use crate::clock::{Clock, Epoch};
+use crate::ring::Ring;
 
 /// Thousandths of a token: the ratio is kept to three decimals, as gRPC does.
 const MILLI: u64 = 1000;
@@ -48,11 +52,42 @@ const MILLI: u64 = 1000;
 ///
 /// The count is one atomic integer in thousandths of a token, updated with
 /// compare-and-swap: no lock, no allocation.
+///
+/// # A ratio of the first attempts
+///
+/// [`RetryBudget::ratio`] is the other rule: retries up to a share of the
+/// first attempts of the last `window`, with no floor, as Finagle's and
+/// tower's budgets count (without their floor). Its bound holds from the
+/// first failures whatever the process's rate, where gRPC's rule lets a
+/// process that makes one call a second retry for minutes: what a fleet
+/// of many small clients should use (docs/overload.md).
 pub struct RetryBudget {
     /// The count, in thousandths of a token.
     tokens: AtomicU64,
     max: u64,
     ratio: u64,
+    /// For a [`ratio`](Self::ratio) budget, the width of a bucket of its
+    /// window in milliseconds; 0 for gRPC's rule.
+    bucket_ms: u64,
+    /// A ratio budget's first attempts and retries.
+    window: Ring,
+    epoch: Epoch,
+}
+
+/// A budget: gRPC's rule of `max_tokens` and `token_ratio`, or for
+/// `bucket_ms` above 0, retries up to `ratio` of the first attempts.
+macro_rules! budget {
+    ($max_tokens:expr, $ratio:expr, $bucket_ms:expr) => {{
+        let (max, ratio) = scaled($max_tokens, $ratio);
+        RetryBudget {
+            tokens: AtomicU64::new(max),
+            max,
+            ratio,
+            bucket_ms: $bucket_ms,
+            window: Ring::new(),
+            epoch: Epoch::new(),
+        }
+    }};
 }
 
 impl RetryBudget {
@@ -63,39 +98,72 @@ impl RetryBudget {
     #[cfg(not(loom))]
     #[must_use]
     pub const fn new(max_tokens: u32, token_ratio: f32) -> Self {
-        let (max, ratio) = scaled(max_tokens, token_ratio);
-        RetryBudget {
-            tokens: AtomicU64::new(max),
-            max,
-            ratio,
-        }
+        budget!(max_tokens, token_ratio, 0)
     }
 
     /// Under loom, whose atomics cannot be made in a `const fn`.
     #[cfg(loom)]
     #[must_use]
     pub fn new(max_tokens: u32, token_ratio: f32) -> Self {
-        let (max, ratio) = scaled(max_tokens, token_ratio);
-        RetryBudget {
-            tokens: AtomicU64::new(max),
-            max,
-            ratio,
+        budget!(max_tokens, token_ratio, 0)
+    }
+
+    /// Retries up to `ratio` of the first attempts of the last `window`
+    /// (kept to three decimals; ten buckets of a tenth each, so the window
+    /// slides in tenths), with no floor: a retry is made only if, with it,
+    /// the retries of the window are still at most `ratio` times its first
+    /// attempts. A hedge is a retry. `RetryBudget::ratio(0.1,
+    /// Duration::from_secs(10))` keeps retries to a tenth of the traffic
+    /// from the first failures, at any rate: a process that made eight
+    /// calls in the last 10 s makes no retry.
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{retry, RetryBudget};
+    ///
+    /// static API_BUDGET: RetryBudget = RetryBudget::ratio(0.1, Duration::from_secs(10));
+    ///
+    /// #[retry(max = 3, timeout = "1s", budget = &API_BUDGET)]
+    /// async fn fetch(id: u64) -> Result<u64, std::io::Error> {
+    ///     Ok(id)
+    /// }
+    /// ```
+    ///
+    /// Its count is the window's ring of ten atomic words (first attempts
+    /// and retries), updated with compare-and-swap; a first attempt reads
+    /// the clock only when its bucket rolls over and every 16th call.
+    /// Retries racing at the bound may each be let through.
+    #[cfg(not(loom))]
+    #[must_use]
+    pub const fn ratio(ratio: f32, window: core::time::Duration) -> Self {
+        budget!(0, ratio, Ring::bucket_ms(window))
+    }
+
+    /// The tokens left now; for a [`ratio`](Self::ratio) budget, the
+    /// retries it would allow now (its share of the window's first
+    /// attempts, less the retries made).
+    #[must_use]
+    pub fn tokens(&self) -> f64 {
+        match self.window_counts() {
+            Some((first, retries)) => {
+                milli_to_tokens((first * self.ratio).saturating_sub(retries * MILLI))
+            }
+            None => milli_to_tokens(self.tokens.load(Ordering::Relaxed)),
         }
     }
 
-    /// The tokens left now.
-    #[must_use]
-    pub fn tokens(&self) -> f64 {
-        milli_to_tokens(self.tokens.load(Ordering::Relaxed))
-    }
-
-    /// The size of the budget.
+    /// The size of the budget; for a [`ratio`](Self::ratio) budget, its
+    /// share of the window's first attempts.
     #[must_use]
     pub fn max_tokens(&self) -> f64 {
-        milli_to_tokens(self.max)
+        match self.window_counts() {
+            Some((first, _)) => milli_to_tokens(first * self.ratio),
+            None => milli_to_tokens(self.max),
+        }
     }
 
-    /// The tokens each success gives back, as kept: to three decimals.
+    /// The tokens each success gives back, as kept: to three decimals; for
+    /// a [`ratio`](Self::ratio) budget, its ratio.
     ///
     /// ```
     /// use retry_runtime::RetryBudget;
@@ -111,12 +179,19 @@ impl RetryBudget {
     /// Whether a retry would be allowed after one more failure now.
     #[must_use]
     pub fn allows_retry(&self) -> bool {
-        self.tokens.load(Ordering::Relaxed).saturating_sub(MILLI) > self.max / 2
+        match self.window_counts() {
+            Some((first, retries)) => (retries + 1) * MILLI <= first * self.ratio,
+            None => self.tokens.load(Ordering::Relaxed).saturating_sub(MILLI) > self.max / 2,
+        }
     }
 
     /// Records an attempt that failed with an error `on` accepts: takes one
-    /// token and says whether a retry is allowed.
+    /// token and says whether a retry is allowed. A [`ratio`](Self::ratio)
+    /// budget takes nothing for a failure, only for the retry made.
     pub fn record_failure(&self) -> bool {
+        if self.bucket_ms != 0 {
+            return self.allows_retry();
+        }
         let before = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
@@ -137,6 +212,13 @@ impl RetryBudget {
     /// without being allowed (as asking `allows_retry` and then
     /// `record_failure` could, when another failure came between them).
     pub(crate) fn try_take(&self) -> bool {
+        if self.bucket_ms != 0 {
+            let allowed = self.allows_retry();
+            if allowed {
+                RetryBudget::retrying(Some(self));
+            }
+            return allowed;
+        }
         let half = self.max / 2;
         self.tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
@@ -148,7 +230,8 @@ impl RetryBudget {
 
     /// Gives back the token a hedge took when the hedge could not be sent
     /// after all (no copy of the request could be made, or the breaker
-    /// refused it), up to `max_tokens`.
+    /// refused it), up to `max_tokens`. A [`ratio`](Self::ratio) budget
+    /// keeps it counted as a retry.
     pub(crate) fn refund(&self) {
         let _ = self
             .tokens
@@ -157,9 +240,41 @@ impl RetryBudget {
             });
     }
 
-    /// Records a success: gives back `token_ratio`, up to `max_tokens`.
+    /// A call starts: a [`ratio`](Self::ratio) `budget`, if any, counts its
+    /// first attempt, reading the clock only when the bucket rolls over (and
+    /// every 16th call).
+    #[inline]
+    pub(crate) fn first_attempt(budget: Option<&Self>) {
+        if let Some(b) = budget.filter(|b| b.bucket_ms != 0 && !b.window.count_latest()) {
+            let _ = b.window.add(b.bucket_ms, b.now_ms(), 1, 0);
+        }
+    }
+
+    /// A retry is made: a [`ratio`](Self::ratio) `budget`, if any, counts
+    /// it (gRPC's rule took its token at the failure).
+    pub(crate) fn retrying(budget: Option<&Self>) {
+        if let Some(b) = budget.filter(|b| b.bucket_ms != 0) {
+            let _ = b.window.add(b.bucket_ms, b.now_ms(), 0, 1);
+        }
+    }
+
+    /// A ratio budget's first attempts and retries in the window now;
+    /// `None` for gRPC's rule.
+    fn window_counts(&self) -> Option<(u64, u64)> {
+        (self.bucket_ms != 0).then(|| {
+            self.window
+                .sum(self.window.stamp(self.bucket_ms, self.now_ms()))
+        })
+    }
+
+    fn now_ms(&self) -> u64 {
+        self.epoch.ms(Clock::Async)
+    }
+
+    /// Records a success: gives back `token_ratio`, up to `max_tokens`
+    /// (nothing, for a [`ratio`](Self::ratio) budget).
     pub fn record_success(&self) {
-        if self.ratio == 0 {
+        if self.ratio == 0 || self.bucket_ms != 0 {
             return;
         }
         let _ = self

@@ -247,6 +247,7 @@ impl<'p> CallState<'p> {
         if breaker.is_some_and(|breaker| breaker.is_open(blocking)) {
             return Err(Stop::Open);
         }
+        RetryBudget::retrying(budget);
         Ok(decision)
     }
 

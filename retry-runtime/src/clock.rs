@@ -64,6 +64,24 @@ impl Clock {
     }
 }
 
+/// A time zero taken at first use, since a `static` cannot read the clock,
+/// and the milliseconds from it: what a breaker and a budget count time in.
+#[derive(Debug)]
+pub(crate) struct Epoch(std::sync::OnceLock<Instant>);
+
+impl Epoch {
+    pub(crate) const fn new() -> Self {
+        Epoch(std::sync::OnceLock::new())
+    }
+
+    /// Milliseconds since the first reading, on `clock`, saturating.
+    pub(crate) fn ms(&self, clock: Clock) -> u64 {
+        let now = clock.now();
+        let epoch = *self.0.get_or_init(|| now);
+        u64::try_from(now.saturating_duration_since(epoch).as_millis()).unwrap_or(u64::MAX)
+    }
+}
+
 /// Blocks the thread for a plain function's wait, for at least `wait`.
 ///
 /// Never panics: on a JS host, which cannot block, it spins on the host's

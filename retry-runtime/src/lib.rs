@@ -218,6 +218,7 @@ pub mod registry;
 #[cfg_attr(docsrs, doc(cfg(feature = "reqwest-middleware")))]
 pub mod reqwest_middleware;
 pub mod retry_after;
+mod ring;
 mod rng;
 mod rules;
 mod shared;

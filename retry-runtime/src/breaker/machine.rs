@@ -19,18 +19,20 @@ impl CircuitBreaker {
         let word = self.state.load();
         // The closed circuit's path reads nothing but the word (and no
         // clock: see `window.rs`).
-        if word.state() == CircuitState::Closed {
+        if word.is_closed() {
             return Ok(Kind::Closed);
         }
         self.enter_open(clock)
     }
 
-    /// [`enter`](Self::enter) when the word said open or half-open: out of
-    /// line, so that the closed circuit's path stays a few instructions.
+    /// [`enter`](Self::enter) when the word said open, half-open or
+    /// adaptive: out of line, so that the closed circuit's path stays a few
+    /// instructions.
     #[inline(never)]
     fn enter_open(&self, clock: Clock) -> Result<Kind, CircuitOpen> {
         let mut now = None;
         let step = self.state.update(|word| match word.state() {
+            CircuitState::Closed if word.is_adaptive() => Err(self.throttle(clock)),
             CircuitState::Closed => Err(Ok(Kind::Closed)),
             CircuitState::Open => {
                 let now = *now.get_or_insert_with(|| self.now_ms(clock));
@@ -77,7 +79,7 @@ impl CircuitBreaker {
     pub(super) fn settle(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
         match (kind, outcome) {
             (Kind::Closed, Some(success)) => self.settle_closed(success, clock),
-            (Kind::Probe(round), outcome) => self.settle_probe(round, outcome, clock),
+            (Kind::Probe(_) | Kind::Adaptive, outcome) => self.settle_probe(kind, outcome, clock),
             // Recorded by the enclosing attempt whose permit it ran under.
             (Kind::Nested, Some(success)) => permit::nested_outcome(self, success),
             (Kind::Closed | Kind::Nested, _) => {}
@@ -95,7 +97,7 @@ impl CircuitBreaker {
     #[inline]
     fn settle_closed(&self, success: bool, clock: Clock) {
         let current = self.state.load();
-        if current.state() != CircuitState::Closed || current.is_forced() {
+        if !current.is_closed() || current.is_forced() {
             return;
         }
         if success && self.window.count_success() {
@@ -126,9 +128,14 @@ impl CircuitBreaker {
 
     /// A probe's outcome, or `None` for one given up: frees its place, and
     /// closes or reopens the circuit. A probe of an earlier round changes
-    /// nothing. Out of line, to keep the closed circuit's path small.
+    /// nothing. An adaptive breaker's call counts as a request. Out of
+    /// line, and one function for both, to keep the closed circuit's path
+    /// small (benches/instructions.sh).
     #[inline(never)]
-    fn settle_probe(&self, round: u8, outcome: Option<bool>, clock: Clock) {
+    fn settle_probe(&self, kind: Kind, outcome: Option<bool>, clock: Clock) {
+        let Kind::Probe(round) = kind else {
+            return self.count_request(self.now_ms(clock), outcome == Some(true));
+        };
         let mut now = None;
         let step = self.state.update(|word| {
             if word.state() != CircuitState::HalfOpen || word.round() != round {
@@ -138,7 +145,9 @@ impl CircuitBreaker {
             let successes = word.probe_successes();
             Ok(match outcome {
                 None => Word::half_open(trips, round, out, successes),
-                Some(true) if successes + 1 >= self.close_after => Word::closed(round),
+                Some(true) if successes + 1 >= self.close_after => {
+                    Word::closed(round, self.is_adaptive())
+                }
                 Some(true) => Word::half_open(trips, round, out, successes + 1),
                 Some(false) => {
                     let now = *now.get_or_insert_with(|| self.now_ms(clock));
@@ -154,6 +163,38 @@ impl CircuitBreaker {
             self.window.clear();
         }
         self.announce(before, after, now);
+    }
+
+    /// An adaptive breaker's answer to a call (DESIGN §4.18): refused with
+    /// probability max(0, (requests - K * accepts) / (requests + 1)) over
+    /// the window, where requests are the calls asked for (a refused one
+    /// counts at once, one let through when it settles) and accepts those
+    /// the dependency answered with success.
+    fn throttle(&self, clock: Clock) -> Result<Kind, CircuitOpen> {
+        let now = self.now_ms(clock);
+        let (over, out_of) = self.refusal(now);
+        if over == 0 || crate::rng::next_u64() % out_of >= over {
+            return Ok(Kind::Adaptive);
+        }
+        self.count_request(now, false);
+        Err(CircuitOpen)
+    }
+
+    /// The chance an adaptive breaker refuses a call at `now`, as a
+    /// fraction `over / out_of` (`out_of` above 0).
+    pub(super) fn refusal(&self, now: u64) -> (u64, u64) {
+        let ring = self.window.ring();
+        let (requests, accepts) = ring.sum(ring.stamp(self.thresholds.bucket_ms, now));
+        let over =
+            (requests * 1000).saturating_sub(self.requests_per_accept.saturating_mul(accepts));
+        (over, (requests + 1) * 1000)
+    }
+
+    /// An adaptive breaker's request at `now`, refused or settled: and an
+    /// accept if the dependency answered with success.
+    fn count_request(&self, now: u64, accepted: bool) {
+        let ring = self.window.ring();
+        let _ = ring.add(self.thresholds.bucket_ms, now, 1, u64::from(accepted));
     }
 
     /// The open period after `trips` openings in a row, jittered, in

@@ -18,12 +18,9 @@ mod tests;
 mod window;
 mod word;
 
+#[cfg(not(loom))]
+use crate::clock::Epoch;
 use core::fmt;
-#[cfg(not(loom))]
-use std::sync::OnceLock;
-
-#[cfg(not(loom))]
-use crate::clock::Instant;
 
 use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
@@ -147,7 +144,7 @@ pub struct CircuitBreaker {
     /// The breaker's time zero, taken at its first use, since a `static`
     /// cannot read the clock.
     #[cfg(not(loom))]
-    epoch: OnceLock<Instant>,
+    epoch: Epoch,
     /// The model's clock, in milliseconds, moved by the model alone.
     #[cfg(loom)]
     now: loom::sync::atomic::AtomicU64,
@@ -155,6 +152,9 @@ pub struct CircuitBreaker {
     max_open_ms: u64,
     probes: u64,
     close_after: u64,
+    /// K, in thousandths, for an adaptive breaker; 0 for one that opens
+    /// and closes.
+    requests_per_accept: u64,
     /// The jitter, in thousandths.
     jitter: u64,
     /// Read only when a transition is reported, never on a call's path.
@@ -184,6 +184,27 @@ impl CircuitBreaker {
     #[must_use]
     pub fn state(&self) -> CircuitState {
         self.state.load().state()
+    }
+
+    /// The chance that a call asked for now is refused: for an
+    /// [`adaptive`](Self::adaptive) breaker, max(0, (requests - K *
+    /// accepts) / (requests + 1)) over its window; 1 while the circuit is
+    /// open (forced, or in its open period); 0 otherwise (a half-open
+    /// circuit lets its probes through). For a dashboard, or a test.
+    #[must_use]
+    pub fn refusal_probability(&self) -> f64 {
+        let word = self.state.load();
+        if self.is_open(false) {
+            return 1.0;
+        }
+        if !word.is_adaptive() {
+            return 0.0;
+        }
+        let (over, out_of) = self.refusal(self.now_ms(Clock::Async));
+        // Both below 2^53: exact.
+        #[allow(clippy::cast_precision_loss)]
+        let chance = over as f64 / out_of as f64;
+        chance
     }
 
     /// Asks to make a call: a [`CircuitPermit`] to record its outcome with, or
@@ -219,7 +240,7 @@ impl CircuitBreaker {
     /// outcome is counted, so nothing opens it. For an operator who knows
     /// better than the window (a dependency failing on purpose in a test).
     pub fn force_closed(&self) {
-        let closed = Word::closed(self.state.load().round().wrapping_add(1)).forced();
+        let closed = Word::closed(self.state.load().round().wrapping_add(1), false).forced();
         let before = self.state.swap(closed);
         self.window.clear();
         self.announce(before, closed, None);
@@ -230,10 +251,18 @@ impl CircuitBreaker {
     /// [`force_closed`](Self::force_closed), and forgets past failures and
     /// open periods.
     pub fn reset(&self) {
-        let closed = Word::closed(self.state.load().round().wrapping_add(1));
+        let closed = Word::closed(
+            self.state.load().round().wrapping_add(1),
+            self.is_adaptive(),
+        );
         let before = self.state.swap(closed);
         self.window.clear();
         self.announce(before, closed, None);
+    }
+
+    /// Whether the breaker throttles (`adaptive`) rather than opens.
+    fn is_adaptive(&self) -> bool {
+        self.requests_per_accept != 0
     }
 
     /// Whether a call asking now would be refused because the circuit is
@@ -250,9 +279,7 @@ impl CircuitBreaker {
     fn now_ms(&self, clock: Clock) -> u64 {
         #[cfg(test)]
         tests::count_reading();
-        let now = clock.now();
-        let epoch = *self.epoch.get_or_init(|| now);
-        u64::try_from(now.saturating_duration_since(epoch).as_millis()).unwrap_or(u64::MAX)
+        self.epoch.ms(clock)
     }
 
     /// The model's clock.

@@ -17,6 +17,9 @@ pub(super) enum Kind {
     Closed,
     /// A probe of this round, while half-open.
     Probe(u8),
+    /// Let through by an adaptive breaker's throttle: it settles as one
+    /// request, and an accept if it succeeded.
+    Adaptive,
     /// Under the permit of an enclosing attempt, which records the outcome.
     Nested,
 }

@@ -4,13 +4,12 @@
 
 use core::time::Duration;
 use std::sync::Arc;
-#[cfg(not(loom))]
-use std::sync::OnceLock;
 
-use super::window::{Thresholds, Window, BUCKETS};
-use super::word::{StateCell, COUNT_MAX};
+use super::window::{Thresholds, Window};
+use super::word::{StateCell, Word, COUNT_MAX};
 use super::CircuitBreaker;
 use crate::circuit::{Name, Transition};
+use crate::ring::Ring;
 
 /// A millisecond count from a duration, saturating.
 const fn millis(d: Duration) -> u64 {
@@ -51,50 +50,105 @@ impl Default for CircuitBreaker {
     }
 }
 
+/// A breaker with the defaults: one that opens and closes, or an
+/// `adaptive` one, which throttles (see `CircuitBreaker::adaptive`).
+macro_rules! breaker {
+    ($adaptive:expr) => {
+        CircuitBreaker {
+            state: StateCell::new(Word::closed(0, $adaptive)),
+            window: Window::new(),
+            thresholds: if $adaptive {
+                Thresholds::ADAPTIVE
+            } else {
+                Thresholds::DEFAULT
+            },
+            #[cfg(not(loom))]
+            epoch: crate::clock::Epoch::new(),
+            #[cfg(loom)]
+            now: loom::sync::atomic::AtomicU64::new(0),
+            open_ms: 5000,
+            max_open_ms: 30_000,
+            probes: 3,
+            close_after: 3,
+            requests_per_accept: if $adaptive { ADAPTIVE_K } else { 0 },
+            jitter: 500,
+            name: Name::unset(),
+            on_transition: None,
+        }
+    };
+}
+
+/// An adaptive breaker's K by default, in thousandths (the SRE book's 2).
+const ADAPTIVE_K: u64 = 2000;
+
 impl CircuitBreaker {
     /// A closed breaker with the defaults: see the table above.
     #[cfg(not(loom))]
     #[must_use]
     pub const fn new() -> Self {
-        CircuitBreaker {
-            state: StateCell::new(),
-            window: Window::new(),
-            thresholds: Thresholds::DEFAULT,
-            epoch: OnceLock::new(),
-            open_ms: 5000,
-            max_open_ms: 30_000,
-            probes: 3,
-            close_after: 3,
-            jitter: 500,
-            name: Name::unset(),
-            on_transition: None,
-        }
+        breaker!(false)
     }
 
     /// Under loom, whose atomics cannot be made in a `const fn`.
     #[cfg(loom)]
     #[must_use]
     pub fn new() -> Self {
-        CircuitBreaker {
-            state: StateCell::new(),
-            window: Window::new(),
-            thresholds: Thresholds::DEFAULT,
-            now: loom::sync::atomic::AtomicU64::new(0),
-            open_ms: 5000,
-            max_open_ms: 30_000,
-            probes: 3,
-            close_after: 3,
-            jitter: 500,
-            name: Name::unset(),
-            on_transition: None,
+        breaker!(false)
+    }
+
+    /// An adaptive throttle (the Google SRE book's, "Handling Overload"):
+    /// instead of opening and closing, it refuses each new call with
+    /// probability max(0, (requests - K * accepts) / (requests + 1)) over
+    /// the window, where requests are the calls asked for (refused ones
+    /// included) and accepts those the dependency answered with success.
+    /// So it lets through about K times what the dependency has lately
+    /// accepted, and refuses the rest locally, at once.
+    ///
+    /// K is 2 ([`with_requests_per_accept`](Self::with_requests_per_accept))
+    /// and the window 2 s ([`with_window`](Self::with_window)) by default,
+    /// chosen in the overload model (docs/overload.md): with the book's
+    /// 2-minute window, per process at a low request rate, a fleet never
+    /// recovered from a short overload; with a 10 s one it took about 40 s.
+    /// A refused call fails as an open breaker's does ([`CircuitOpen`](crate::CircuitOpen), reason `open`);
+    /// [`state`](Self::state) stays [`Closed`](crate::CircuitState::Closed)
+    /// unless an operator forces it open. The settings of a breaker that
+    /// opens (`min_calls`, `failure_ratio`, the open periods, the probes)
+    /// are not used.
+    ///
+    /// ```
+    /// use retry_runtime::{retry, CircuitBreaker};
+    ///
+    /// static PAYMENTS: CircuitBreaker = CircuitBreaker::adaptive().with_name("payments");
+    ///
+    /// #[retry(max = 3, breaker = &PAYMENTS)]
+    /// async fn charge(cents: u64) -> Result<u64, std::io::Error> {
+    ///     Ok(cents)
+    /// }
+    /// ```
+    #[cfg(not(loom))]
+    #[must_use]
+    pub const fn adaptive() -> Self {
+        breaker!(true)
+    }
+
+    /// An adaptive breaker's K: it starts refusing calls once they are more
+    /// than `k` times those accepted in the window (at least 1, kept to
+    /// three decimals). Lower refuses sooner. Not used by a breaker that
+    /// opens and closes.
+    #[must_use]
+    pub const fn with_requests_per_accept(mut self, k: f32) -> Self {
+        if self.requests_per_accept != 0 {
+            // Float-to-integer `as` saturates, and NaN becomes 0.
+            let k = (k as f64 * 1000.0 + 0.5) as u64;
+            self.requests_per_accept = if k < 1000 { 1000 } else { k };
         }
+        self
     }
 
     /// How far back outcomes count, in tenths (at least a millisecond each).
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> Self {
-        let bucket = millis(window) / BUCKETS as u64;
-        self.thresholds.bucket_ms = if bucket == 0 { 1 } else { bucket };
+        self.thresholds.bucket_ms = Ring::bucket_ms(window);
         self
     }
 

@@ -9,7 +9,8 @@ use loom::sync::atomic::{AtomicU64, Ordering};
 
 use crate::circuit::CircuitState;
 
-// The layout. Bits 62-63: the phase. Bit 61: set by an operator
+// The layout. Bits 62-63: the phase (an adaptive breaker rests in its own
+// phase instead of closed, and shows as closed). Bit 61: set by an operator
 // (`force_open`, `force_closed`), when the phase stays until `reset`.
 // Bits 55-60: trips, the times the circuit opened since it last closed
 // (saturating), which sets the next open period. Bits 47-54: the probe
@@ -21,6 +22,7 @@ const PHASE_SHIFT: u32 = 62;
 const CLOSED: u64 = 0;
 const OPEN: u64 = 1;
 const HALF_OPEN: u64 = 2;
+const ADAPTIVE: u64 = 3;
 const FORCED: u64 = 1 << 61;
 const TRIPS_SHIFT: u32 = 55;
 const TRIPS_MAX: u64 = 0x3f;
@@ -46,9 +48,12 @@ impl Word {
         )
     }
 
-    /// Closed with an empty record of trips, in probe round `round`.
-    pub(super) fn closed(round: u8) -> Word {
-        Word::pack(CLOSED, 0, round, 0)
+    /// Closed with an empty record of trips, in probe round `round`: or,
+    /// for an `adaptive` breaker, its rest, where calls go through unless
+    /// its throttle refuses them.
+    pub(super) const fn closed(round: u8, adaptive: bool) -> Word {
+        let phase = if adaptive { ADAPTIVE } else { CLOSED };
+        Word((phase << PHASE_SHIFT) | ((round as u64) << ROUND_SHIFT))
     }
 
     /// Open until `until` (the breaker's milliseconds), after `trips`
@@ -71,10 +76,20 @@ impl Word {
 
     pub(super) fn state(self) -> CircuitState {
         match self.0 >> PHASE_SHIFT {
-            CLOSED => CircuitState::Closed,
+            CLOSED | ADAPTIVE => CircuitState::Closed,
             OPEN => CircuitState::Open,
             _ => CircuitState::HalfOpen,
         }
+    }
+
+    /// Closed, and not adaptive: calls go through without a question.
+    pub(super) fn is_closed(self) -> bool {
+        self.0 >> PHASE_SHIFT == CLOSED
+    }
+
+    /// An adaptive breaker at rest: its throttle decides.
+    pub(super) fn is_adaptive(self) -> bool {
+        self.0 >> PHASE_SHIFT == ADAPTIVE
     }
 
     /// Whether an operator holds the circuit in its phase.
@@ -134,13 +149,13 @@ pub(super) struct StateCell(AtomicU64);
 
 impl StateCell {
     #[cfg(not(loom))]
-    pub(super) const fn new() -> Self {
-        StateCell(AtomicU64::new(0))
+    pub(super) const fn new(word: Word) -> Self {
+        StateCell(AtomicU64::new(word.0))
     }
 
     #[cfg(loom)]
-    pub(super) fn new() -> Self {
-        StateCell(AtomicU64::new(0))
+    pub(super) fn new(word: Word) -> Self {
+        StateCell(AtomicU64::new(word.0))
     }
 
     // Inlined: asked before every attempt of a call with a breaker
@@ -198,8 +213,9 @@ mod tests {
         assert_eq!((half.trips(), half.round()), (3, 7));
         assert_eq!((half.probes_out(), half.probe_successes()), (2, COUNT_MAX));
 
-        let closed = Word::closed(9);
+        let closed = Word::closed(9, false);
         assert_eq!(closed.state(), CircuitState::Closed);
         assert_eq!((closed.trips(), closed.round()), (0, 9));
+        assert!(Word::closed(9, true).is_adaptive() && !Word::closed(9, true).is_closed());
     }
 }
