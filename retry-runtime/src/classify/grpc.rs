@@ -133,7 +133,7 @@ impl RetryableCodes {
 /// inner call gave up on.
 pub(crate) fn report_pushback(code: i32, pushback: Pushback) {
     if code != 0 && pushback == Pushback::DoNotRetry {
-        crate::context::gave_up_below(crate::context::Below::Refused);
+        crate::context::below::gave_up_below(crate::context::Below::Refused);
     }
 }
 

@@ -48,7 +48,7 @@ pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
         matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
     };
     if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
-        crate::context::gave_up_below(crate::context::Below::GaveUp);
+        crate::context::below::gave_up_below(crate::context::Below::GaveUp);
     }
 }
 

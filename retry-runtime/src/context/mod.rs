@@ -17,6 +17,7 @@
 //! `block_on`, rayon tasks stolen while the attempt waits) counts as part of
 //! the attempt.
 
+pub(crate) mod below;
 mod enter;
 
 use core::time::Duration;
@@ -28,6 +29,7 @@ use crate::clock::{Clock, Deadline};
 use crate::decision::Stop;
 use crate::idempotency::IdempotencyKey;
 
+pub(crate) use below::{judging, take_below, Below};
 pub(crate) use enter::{scoped_call, Scoped};
 
 /// The attempt a retried function is running.
@@ -376,48 +378,6 @@ thread_local! {
             below: Cell::new(Below::Nothing),
         }
     };
-}
-
-/// What a ready-made classifier found on the answer it judged: whether the
-/// server below gave up on it and said so (DESIGN §4.17). Set while an
-/// answer is judged, and taken by the call that judges it
-/// ([`CallState::below`](crate::call_state::CallState::below)),
-/// so that a classifier's verdict, a `bool` or a `Classification`, needs no
-/// room for it.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
-#[cfg_attr(not(any(feature = "http", feature = "grpc")), allow(dead_code))]
-pub(crate) enum Below {
-    /// Nothing: the answer is judged by the rules alone.
-    Nothing,
-    /// An HTTP answer marked `retry-exhausted` or `x-envoy-overloaded`:
-    /// taken as an inner call's give-up is, so `nested = "retry"` retries it.
-    GaveUp,
-    /// A negative gRPC pushback, never retried (gRFC A6).
-    #[cfg_attr(
-        not(any(feature = "grpc", feature = "tower", feature = "reqwest-middleware")),
-        allow(dead_code)
-    )]
-    Refused,
-}
-
-/// A classifier found that the server below gave up on the answer it
-/// judges (a refusal outweighs a mark).
-#[cfg_attr(not(any(feature = "http", feature = "grpc")), allow(dead_code))]
-pub(crate) fn gave_up_below(below: Below) {
-    THREAD.with(|thread| thread.below.set(thread.below.get().max(below)));
-}
-
-/// An answer is about to be judged: nothing is known of it yet (a
-/// classifier called outside a judgment leaves nothing for the next).
-#[inline]
-pub(crate) fn judging() {
-    THREAD.with(|thread| thread.below.set(Below::Nothing));
-}
-
-/// What the classifiers found on the answer just judged; nothing after.
-#[inline]
-pub(crate) fn take_below() -> Below {
-    THREAD.with(|thread| thread.below.replace(Below::Nothing))
 }
 
 /// Keeps `word` as how the last call on this thread ended
