@@ -122,34 +122,24 @@ impl IdempotencyKey {
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     #[must_use]
     pub fn header_value(self) -> ::http::HeaderValue {
-        let text = self.hex();
         // 36 ASCII hex digits and dashes are always a valid header value.
-        ::http::HeaderValue::from_bytes(&text).unwrap_or(::http::HeaderValue::from_static(""))
-    }
-
-    fn hex(self) -> [u8; 36] {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = [0_u8; 36];
-        let mut position = 0;
-        for nibble in (0..32).rev() {
-            if matches!(position, 8 | 13 | 18 | 23) {
-                out[position] = b'-';
-                position += 1;
-            }
-            // A nibble is below 16 by construction.
-            #[allow(clippy::cast_possible_truncation)]
-            let digit = ((self.as_u128() >> (nibble * 4)) & 0xf) as usize;
-            out[position] = DIGITS[digit];
-            position += 1;
-        }
-        out
+        ::http::HeaderValue::try_from(self.to_string())
+            .unwrap_or(::http::HeaderValue::from_static(""))
     }
 }
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.hex();
-        f.pad(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        // `8-4-4-4-12` hex digits.
+        let [high, low] = self.0;
+        f.pad(&format!(
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            high >> 32,
+            (high >> 16) & 0xffff,
+            high & 0xffff,
+            low >> 48,
+            low & 0xffff_ffff_ffff
+        ))
     }
 }
 

@@ -31,8 +31,10 @@ pub(crate) trait Exchange {
     type Output;
 
     /// Waits until an attempt can be sent (a tower service's readiness);
-    /// an error ends the call unsent.
-    fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>>;
+    /// an error ends the call unsent. Always ready by default.
+    fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>> {
+        async { Ok(()) }
+    }
 
     /// Sends one attempt, stamped with its number and the time it has left.
     fn send(
@@ -76,11 +78,16 @@ pub(crate) trait Exchange {
 pub(crate) async fn exchange<X: Exchange>(
     mut exchange: X,
     policy: &Policy,
-    budget: Option<&RetryBudget>,
-    breaker: Option<&CircuitBreaker>,
+    selected: &Selected,
+    own: Option<&RetryBudget>,
     name: &'static str,
     first: X::Request,
 ) -> X::Output {
+    let (budget, breaker) = match selected {
+        Selected::Upstream(upstream) => (upstream.budget().or(own), upstream.breaker()),
+        Selected::Breaker(breaker) => (own, Some(&**breaker)),
+        Selected::Own => (own, None),
+    };
     let mut call = Attempts::start(policy, budget, name).with_breaker_if(breaker);
     // Under way from here: a fan-out of HTTP calls inside a retried attempt
     // is judged as one of retried functions is.
@@ -139,7 +146,8 @@ pub(crate) async fn exchange<X: Exchange>(
     }
 }
 
-/// A request's breaker and budget, as a layer picked them.
+/// A request's breaker and budget, as a layer picked them: [`exchange`]
+/// takes the upstream's budget, or else the layer's own.
 #[derive(Debug, Default)]
 pub enum Selected {
     /// The layer's budget; no breaker.
@@ -156,23 +164,6 @@ impl Selected {
     /// for a request with no key.
     pub(crate) fn keyed(registry: &Registry, key: Option<&str>, own: Self) -> Self {
         key.map_or(own, |key| Selected::Upstream(registry.get(key)))
-    }
-
-    /// The budget the call draws from, given the layer's own.
-    pub(crate) fn budget<'a>(&'a self, own: Option<&'a RetryBudget>) -> Option<&'a RetryBudget> {
-        match self {
-            Selected::Upstream(upstream) => upstream.budget().or(own),
-            Selected::Own | Selected::Breaker(_) => own,
-        }
-    }
-
-    /// The breaker the call asks.
-    pub(crate) fn breaker(&self) -> Option<&CircuitBreaker> {
-        match self {
-            Selected::Upstream(upstream) => upstream.breaker(),
-            Selected::Breaker(breaker) => Some(breaker),
-            Selected::Own => None,
-        }
     }
 }
 
@@ -202,13 +193,8 @@ pub(crate) fn authority_key(uri: &http::Uri) -> Option<String> {
 /// The port a URI of this scheme means when it gives none.
 #[cfg(feature = "tower")]
 fn default_port(scheme: Option<&str>) -> Option<u16> {
-    match scheme? {
-        scheme if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("ws") => {
-            Some(80)
-        }
-        scheme if scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("wss") => {
-            Some(443)
-        }
-        _ => None,
-    }
+    let scheme = scheme?;
+    [("http", 80), ("ws", 80), ("https", 443), ("wss", 443)]
+        .into_iter()
+        .find_map(|(name, port)| scheme.eq_ignore_ascii_case(name).then_some(port))
 }

@@ -121,8 +121,7 @@ impl Classify<Request, Response, ::reqwest_middleware::Error> for HttpClassifier
                 Err(error as &(dyn Error + 'static))
             }
             Err(::reqwest_middleware::Error::Middleware(error)) => {
-                Err(AsRef::<dyn Error + Send + Sync + 'static>::as_ref(error)
-                    as &(dyn Error + 'static))
+                Err(AsRef::<dyn Error>::as_ref(error))
             }
         };
         self.judge(request.method(), request.headers(), outcome)
@@ -137,35 +136,26 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     breaker: Option<Shared<CircuitBreaker>>,
     upstreams: Option<Shared<Registry>>,
     /// What keys the registry: the URL's `host:port` when `None`.
-    key: Option<KeyFn>,
+    key: Option<Func<Arc<DeriveKey>>>,
     name: &'static str,
     classifier: C,
-    give_up: Option<GiveUpFn>,
+    give_up: Option<Func<Arc<Hook>>>,
 }
 
-/// The middleware's `on_give_up` hook.
+/// A function of the caller's: the middleware's `on_give_up` hook, or what
+/// derives a registry key from a request.
 #[derive(Clone)]
-struct GiveUpFn(Arc<Hook>);
+struct Func<F>(F);
 
 /// What `on_give_up` is given.
 type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
 
-impl core::fmt::Debug for GiveUpFn {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("GiveUpFn(..)")
-    }
-}
-
 /// A function deriving a registry key from a request.
 type DeriveKey = dyn Fn(&Request) -> Option<String> + Send + Sync;
 
-/// A key of the caller's own, derived from the request.
-#[derive(Clone)]
-struct KeyFn(Arc<DeriveKey>);
-
-impl core::fmt::Debug for KeyFn {
+impl<F> core::fmt::Debug for Func<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("KeyFn(..)")
+        f.write_str("Func(..)")
     }
 }
 
@@ -233,7 +223,7 @@ impl<C> RetryMiddleware<C> {
         key: impl Fn(&Request) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.upstreams = Some(registry.into());
-        self.key = Some(KeyFn(Arc::new(key)));
+        self.key = Some(Func(Arc::new(key)));
         self
     }
 
@@ -290,7 +280,7 @@ impl<C> RetryMiddleware<C> {
         mut self,
         on_give_up: impl Fn(&Outcome, &Stopped) + Send + Sync + 'static,
     ) -> Self {
-        self.give_up = Some(GiveUpFn(Arc::new(on_give_up)));
+        self.give_up = Some(Func(Arc::new(on_give_up)));
         self
     }
 
@@ -305,13 +295,13 @@ impl<C> RetryMiddleware<C> {
         let Some(registry) = &self.upstreams else {
             return own;
         };
-        if let Some(KeyFn(key)) = &self.key {
-            return Selected::keyed(registry, key(request).as_deref(), own);
-        }
         let url = request.url();
-        let key = url
-            .host_str()
-            .map(|host| crate::registry::host_key(host, url.port_or_known_default()));
+        let key = match &self.key {
+            Some(Func(key)) => key(request),
+            None => url
+                .host_str()
+                .map(|host| crate::registry::host_key(host, url.port_or_known_default())),
+        };
         Selected::keyed(registry, key.as_deref(), own)
     }
 }
@@ -328,7 +318,6 @@ where
         next: Next<'_>,
     ) -> Outcome {
         let selected = self.select(&request);
-        let budget = selected.budget(self.budget.as_deref());
         // A body that cannot be cloned (a stream) is sent once; the
         // classifier reads the request's head.
         let (first, judged, copies) = match request.try_clone() {
@@ -346,9 +335,9 @@ where
             extensions,
         };
         let started = self.give_up.as_ref().map(|_| Started::tokio());
-        let (breaker, name) = (selected.breaker(), self.name);
-        let outcome = exchange(reqwest, &self.policy, budget, breaker, name, first).await;
-        if let (Some(GiveUpFn(hook)), Some(started)) = (&self.give_up, started) {
+        let (budget, name) = (self.budget.as_deref(), self.name);
+        let outcome = exchange(reqwest, &self.policy, &selected, budget, name, first).await;
+        if let (Some(Func(hook)), Some(started)) = (&self.give_up, started) {
             gave_up(&&**hook, started, &outcome);
         }
         outcome
@@ -375,10 +364,6 @@ where
     type Response = Response;
     type Error = ::reqwest_middleware::Error;
     type Output = Outcome;
-
-    async fn ready(&mut self) -> Result<(), Outcome> {
-        Ok(())
-    }
 
     fn send(
         &mut self,

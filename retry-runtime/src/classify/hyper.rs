@@ -11,15 +11,12 @@ use crate::Classification;
 /// processed: a timeout, or a connection that failed before sending.
 pub(crate) fn is_transient(error: &::hyper::Error) -> bool {
     error.is_timeout()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(|error| {
-                matches!(
-                    error.kind(),
-                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
-                )
-            })
+        || io_cause(error).is_some_and(|error| {
+            matches!(
+                error.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
+            )
+        })
 }
 
 /// [`is_transient`], and for a repeatable request also a connection
@@ -28,10 +25,14 @@ pub(crate) fn is_transient_repeatable(error: &::hyper::Error) -> bool {
     is_transient(error)
         || error.is_incomplete_message()
         || error.is_canceled()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(crate::classify::io::is_transient)
+        || io_cause(error).is_some_and(crate::classify::io::is_transient)
+}
+
+/// The first `io::Error` among the causes of a hyper error.
+fn io_cause(error: &::hyper::Error) -> Option<&std::io::Error> {
+    sources(error)
+        .skip(1)
+        .find_map(|source| source.downcast_ref())
 }
 
 /// Whether a request that failed with `error` was never processed by the

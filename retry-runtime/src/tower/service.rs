@@ -119,9 +119,8 @@ where
                 call,
                 upstreams: PhantomData,
             };
-            let budget = selected.budget(settings.budget.as_deref());
-            let (breaker, name) = (selected.breaker(), settings.name);
-            let outcome = exchange(tower, &policy, budget, breaker, name, first).await;
+            let budget = settings.budget.as_deref();
+            let outcome = exchange(tower, &policy, &selected, budget, settings.name, first).await;
             give_up.end(started, &outcome);
             outcome
         })
