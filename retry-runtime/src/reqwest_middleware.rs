@@ -82,7 +82,7 @@ use reqwest::{Request, Response};
 
 pub use crate::classify::http::{Classify, HttpClassifier};
 use crate::give_up::{gave_up, Started};
-use crate::integration::{exchange, Exchange, Selected};
+use crate::integration::{exchange, Exchange, Func, Selected};
 use crate::propagate::Stamp;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared, Stopped};
@@ -142,22 +142,11 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     give_up: Option<Func<Arc<Hook>>>,
 }
 
-/// A function of the caller's: the middleware's `on_give_up` hook, or what
-/// derives a registry key from a request.
-#[derive(Clone)]
-struct Func<F>(F);
-
 /// What `on_give_up` is given.
 type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
 
 /// A function deriving a registry key from a request.
 type DeriveKey = dyn Fn(&Request) -> Option<String> + Send + Sync;
-
-impl<F> core::fmt::Debug for Func<F> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("Func(..)")
-    }
-}
 
 impl RetryMiddleware {
     /// Retries under `policy`, with the [`HttpClassifier`].

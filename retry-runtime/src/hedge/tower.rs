@@ -212,7 +212,7 @@ where
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let settings = &layer.settings;
-            let (policy, first, call) = Recorded::start(&settings.policy, head, body, settings);
+            let (policy, first, call) = Recorded::start(head, body, settings);
             let setup = Setup {
                 policy: &policy.params,
                 hedge,

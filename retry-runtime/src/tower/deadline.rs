@@ -91,17 +91,13 @@ pub(crate) struct Recorded<B: ReplayBody> {
 }
 
 impl<B: ReplayBody> Recorded<B> {
-    /// The call of a request (`head`, `body`) under `policy`: the policy with
+    /// The call of a request (`head`, `body`) under the layer's policy: the policy with
     /// its deadline the nearer of its own and the call's `grpc-timeout` (gRFC
     /// A6: the timeout bounds the whole call, retries included), the first
     /// attempt's body (recording up to the layer's `max_body` bytes of it,
     /// within its buffer), and the call.
-    pub(crate) fn start<C>(
-        policy: &Policy,
-        head: Parts,
-        body: B,
-        layer: &Settings<C>,
-    ) -> (Policy, B, Self) {
+    pub(crate) fn start<C>(head: Parts, body: B, layer: &Settings<C>) -> (Policy, B, Self) {
+        let policy: &Policy = &layer.policy;
         let (first, source) = body.record_in(layer.max_body, &layer.buffer);
         let timeout = timeout(&head.headers);
         let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));

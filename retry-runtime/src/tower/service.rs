@@ -112,7 +112,7 @@ where
             let started = give_up.start();
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, first, call) = Recorded::start(&settings.policy, head, body, &settings);
+            let (policy, first, call) = Recorded::start(head, body, &settings);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
