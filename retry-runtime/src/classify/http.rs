@@ -41,8 +41,8 @@ const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
 /// Tells the call judging a response that the server below gave up on it:
 /// a failure (a transient HTTP status; a gRPC status other than OK) marked
 /// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
-/// Envoy's). A mark that is empty or repeated is ignored.
-pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
+/// Envoy's). A mark that is empty or repeated is ignored. Returns `failed`.
+pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) -> bool {
     let once = |name| {
         let mut values = headers.get_all(name).iter();
         matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
@@ -50,6 +50,7 @@ pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
     if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
         crate::context::below::gave_up_below(crate::context::Below::GaveUp);
     }
+    failed
 }
 
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
@@ -85,8 +86,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// §4.17).
 #[must_use]
 pub fn is_transient_response<B>(response: &Response<B>) -> bool {
-    report_mark(is_transient_status(response.status()), response.headers());
-    is_transient_status(response.status())
+    report_mark(is_transient_status(response.status()), response.headers())
 }
 
 /// A response's `Retry-After`: for `retry_after_ok`.

@@ -69,14 +69,10 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
         let number = (nanos / per).min(MOST);
         (number, unit, number * per)
     })
-    // The most time; of two units that say the same, the finer.
-    .fold((0, 'n', 0), |best, candidate| {
-        if candidate.2 > best.2 {
-            candidate
-        } else {
-            best
-        }
-    });
+    // The most time; of two units that say the same, the finer (the last
+    // of the greatest, counting from the coarsest).
+    .rev()
+    .max_by_key(|&(_, _, time)| time)?;
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
 }
 

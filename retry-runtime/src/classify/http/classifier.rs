@@ -258,7 +258,7 @@ impl HttpClassifier {
                         Classification::Permanent
                     };
                 }
-                super::report_mark(super::is_transient_status(status), headers);
+                let transient = super::report_mark(super::is_transient_status(status), headers);
                 if grpc && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
@@ -270,7 +270,7 @@ impl HttpClassifier {
                         Classification::Permanent
                     };
                 }
-                if !super::is_transient_status(status) {
+                if !transient {
                     Classification::Done
                 } else if repeatable {
                     Classification::Transient(super::retry_after(headers))
