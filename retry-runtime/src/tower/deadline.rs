@@ -29,12 +29,10 @@ pub(crate) fn timeout(headers: &HeaderMap) -> Option<Duration> {
 /// unit (`H`, `M`, `S`, `m`, `u`, `n`), which gRPC servers ignore too.
 pub(crate) fn parse(value: &[u8]) -> Option<Duration> {
     let (&unit, digits) = value.split_last()?;
-    if digits.is_empty() || digits.len() > MOST_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.len() > MOST_DIGITS {
         return None;
     }
-    let number = digits
-        .iter()
-        .fold(0_u64, |number, digit| number * 10 + u64::from(digit - b'0'));
+    let number: u64 = crate::propagate::digits(digits)?;
     Some(match unit {
         b'H' => Duration::from_secs(number * 3600),
         b'M' => Duration::from_secs(number * 60),

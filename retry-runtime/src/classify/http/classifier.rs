@@ -239,8 +239,11 @@ impl HttpClassifier {
         match outcome {
             Ok((status, headers)) => {
                 if let Some(code) = headers.get("grpc-status") {
-                    // UNKNOWN, as gRPC reads a malformed status.
-                    let code = grpc_status(code.as_bytes()).unwrap_or(2);
+                    // A `grpc-status` value is `1*DIGIT` (gRPC over HTTP/2): a
+                    // sign or a blank is malformed, not a code (`"+14"` is not
+                    // UNAVAILABLE, nor `"-0"` OK), and read as UNKNOWN, as gRPC
+                    // reads a malformed status.
+                    let code = crate::propagate::digits(code.as_bytes()).unwrap_or(2);
                     if code == 0 {
                         return Classification::Done;
                     }
@@ -299,16 +302,6 @@ impl HttpClassifier {
             }
         }
     }
-}
-
-/// A `grpc-status` value: `1*DIGIT` (gRPC over HTTP/2), so a sign or a
-/// blank is malformed, not a code. `str::parse` alone took `"+14"` for
-/// UNAVAILABLE and `"-0"` for OK.
-fn grpc_status(value: &[u8]) -> Option<i32> {
-    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    core::str::from_utf8(value).ok()?.parse().ok()
 }
 
 /// Whether a request is a gRPC call: its `content-type` is
