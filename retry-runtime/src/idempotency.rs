@@ -36,9 +36,6 @@
 
 use core::fmt;
 
-/// The name of the header that carries the key ([`IdempotencyKey::HEADER`]).
-pub(crate) const HEADER: &str = "idempotency-key";
-
 /// A random UUID (version 4: 122 random bits), made once per retried call.
 ///
 /// Printed as a UUID, `8-4-4-4-12` lowercase hex digits. Each key is 122 bits
@@ -54,7 +51,7 @@ pub struct IdempotencyKey([u64; 2]);
 impl IdempotencyKey {
     /// The name of the header that carries the key, as Stripe and the IETF
     /// draft spell it: `idempotency-key`.
-    pub const HEADER: &'static str = HEADER;
+    pub const HEADER: &'static str = "idempotency-key";
 
     /// The key of the retried call running (the one
     /// [`current_attempt`](crate::current_attempt) gives), or a new random
@@ -178,14 +175,14 @@ pub trait WithIdempotencyKey: Sized {
 #[cfg(feature = "reqwest")]
 impl WithIdempotencyKey for ::reqwest::RequestBuilder {
     fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
-        self.header(HEADER, key.header_value())
+        self.header(IdempotencyKey::HEADER, key.header_value())
     }
 }
 
 #[cfg(feature = "reqwest-middleware")]
 impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
     fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
-        self.header(HEADER, key.header_value())
+        self.header(IdempotencyKey::HEADER, key.header_value())
     }
 }
 
@@ -195,7 +192,7 @@ impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 #[must_use]
 pub(crate) fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
-    method.is_idempotent() || headers.contains_key(HEADER)
+    method.is_idempotent() || headers.contains_key(IdempotencyKey::HEADER)
 }
 
 #[cfg(test)]

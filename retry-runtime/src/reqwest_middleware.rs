@@ -115,14 +115,10 @@ pub type Outcome = ::reqwest_middleware::Result<Response>;
 
 impl Classify<Request, Response, ::reqwest_middleware::Error> for HttpClassifier {
     fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
-        let outcome = match outcome {
+        let outcome: Result<_, &(dyn Error + 'static)> = match outcome {
             Ok(response) => Ok((response.status(), response.headers())),
-            Err(::reqwest_middleware::Error::Reqwest(error)) => {
-                Err(error as &(dyn Error + 'static))
-            }
-            Err(::reqwest_middleware::Error::Middleware(error)) => {
-                Err(AsRef::<dyn Error>::as_ref(error))
-            }
+            Err(::reqwest_middleware::Error::Reqwest(error)) => Err(error),
+            Err(::reqwest_middleware::Error::Middleware(error)) => Err(error.as_ref()),
         };
         self.judge(request.method(), request.headers(), outcome)
     }
@@ -309,12 +305,9 @@ where
         let selected = self.select(&request);
         // A body that cannot be cloned (a stream) is sent once; the
         // classifier reads the request's head.
-        let (first, judged, copies) = match request.try_clone() {
-            Some(copy) => (copy, request, true),
-            None => {
-                let head = head_of(&request);
-                (request, head, false)
-            }
+        let (judged, first, copies) = match request.try_clone() {
+            Some(copy) => (request, copy, true),
+            None => (head_of(&request), request, false),
         };
         let reqwest = Reqwest {
             classifier: &self.classifier,
