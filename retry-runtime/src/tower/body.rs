@@ -214,7 +214,8 @@ impl Buffer {
 impl Tape {
     fn new(limit: usize, buffer: Option<Arc<Buffer>>) -> Self {
         let mut recorded = Recorded::default();
-        (recorded.limit, recorded.buffer) = (limit, buffer);
+        recorded.limit = limit;
+        recorded.buffer = buffer;
         Tape(Arc::new(Mutex::new(recorded)))
     }
 
@@ -299,10 +300,7 @@ impl<B: Body<Data = Bytes> + Unpin + Send + 'static> Body for Recording<B> {
 
 impl<B: Send + 'static> Drop for Recording<B> {
     fn drop(&mut self) {
-        if self.read {
-            return;
-        }
-        let Some(body) = self.body.take() else {
+        let Some(body) = self.body.take().filter(|_| !self.read) else {
             return;
         };
         let mut recorded = self.tape.lock();
@@ -323,14 +321,10 @@ impl Recorded {
         if self.spoilt {
             return;
         }
-        match self.len.checked_add(data.len()) {
-            Some(len)
-                if len <= self.limit
-                    && self
-                        .buffer
-                        .as_ref()
-                        .is_none_or(|buffer| buffer.take(data.len())) =>
-            {
+        let len = self.len.checked_add(data.len());
+        let fits = |buffer: &Arc<Buffer>| buffer.take(data.len());
+        match len.filter(|&len| len <= self.limit) {
+            Some(len) if self.buffer.as_ref().is_none_or(fits) => {
                 self.len = len;
                 self.chunks.push(data.clone());
             }
