@@ -71,9 +71,10 @@ impl Stamp {
 /// as if it were not there (DESIGN §4.17).
 #[cfg(feature = "tower")]
 pub(crate) fn time_left(headers: &HeaderMap) -> Option<Duration> {
+    use crate::classify::http::one;
     let grpc = one(headers, crate::tower::deadline::GRPC_TIMEOUT)
         .and_then(|value| crate::tower::deadline::parse(value.as_bytes()));
-    let envoy = one(headers, EXPECTED_TIMEOUT.as_str())
+    let envoy = one(headers, EXPECTED_TIMEOUT)
         .and_then(|value| digits(value.as_bytes()))
         .map(Duration::from_millis);
     [grpc, envoy]
@@ -81,14 +82,6 @@ pub(crate) fn time_left(headers: &HeaderMap) -> Option<Duration> {
         .flatten()
         .filter(|left| !left.is_zero())
         .min()
-}
-
-/// The header's value when it has exactly one.
-#[cfg(feature = "tower")]
-fn one<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h HeaderValue> {
-    let mut values = headers.get_all(name).iter();
-    let value = values.next()?;
-    values.next().is_none().then_some(value)
 }
 
 /// A number written as `1*DIGIT`, as the headers of gRPC and Envoy write

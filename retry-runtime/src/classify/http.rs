@@ -27,8 +27,8 @@ pub use classifier::BoxedHttpClassifier;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use classifier::{Classify, HttpClassifier};
 
-use ::http::header::RETRY_AFTER;
-use ::http::{HeaderMap, HeaderName, Response, StatusCode};
+use ::http::header::{AsHeaderName, RETRY_AFTER};
+use ::http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 
 /// The mark of a failure a server's inner call gave up on, with the inner
 /// stop reason (`exhausted`, `deadline`, ...): `tower::ServerLayer` writes
@@ -43,14 +43,18 @@ const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
 /// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
 /// Envoy's). A mark that is empty or repeated is ignored. Returns `failed`.
 pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) -> bool {
-    let once = |name| {
-        let mut values = headers.get_all(name).iter();
-        matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
-    };
+    let once = |name| one(headers, name).is_some_and(|value| !value.is_empty());
     if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
         crate::context::below::gave_up_below(crate::context::Below::GaveUp);
     }
     failed
+}
+
+/// The header's value when it has exactly one.
+pub(crate) fn one(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&HeaderValue> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    values.next().is_none().then_some(value)
 }
 
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
