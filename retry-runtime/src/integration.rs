@@ -159,10 +159,9 @@ impl<F> core::fmt::Debug for Func<F> {
 
 /// A request's breaker and budget, as a layer picked them: [`exchange`]
 /// takes the upstream's budget, or else the layer's own.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub enum Selected {
     /// The layer's budget; no breaker.
-    #[default]
     Own,
     /// One breaker for every request, and the layer's budget.
     Breaker(Shared<CircuitBreaker>),

@@ -88,17 +88,13 @@ impl Chain {
     /// the response is retried too.
     #[must_use]
     pub const fn repeatable() -> Self {
-        #[allow(unused_mut)]
-        let mut chain = Chain::new();
-        #[cfg(feature = "reqwest")]
-        {
-            chain.reqwest = crate::classify::reqwest::is_transient_repeatable;
+        Chain {
+            #[cfg(feature = "reqwest")]
+            reqwest: crate::classify::reqwest::is_transient_repeatable,
+            #[cfg(feature = "hyper")]
+            hyper: super::hyper::is_transient_repeatable,
+            ..Chain::new()
         }
-        #[cfg(feature = "hyper")]
-        {
-            chain.hyper = super::hyper::is_transient_repeatable;
-        }
-        chain
     }
 
     /// Sets the classifier of `std::io::Error`s.
