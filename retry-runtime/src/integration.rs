@@ -14,8 +14,6 @@ use std::sync::Arc;
 use crate::attempts::Attempts;
 use crate::decision::Resent;
 use crate::propagate::Stamp;
-#[cfg(feature = "tower")]
-use crate::registry::host_key;
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Shared};
 
@@ -175,36 +173,4 @@ impl Selected {
     pub(crate) fn keyed(registry: &Registry, key: Option<&str>, own: Self) -> Self {
         key.map_or(own, |key| Selected::Upstream(registry.get(key)))
     }
-}
-
-/// The registry key of a request's upstream: its host, in lower case, and
-/// port, the scheme's default when the URI gives none (`host:port`, as the
-/// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
-/// part of it, so they never reach a breaker's name. A port the URI writes
-/// that is not one (`h:99999`) keys as written.
-#[cfg(feature = "tower")]
-pub(crate) fn authority_key(uri: &http::Uri) -> Option<String> {
-    let authority = uri.authority()?;
-    let host = authority.host();
-    let written = authority
-        .as_str()
-        .rsplit_once(':')
-        .and_then(|(before, port)| {
-            let digits = !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit());
-            (digits && before.ends_with(host)).then_some(port)
-        });
-    Some(match (authority.port_u16(), written) {
-        (Some(port), _) => host_key(host, Some(port)),
-        (None, Some(as_written)) => host_key(host, Some(as_written)),
-        (None, None) => host_key(host, default_port(uri.scheme_str())),
-    })
-}
-
-/// The port a URI of this scheme means when it gives none.
-#[cfg(feature = "tower")]
-fn default_port(scheme: Option<&str>) -> Option<u16> {
-    let scheme = scheme?;
-    [("http", 80), ("ws", 80), ("https", 443), ("wss", 443)]
-        .into_iter()
-        .find_map(|(name, port)| scheme.eq_ignore_ascii_case(name).then_some(port))
 }
