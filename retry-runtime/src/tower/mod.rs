@@ -193,14 +193,6 @@ use crate::integration::Func;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, Shared};
 
-/// The request body a layer records for later attempts, unless told
-/// otherwise: 64 KiB.
-pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
-
-/// What the recordings of all the calls of a layer may hold at once, unless
-/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
-pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
-
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
 macro_rules! layer_settings {

@@ -33,15 +33,16 @@ pub(crate) struct Settings<C> {
 
 impl<C> Settings<C> {
     /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
-    /// recorded up to 64 KiB, 16 MiB across its calls.
+    /// recorded up to 64 KiB, 16 MiB across its calls (grpc-java's
+    /// `retryBufferSize`), unless told otherwise.
     pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
         Settings {
             policy,
             budget: None,
             name: "tower",
             classifier,
-            max_body: super::DEFAULT_MAX_BODY,
-            buffer: Buffer::new(super::DEFAULT_BUFFER),
+            max_body: 64 * 1024,
+            buffer: Buffer::new(16 * 1024 * 1024),
         }
     }
 
