@@ -4,14 +4,14 @@
 
 use std::error::Error;
 
-use super::source::sources;
+use super::source::{find, sources};
 use crate::Classification;
 
 /// Whether a hyper error may go away on a repeat of a request that was not
 /// processed: a timeout, or a connection that failed before sending.
 pub(crate) fn is_transient(error: &::hyper::Error) -> bool {
     error.is_timeout()
-        || io_cause(error).is_some_and(|error| {
+        || find::<std::io::Error>(error).is_some_and(|error| {
             matches!(
                 error.kind(),
                 std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
@@ -25,14 +25,7 @@ pub(crate) fn is_transient_repeatable(error: &::hyper::Error) -> bool {
     is_transient(error)
         || error.is_incomplete_message()
         || error.is_canceled()
-        || io_cause(error).is_some_and(crate::classify::io::is_transient)
-}
-
-/// The first `io::Error` among the causes of a hyper error.
-fn io_cause(error: &::hyper::Error) -> Option<&std::io::Error> {
-    sources(error)
-        .skip(1)
-        .find_map(|source| source.downcast_ref())
+        || find::<std::io::Error>(error).is_some_and(crate::classify::io::is_transient)
 }
 
 /// Whether a request that failed with `error` was never processed by the
