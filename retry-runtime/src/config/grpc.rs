@@ -129,8 +129,11 @@ pub struct ServiceConfig {
 pub struct MethodConfig {
     names: Vec<MethodName>,
     timeout: Option<Duration>,
-    retry: Option<RetryPolicy>,
+    // `retryPolicy` without its codes, which are `retryable`.
+    retry: Option<Policy>,
     hedging: Option<HedgingPolicy>,
+    // `retryableStatusCodes`, or `nonFatalStatusCodes`, or none.
+    retryable: RetryableCodes,
 }
 
 /// A `name` of a method config: a service and a method. Without its method
@@ -141,14 +144,6 @@ pub struct MethodConfig {
 pub(crate) struct MethodName {
     service: String,
     method: String,
-}
-
-/// A method config's `retryPolicy`: [`MethodConfig::retry_policy`] and
-/// [`MethodConfig::retryable`] give its two halves.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct RetryPolicy {
-    policy: Policy,
-    retryable: RetryableCodes,
 }
 
 /// A method config's `hedgingPolicy`: send up to `maxAttempts` copies of a
@@ -262,10 +257,7 @@ impl MethodConfig {
     /// method's `timeout` as the deadline.
     #[must_use]
     pub const fn retry_policy(&self) -> Option<Policy> {
-        match self.retry {
-            Some(retry) => Some(retry.policy),
-            None => None,
-        }
+        self.retry
     }
 
     /// `hedgingPolicy`, if the config has one.
@@ -282,13 +274,10 @@ impl MethodConfig {
     /// hedging policy, run it with [`HedgingPolicy::hedge`].
     #[must_use]
     pub fn policy(&self) -> Policy {
-        let policy = match (self.retry, self.hedging) {
-            (Some(retry), _) => retry.policy,
-            (None, hedging) => {
-                let attempts = hedging.map_or(1, |hedging| hedging.max_attempts);
-                load::a6(Policy::new().with_max_attempts(attempts))
-            }
-        };
+        let attempts = self.hedging.map_or(1, |hedging| hedging.max_attempts);
+        let policy = self
+            .retry
+            .unwrap_or(load::a6(Policy::new().with_max_attempts(attempts)));
         self.timeout
             .map_or(policy, |timeout| policy.with_deadline(timeout))
     }
@@ -299,11 +288,7 @@ impl MethodConfig {
     /// (`RetryableCodes::is_retryable` also honours the server's pushback).
     #[must_use]
     pub fn retryable(&self) -> RetryableCodes {
-        match (self.retry, self.hedging) {
-            (Some(retry), _) => retry.retryable,
-            (None, Some(hedging)) => hedging.non_fatal,
-            (None, None) => RetryableCodes::NONE,
-        }
+        self.retryable
     }
 }
 
