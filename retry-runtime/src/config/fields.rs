@@ -1,121 +1,213 @@
-//! The values of a policy's keys as configuration holds them, each read
-//! with the kind of value its key takes, so that a value of the wrong kind
-//! (`base = 200`, `max = "3"`, `multiplier = "2"`) is an error that names
-//! the key and says what to write, in every serde format: the error's
-//! "expected ..." is the key's own.
+//! The fields of configuration as it holds them, each read with the kind of
+//! value it takes, so that a value of the wrong kind (`base = 200`,
+//! `max = "3"`, `"initialBackoff": 5`) is an error that names the field and
+//! says what to write, in every serde format: the error's "expected ..." is
+//! the field's own. A policy's keys (`config.rs`) and a gRPC service
+//! config's fields (`grpc/load/raw.rs`) are read alike.
 
 use core::fmt;
 use core::marker::PhantomData;
 
-use serde::de::{Deserializer, Error, Unexpected, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error, Expected, SeqAccess, Unexpected, Visitor};
 
-/// How one key's value is read: the `deserialize_*` it asks for, and the
-/// visitor whose `expecting` names the key.
-pub(super) trait Read<'de>: Visitor<'de> + Sized {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error>;
+/// A field (`base`, `retryPolicy.maxAttempts`) read as a `T`: a value of
+/// another kind is an error that says "expected `{name}` as {expected}".
+#[derive(Clone)]
+pub(crate) struct Field<T> {
+    name: &'static str,
+    expected: &'static str,
+    kind: PhantomData<T>,
 }
 
-/// A key whose value is a string: a duration, a jitter or a `nested` name.
-/// `expected` says what to write, after the key's name.
-pub(super) struct Text {
-    pub key: &'static str,
-    pub expected: &'static str,
-}
-
-impl Visitor<'_> for Text {
-    type Value = String;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` as {}", self.key, self.expected)
-    }
-
-    fn visit_str<E: Error>(self, value: &str) -> Result<String, E> {
-        Ok(value.to_owned())
+impl<T> Field<T> {
+    pub(crate) const fn new(name: &'static str, expected: &'static str) -> Self {
+        Field {
+            name,
+            expected,
+            kind: PhantomData,
+        }
     }
 }
 
-impl<'de> Read<'de> for Text {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<String, D::Error> {
-        deserializer.deserialize_string(self)
+/// A scalar as configuration writes it: a number, or a string (which a
+/// gRPC service config may write a number as, as protobuf's JSON mapping
+/// does); anything else is kept as written, for an error that names the
+/// field.
+#[derive(Clone)]
+pub(crate) enum Number {
+    Integer(i128),
+    Float(f64),
+    Text(String),
+    Other(String),
+}
+
+/// A kind of value a field takes.
+pub(crate) trait Kind: Sized {
+    /// Asks for this kind (`deserialize_u32` for a `u32`), which matters to
+    /// formats that say a value's kind only when asked, such as environment
+    /// variables.
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error>;
+
+    /// `scalar` as this kind: `Err(true)` if it is of this kind but out of
+    /// range (a `u32` of -1), `Err(false)` if it is of another kind.
+    fn take(scalar: Number) -> Result<Self, bool>;
+}
+
+/// A string: a duration, a jitter or a `nested` name, a service's name.
+impl Kind for String {
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+        d.deserialize_string(field)
+    }
+
+    fn take(scalar: Number) -> Result<Self, bool> {
+        match scalar {
+            Number::Text(text) => Ok(text),
+            _ => Err(false),
+        }
     }
 }
 
-/// `max`: a whole number of attempts. Zero reads, for the policy's own
-/// rule to reject with its explanation.
-pub(super) struct Attempts;
-
-impl Visitor<'_> for Attempts {
-    type Value = u32;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(
-            f,
-            "`max` as a whole number of attempts from 1 to {}, the first call included, such as 4",
-            u32::MAX
-        )
+/// A whole number, such as a policy's `max`: zero reads, for the policy's
+/// own rule to reject with its explanation.
+impl Kind for u32 {
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+        d.deserialize_u32(field)
     }
 
-    fn visit_u64<E: Error>(self, value: u64) -> Result<u32, E> {
-        u32::try_from(value).map_err(|_| E::invalid_value(Unexpected::Unsigned(value), &self))
-    }
-
-    fn visit_i64<E: Error>(self, value: i64) -> Result<u32, E> {
-        u32::try_from(value).map_err(|_| E::invalid_value(Unexpected::Signed(value), &self))
+    fn take(scalar: Number) -> Result<Self, bool> {
+        match scalar {
+            Number::Integer(integer) => u32::try_from(integer).map_err(|_| true),
+            _ => Err(false),
+        }
     }
 }
 
-impl<'de> Read<'de> for Attempts {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<u32, D::Error> {
-        deserializer.deserialize_u32(self)
-    }
-}
-
-/// `multiplier`: a number, whole or not. Whether it is at least 1 and
-/// finite is the policy's own rule.
-pub(super) struct Multiplier;
-
-impl Visitor<'_> for Multiplier {
-    type Value = f64;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.write_str("`multiplier` as a number of at least 1, such as 2 or 1.5")
-    }
-
-    fn visit_f64<E: Error>(self, value: f64) -> Result<f64, E> {
-        Ok(value)
+/// A number, whole or not, such as a policy's `multiplier`: whether it is
+/// at least 1 and finite is the policy's own rule.
+impl Kind for f64 {
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+        d.deserialize_f64(field)
     }
 
     #[allow(clippy::cast_precision_loss)] // A whole number read as a float.
-    fn visit_u64<E: Error>(self, value: u64) -> Result<f64, E> {
-        Ok(value as f64)
-    }
-
-    #[allow(clippy::cast_precision_loss)] // A whole number read as a float.
-    fn visit_i64<E: Error>(self, value: i64) -> Result<f64, E> {
-        Ok(value as f64)
-    }
-}
-
-impl<'de> Read<'de> for Multiplier {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<f64, D::Error> {
-        deserializer.deserialize_f64(self)
+    fn take(scalar: Number) -> Result<Self, bool> {
+        match scalar {
+            Number::Integer(integer) => Ok(integer as f64),
+            Number::Float(float) => Ok(float),
+            _ => Err(false),
+        }
     }
 }
 
-/// A key that may be left out or `null`: `None` then, the value read by
+/// Any scalar, as a gRPC service config's numbers and status codes are
+/// written (`3`, `"3"`, `"UNAVAILABLE"`), which its rules read.
+impl Kind for Number {
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+        d.deserialize_any(field)
+    }
+
+    fn take(scalar: Number) -> Result<Self, bool> {
+        Ok(scalar)
+    }
+}
+
+impl<T: Kind> Visitor<'_> for Field<T> {
+    type Value = T;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` as {}", self.name, self.expected)
+    }
+
+    fn visit_u64<E: Error>(self, value: u64) -> Result<T, E> {
+        self.take(Number::Integer(value.into()), Unexpected::Unsigned(value))
+    }
+
+    fn visit_i64<E: Error>(self, value: i64) -> Result<T, E> {
+        self.take(Number::Integer(value.into()), Unexpected::Signed(value))
+    }
+
+    fn visit_f64<E: Error>(self, value: f64) -> Result<T, E> {
+        self.take(Number::Float(value), Unexpected::Float(value))
+    }
+
+    fn visit_bool<E: Error>(self, value: bool) -> Result<T, E> {
+        self.take(Number::Other(value.to_string()), Unexpected::Bool(value))
+    }
+
+    fn visit_str<E: Error>(self, value: &str) -> Result<T, E> {
+        self.take(Number::Text(value.to_owned()), Unexpected::Str(value))
+    }
+}
+
+impl<T: Kind> Field<T> {
+    /// The value of `scalar` (`unexpected` to serde), or serde's error for
+    /// a value out of range or of another kind, expecting this field.
+    fn take<E: Error>(self, scalar: Number, unexpected: Unexpected<'_>) -> Result<T, E> {
+        T::take(scalar).map_err(|of_kind| {
+            if of_kind {
+                E::invalid_value(unexpected, &self)
+            } else {
+                E::invalid_type(unexpected, &self)
+            }
+        })
+    }
+}
+
+impl<'de, T: Kind> DeserializeSeed<'de> for Field<T> {
+    type Value = T;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
+        T::ask(deserializer, self)
+    }
+}
+
+/// A list in the field `field`, of `what`, each entry read by `entry`: a
+/// [`Field`] naming the list for status codes, `PhantomData` for objects
+/// (whose `expecting` names the field).
+pub(crate) struct List<S> {
+    pub field: &'static str,
+    pub what: &'static str,
+    pub entry: S,
+}
+
+impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for List<S> {
+    type Value = Vec<S::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` as a list of {}", self.field, self.what)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = seq.next_element_seed(self.entry.clone())? {
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for List<S> {
+    type Value = Vec<S::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
+    }
+}
+
+/// A field that may be left out or `null`: `None` then, the value read by
 /// `read` otherwise.
-pub(super) fn optional<'de, D, R>(deserializer: D, read: R) -> Result<Option<R::Value>, D::Error>
+pub(crate) fn optional<'de, D, S>(deserializer: D, read: S) -> Result<Option<S::Value>, D::Error>
 where
     D: Deserializer<'de>,
-    R: Read<'de>,
+    S: DeserializeSeed<'de> + Expected,
 {
-    struct Optional<'de, R>(R, PhantomData<&'de ()>);
+    struct Optional<S>(S);
 
-    impl<'de, R: Read<'de>> Visitor<'de> for Optional<'de, R> {
-        type Value = Option<R::Value>;
+    impl<'de, S: DeserializeSeed<'de> + Expected> Visitor<'de> for Optional<S> {
+        type Value = Option<S::Value>;
 
         fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-            self.0.expecting(f)
+            Expected::fmt(&self.0, f)
         }
 
         fn visit_none<E: Error>(self) -> Result<Self::Value, E> {
@@ -130,9 +222,22 @@ where
             self,
             deserializer: D,
         ) -> Result<Self::Value, D::Error> {
-            self.0.read(deserializer).map(Some)
+            self.0.deserialize(deserializer).map(Some)
         }
     }
 
-    deserializer.deserialize_option(Optional(read, PhantomData))
+    deserializer.deserialize_option(Optional(read))
 }
+
+/// The readers of a struct's fields, for serde's `deserialize_with`: `name:
+/// Type = read`, each reading a field that may be left out or `null`.
+macro_rules! readers {
+    ($($name:ident: $value:ty = $read:expr,)*) => {$(
+        pub(super) fn $name<'de, D: serde::Deserializer<'de>>(
+            d: D,
+        ) -> Result<Option<$value>, D::Error> {
+            $crate::config::fields::optional(d, $read)
+        }
+    )*};
+}
+pub(crate) use readers;

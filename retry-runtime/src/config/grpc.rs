@@ -188,14 +188,14 @@ impl ServiceConfig {
     /// empty name).
     #[must_use]
     pub fn method(&self, service: &str, method: &str) -> Option<&MethodConfig> {
-        let named = |wanted: &dyn Fn(&MethodName) -> bool| {
+        // A name without its service has no method either (`load`).
+        let wanted = [(service, method), (service, ""), ("", "")];
+        wanted.into_iter().find_map(|(service, method)| {
+            let named = |name: &MethodName| name.service == service && name.method == method;
             self.methods
                 .iter()
-                .find(|config| config.names.iter().any(wanted))
-        };
-        named(&|name| name.service == service && name.method == method)
-            .or_else(|| named(&|name| name.service == service && name.method.is_empty()))
-            .or_else(|| named(&|name| name.service.is_empty()))
+                .find(|config| config.names.iter().any(named))
+        })
     }
 
     /// The method config for a request path as gRPC sends it,
