@@ -168,11 +168,8 @@ impl TryFrom<PolicyConfig> for Policy<TimedOut> {
         fn set<T>(policy: Timed, value: Option<T>, with: fn(Timed, T) -> Timed) -> Timed {
             value.map_or(policy, |value| with(policy, value))
         }
-        let policy = set(
-            Policy::of(Policy::new().params),
-            config.max,
-            Policy::with_max_attempts,
-        );
+        let policy = Policy::of(Policy::new().params);
+        let policy = set(policy, config.max, Policy::with_max_attempts);
         let policy = set(policy, duration("base", config.base)?, Policy::with_base);
         let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
         let policy = set(policy, config.multiplier, Policy::with_multiplier);

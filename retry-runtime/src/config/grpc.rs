@@ -140,7 +140,7 @@ pub struct MethodConfig {
 /// it names every method of the service, and empty (`{}`) every method of
 /// every service; a method without its service, or a name given more than
 /// once, makes the service config an error, as gRPC clients have it.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Hash)]
 pub(crate) struct MethodName {
     service: String,
     method: String,

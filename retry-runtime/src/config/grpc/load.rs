@@ -149,9 +149,7 @@ fn codes(
     keep(field, (), !codes.is_empty(), rule)?;
     codes.iter().try_fold(RetryableCodes::NONE, |set, code| {
         let number = match code {
-            raw::Number::Integer(number) => i32::try_from(*number)
-                .ok()
-                .filter(|number| (0..17).contains(number)),
+            raw::Number::Integer(number) => (0..17).find(|&known| i128::from(known) == *number),
             raw::Number::Text(name) => (0..)
                 .zip(CODES)
                 .find_map(|(number, known)| known.eq_ignore_ascii_case(name).then_some(number)),
@@ -300,16 +298,15 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
         // A name in two method configs is an error to gRPC clients, which
         // would otherwise disagree with this library on which one applies.
         let mut seen = std::collections::HashSet::new();
-        for name in methods.iter().flat_map(|method| &method.names) {
-            if !seen.insert((name.service.as_str(), name.method.as_str())) {
-                return Err(invalid(
-                    "methodConfig.name",
-                    format_args!(
-                        "{{\"service\": {:?}, \"method\": {:?}}} is named by more than one method config",
-                        name.service, name.method
-                    ),
-                ));
-            }
+        let mut names = methods.iter().flat_map(|method| &method.names);
+        if let Some(name) = names.find(|&name| !seen.insert(name)) {
+            return Err(invalid(
+                "methodConfig.name",
+                format_args!(
+                    "{{\"service\": {:?}, \"method\": {:?}}} is named by more than one method config",
+                    name.service, name.method
+                ),
+            ));
         }
         Ok(ServiceConfig {
             methods,
