@@ -8,7 +8,7 @@
 use core::fmt;
 use core::marker::PhantomData;
 
-use serde::de::{DeserializeSeed, Deserializer, Error, Expected, SeqAccess, Unexpected, Visitor};
+use serde::de::{DeserializeSeed, Deserializer, Error, Expected, Unexpected, Visitor};
 
 /// A field (`base`, `retryPolicy.maxAttempts`) read as a `T`: a value of
 /// another kind is an error that says "expected `{name}` as {expected}".
@@ -39,6 +39,18 @@ pub(crate) enum Number {
     Float(f64),
     Text(String),
     Other(String),
+}
+
+/// As written, for an error that names the field and the value.
+impl fmt::Display for Number {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Number::Integer(number) => write!(f, "{number}"),
+            Number::Float(number) => write!(f, "{number}"),
+            Number::Text(text) => write!(f, "{text:?}"),
+            Number::Other(value) => f.write_str(value),
+        }
+    }
 }
 
 /// A kind of value a field takes.
@@ -158,39 +170,6 @@ impl<'de, T: Kind> DeserializeSeed<'de> for Field<T> {
 
     fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<T, D::Error> {
         T::ask(deserializer, self)
-    }
-}
-
-/// A list in the field `field`, of `what`, each entry read by `entry`: a
-/// [`Field`] naming the list for status codes, `PhantomData` for objects
-/// (whose `expecting` names the field).
-pub(crate) struct List<S> {
-    pub field: &'static str,
-    pub what: &'static str,
-    pub entry: S,
-}
-
-impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for List<S> {
-    type Value = Vec<S::Value>;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` as a list of {}", self.field, self.what)
-    }
-
-    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(entry) = seq.next_element_seed(self.entry.clone())? {
-            entries.push(entry);
-        }
-        Ok(entries)
-    }
-}
-
-impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for List<S> {
-    type Value = Vec<S::Value>;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
-        deserializer.deserialize_seq(self)
     }
 }
 

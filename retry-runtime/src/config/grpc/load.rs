@@ -166,17 +166,6 @@ fn codes(
     })
 }
 
-impl fmt::Display for raw::Number {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        match self {
-            raw::Number::Integer(number) => write!(f, "{number}"),
-            raw::Number::Float(number) => write!(f, "{number}"),
-            raw::Number::Text(text) => write!(f, "{text:?}"),
-            raw::Number::Other(value) => f.write_str(value),
-        }
-    }
-}
-
 /// A `retryPolicy`: its policy, and its `retryableStatusCodes`.
 fn retry_policy(raw: raw::RetryPolicy) -> Result<(Policy, RetryableCodes), ConfigError> {
     let [max, initial, most, multiply] = [

@@ -6,6 +6,9 @@
 //! ..."), not serde's bare "invalid type ... at line 1 column 91"; an
 //! object of the wrong type names its field too (serde's `expecting`).
 
+use core::fmt;
+
+use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
 pub(in crate::config::grpc) use crate::config::fields::Number;
@@ -110,8 +113,8 @@ type Others = std::collections::HashMap<String, serde::de::IgnoredAny>;
 mod read {
     use core::marker::PhantomData;
 
-    use super::{MethodConfig, Name, Number};
-    use crate::config::fields::{readers, Field, List};
+    use super::{List, MethodConfig, Name, Number};
+    use crate::config::fields::{readers, Field};
 
     const DURATION: &str = "a protobuf duration, seconds and `s`, such as \"0.1s\"";
     const NUMBER: &str = "a number, or a string holding one";
@@ -134,5 +137,38 @@ mod read {
         non_fatal_status_codes: Vec<Number> = List { field: "hedgingPolicy.nonFatalStatusCodes", what: CODES, entry: Field::new("hedgingPolicy.nonFatalStatusCodes", CODE) },
         max_tokens: Number = Field::new("retryThrottling.maxTokens", NUMBER),
         token_ratio: Number = Field::new("retryThrottling.tokenRatio", NUMBER),
+    }
+}
+
+/// A list in the field `field`, of `what`, each entry read by `entry`: a
+/// `Field` naming the list for status codes, `PhantomData` for objects
+/// (whose `expecting` names the field).
+pub(in crate::config::grpc) struct List<S> {
+    pub field: &'static str,
+    pub what: &'static str,
+    pub entry: S,
+}
+
+impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for List<S> {
+    type Value = Vec<S::Value>;
+
+    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(f, "`{}` as a list of {}", self.field, self.what)
+    }
+
+    fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
+        let mut entries = Vec::new();
+        while let Some(entry) = seq.next_element_seed(self.entry.clone())? {
+            entries.push(entry);
+        }
+        Ok(entries)
+    }
+}
+
+impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for List<S> {
+    type Value = Vec<S::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+        deserializer.deserialize_seq(self)
     }
 }
