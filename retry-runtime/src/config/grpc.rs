@@ -275,9 +275,8 @@ impl MethodConfig {
     #[must_use]
     pub fn policy(&self) -> Policy {
         let attempts = self.hedging.map_or(1, |hedging| hedging.max_attempts);
-        let policy = self
-            .retry
-            .unwrap_or(load::a6(Policy::new().with_max_attempts(attempts)));
+        let hedged_or_once = || load::a6(Policy::new().with_max_attempts(attempts));
+        let policy = self.retry.unwrap_or_else(hedged_or_once);
         self.timeout
             .map_or(policy, |timeout| policy.with_deadline(timeout))
     }
