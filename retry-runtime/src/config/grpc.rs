@@ -127,23 +127,17 @@ pub struct ServiceConfig {
 /// are retried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodConfig {
-    names: Vec<MethodName>,
+    // Each `name`, as `[service, method]`. Without its method it names every
+    // method of the service, and empty (`{}`) every method of every service;
+    // a method without its service, or a name given more than once, makes
+    // the service config an error, as gRPC clients have it.
+    names: Vec<[String; 2]>,
     timeout: Option<Duration>,
     // `retryPolicy` without its codes, which are `retryable`.
     retry: Option<Policy>,
     hedging: Option<HedgingPolicy>,
     // `retryableStatusCodes`, or `nonFatalStatusCodes`, or none.
     retryable: RetryableCodes,
-}
-
-/// A `name` of a method config: a service and a method. Without its method
-/// it names every method of the service, and empty (`{}`) every method of
-/// every service; a method without its service, or a name given more than
-/// once, makes the service config an error, as gRPC clients have it.
-#[derive(Clone, Debug, PartialEq, Eq, Hash)]
-pub(crate) struct MethodName {
-    service: String,
-    method: String,
 }
 
 /// A method config's `hedgingPolicy`: send up to `maxAttempts` copies of a
@@ -190,8 +184,8 @@ impl ServiceConfig {
     pub fn method(&self, service: &str, method: &str) -> Option<&MethodConfig> {
         // A name without its service has no method either (`load`).
         let wanted = [(service, method), (service, ""), ("", "")];
-        wanted.into_iter().find_map(|(service, method)| {
-            let named = |name: &MethodName| name.service == service && name.method == method;
+        wanted.into_iter().find_map(|wanted| {
+            let named = |[service, method]: &[String; 2]| (&**service, &**method) == wanted;
             self.methods
                 .iter()
                 .find(|config| config.names.iter().any(named))
@@ -241,7 +235,7 @@ impl MethodConfig {
     pub fn names(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
         self.names
             .iter()
-            .map(|name| (name.service.as_str(), name.method.as_str()))
+            .map(|[service, method]| (service.as_str(), method.as_str()))
     }
 
     /// `timeout`: the time for the whole call, retries included.

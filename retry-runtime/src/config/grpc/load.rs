@@ -4,7 +4,7 @@
 use core::fmt;
 use core::time::Duration;
 
-use super::{HedgingPolicy, MethodConfig, MethodName, ServiceConfig};
+use super::{HedgingPolicy, MethodConfig, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
 use crate::config::{invalid, ConfigError};
 use crate::{Jitter, Policy};
@@ -218,14 +218,11 @@ fn method_config(raw: raw::MethodConfig) -> Result<MethodConfig, ConfigError> {
         .name
         .into_iter()
         .flatten()
-        .map(|name| MethodName {
-            service: name.service.unwrap_or_default(),
-            method: name.method.unwrap_or_default(),
-        })
+        .map(|name| [name.service, name.method].map(Option::unwrap_or_default))
         .collect::<Vec<_>>();
-    if let Some(name) = names
+    if let Some([_, method]) = names
         .iter()
-        .find(|name| name.service.is_empty() && !name.method.is_empty())
+        .find(|[service, method]| service.is_empty() && !method.is_empty())
     {
         // gRPC clients reject it: read as the default config, it would
         // retry every method of every service.
@@ -233,7 +230,7 @@ fn method_config(raw: raw::MethodConfig) -> Result<MethodConfig, ConfigError> {
             "methodConfig.name",
             format_args!(
                 "the method {:?} needs its `service`; only an empty name (`{{}}`) applies to every service",
-                name.method
+                method
             ),
         ));
     }
@@ -288,12 +285,12 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
         // would otherwise disagree with this library on which one applies.
         let mut seen = std::collections::HashSet::new();
         let mut names = methods.iter().flat_map(|method| &method.names);
-        if let Some(name) = names.find(|&name| !seen.insert(name)) {
+        if let Some([service, method]) = names.find(|&name| !seen.insert(name)) {
             return Err(invalid(
                 "methodConfig.name",
                 format_args!(
                     "{{\"service\": {:?}, \"method\": {:?}}} is named by more than one method config",
-                    name.service, name.method
+                    service, method
                 ),
             ));
         }
