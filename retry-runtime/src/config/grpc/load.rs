@@ -6,6 +6,7 @@ use core::time::Duration;
 
 use super::{HedgingPolicy, MethodConfig, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
+use crate::config::fields::Kind;
 use crate::config::{invalid, ConfigError};
 use crate::{Jitter, Policy};
 
@@ -102,12 +103,9 @@ fn whole(field: &'static str, number: &raw::Number) -> Result<u32, ConfigError> 
 /// (`2`, `"2.5"`, `"1e-1"`, `"NaN"`), as protobuf's JSON mapping accepts.
 /// Whether it is finite and in range is the field's rule.
 fn float(field: &'static str, number: &raw::Number) -> Result<f64, ConfigError> {
-    #[allow(clippy::cast_precision_loss)] // A JSON integer read as a float.
     let value = match number {
-        raw::Number::Integer(integer) => Some(*integer as f64),
-        raw::Number::Float(float) => Some(*float),
         raw::Number::Text(text) => text.parse::<f64>().ok(),
-        raw::Number::Other(_) => None,
+        number => f64::take(number.clone()).ok(),
     };
     value.ok_or_else(|| invalid(field, format_args!("{number} is not a number")))
 }
