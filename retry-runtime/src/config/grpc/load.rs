@@ -8,7 +8,7 @@ use super::{HedgingPolicy, MethodConfig, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
 use crate::config::fields::Kind;
 use crate::config::{invalid, ConfigError};
-use crate::{Jitter, Policy};
+use crate::{parse_duration, Jitter, Policy};
 
 /// `policy` under gRFC A6's rules, as every policy a service config gives.
 pub(super) const fn a6(policy: Policy) -> Policy {
@@ -47,25 +47,17 @@ fn duration(field: &'static str, text: &str) -> Result<Duration, ConfigError> {
     let rule = "is not a protobuf duration: write seconds and `s`, such as \"0.1s\"";
     let valid = written && digits(whole) && digits(fraction) && fraction.len() <= 9;
     keep(field, (), valid, format_args!("{text:?} {rule}"))?;
-    // All digits, so the parse fails only past `u64::MAX`: out of range too.
-    let whole = if whole.is_empty() {
-        Ok(0)
-    } else {
-        whole.parse::<u64>()
-    };
-    let Some(whole) = whole.ok().filter(|&whole| whole <= MOST_SECONDS) else {
-        return Err(invalid(
+    // Seconds and up to nine decimals, which the attribute's own grammar
+    // reads exactly (given a whole part, as `.1s` has none), failing only
+    // past `u64::MAX` seconds: out of range too.
+    let duration = parse_duration(&format!("0{text}")).ok();
+    let duration = duration.filter(|duration| duration.as_secs() <= MOST_SECONDS);
+    duration.ok_or_else(|| {
+        invalid(
             field,
             format_args!("{text:?} is more than a protobuf duration holds ({MOST_SECONDS}s)"),
-        ));
-    };
-    // Up to nine digits, read as nanoseconds.
-    let nanos = fraction
-        .bytes()
-        .chain(core::iter::repeat(b'0'))
-        .take(9)
-        .fold(0, |nanos, digit| nanos * 10 + u32::from(digit - b'0'));
-    Ok(Duration::new(whole, nanos))
+        )
+    })
 }
 
 /// The value of `field` (`parent.key`), which gRFC A6 requires: its
