@@ -55,10 +55,12 @@ impl fmt::Display for Number {
 
 /// A kind of value a field takes.
 pub(crate) trait Kind: Sized {
-    /// Asks for this kind (`deserialize_u32` for a `u32`), which matters to
-    /// formats that say a value's kind only when asked, such as environment
-    /// variables.
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error>;
+    /// Asks for this kind (`deserialize_u32` for a `u32`; any value unless
+    /// said), which matters to formats that say a value's kind only when
+    /// asked, such as environment variables.
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+        d.deserialize_any(field)
+    }
 
     /// `scalar` as this kind: `Err(true)` if it is of this kind but out of
     /// range (a `u32` of -1), `Err(false)` if it is of another kind.
@@ -114,10 +116,6 @@ impl Kind for f64 {
 /// Any scalar, as a gRPC service config's numbers and status codes are
 /// written (`3`, `"3"`, `"UNAVAILABLE"`), which its rules read.
 impl Kind for Number {
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
-        d.deserialize_any(field)
-    }
-
     fn take(scalar: Number) -> Result<Self, bool> {
         Ok(scalar)
     }
