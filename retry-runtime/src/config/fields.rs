@@ -41,6 +41,18 @@ pub(crate) enum Number {
     Other(String),
 }
 
+impl Number {
+    /// A number's value, whole or not; `None` for a string or a boolean.
+    #[allow(clippy::cast_precision_loss)] // A whole number read as a float.
+    pub(crate) fn as_f64(&self) -> Option<f64> {
+        match *self {
+            Number::Integer(integer) => Some(integer as f64),
+            Number::Float(float) => Some(float),
+            Number::Text(_) | Number::Other(_) => None,
+        }
+    }
+}
+
 /// As written, for an error that names the field and the value.
 impl fmt::Display for Number {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -53,6 +65,10 @@ impl fmt::Display for Number {
     }
 }
 
+/// Serde's error for a value a field does not take, given the value and
+/// what the field expects.
+pub(crate) type Unfit<E> = fn(Unexpected<'_>, &dyn Expected) -> E;
+
 /// A kind of value a field takes.
 pub(crate) trait Kind: Sized {
     /// Asks for this kind (`deserialize_u32` for a `u32`; any value unless
@@ -62,9 +78,10 @@ pub(crate) trait Kind: Sized {
         d.deserialize_any(field)
     }
 
-    /// `scalar` as this kind: `Err(true)` if it is of this kind but out of
-    /// range (a `u32` of -1), `Err(false)` if it is of another kind.
-    fn take(scalar: Number) -> Result<Self, bool>;
+    /// `scalar` as this kind, or the error for it: `invalid_value` if it is
+    /// of this kind but out of range (a `u32` of -1), `invalid_type` if it
+    /// is of another kind.
+    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>>;
 }
 
 /// A string: a duration, a jitter or a `nested` name, a service's name.
@@ -73,10 +90,10 @@ impl Kind for String {
         d.deserialize_string(field)
     }
 
-    fn take(scalar: Number) -> Result<Self, bool> {
+    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
         match scalar {
             Number::Text(text) => Ok(text),
-            _ => Err(false),
+            _ => Err(E::invalid_type),
         }
     }
 }
@@ -88,10 +105,10 @@ impl Kind for u32 {
         d.deserialize_u32(field)
     }
 
-    fn take(scalar: Number) -> Result<Self, bool> {
+    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
         match scalar {
-            Number::Integer(integer) => u32::try_from(integer).map_err(|_| true),
-            _ => Err(false),
+            Number::Integer(integer) => u32::try_from(integer).or(Err(E::invalid_value)),
+            _ => Err(E::invalid_type),
         }
     }
 }
@@ -103,20 +120,15 @@ impl Kind for f64 {
         d.deserialize_f64(field)
     }
 
-    #[allow(clippy::cast_precision_loss)] // A whole number read as a float.
-    fn take(scalar: Number) -> Result<Self, bool> {
-        match scalar {
-            Number::Integer(integer) => Ok(integer as f64),
-            Number::Float(float) => Ok(float),
-            _ => Err(false),
-        }
+    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
+        scalar.as_f64().ok_or(E::invalid_type)
     }
 }
 
 /// Any scalar, as a gRPC service config's numbers and status codes are
 /// written (`3`, `"3"`, `"UNAVAILABLE"`), which its rules read.
 impl Kind for Number {
-    fn take(scalar: Number) -> Result<Self, bool> {
+    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
         Ok(scalar)
     }
 }
@@ -153,13 +165,7 @@ impl<T: Kind> Field<T> {
     /// The value of `scalar` (`unexpected` to serde), or serde's error for
     /// a value out of range or of another kind, expecting this field.
     fn take<E: Error>(self, scalar: Number, unexpected: Unexpected<'_>) -> Result<T, E> {
-        T::take(scalar).map_err(|of_kind| {
-            if of_kind {
-                E::invalid_value(unexpected, &self)
-            } else {
-                E::invalid_type(unexpected, &self)
-            }
-        })
+        T::take(scalar).map_err(|error| error(unexpected, &self))
     }
 }
 

@@ -6,7 +6,6 @@ use core::time::Duration;
 
 use super::{HedgingPolicy, MethodConfig, ServiceConfig};
 use crate::classify::grpc::RetryableCodes;
-use crate::config::fields::Kind;
 use crate::config::{invalid, ConfigError};
 use crate::{parse_duration, Jitter, Policy};
 
@@ -97,7 +96,7 @@ fn whole(field: &'static str, number: &raw::Number) -> Result<u32, ConfigError> 
 fn float(field: &'static str, number: &raw::Number) -> Result<f64, ConfigError> {
     let value = match number {
         raw::Number::Text(text) => text.parse::<f64>().ok(),
-        number => f64::take(number.clone()).ok(),
+        number => number.as_f64(),
     };
     value.ok_or_else(|| invalid(field, format_args!("{number} is not a number")))
 }
