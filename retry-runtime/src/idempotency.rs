@@ -127,16 +127,17 @@ impl IdempotencyKey {
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        // `8-4-4-4-12` hex digits.
+        // `8-4-4-4-12` hex digits, written without allocating.
         let [high, low] = self.0;
-        f.pad(&format!(
+        write!(
+            f,
             "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
             high >> 32,
             (high >> 16) & 0xffff,
             high & 0xffff,
             low >> 48,
             low & 0xffff_ffff_ffff
-        ))
+        )
     }
 }
 
