@@ -100,7 +100,7 @@ impl CircuitBreaker {
         if !current.is_closed() || current.is_forced() {
             return;
         }
-        if success && self.window.count_success() {
+        if success && self.count_success() {
             return;
         }
         self.settle_closed_now(current, success, clock);
@@ -112,7 +112,7 @@ impl CircuitBreaker {
     #[inline(never)]
     fn settle_closed_now(&self, current: Word, success: bool, clock: Clock) {
         let now = self.now_ms(clock);
-        if !self.window.record(&self.thresholds, now, success) {
+        if !self.record(now, success) {
             return;
         }
         let opened = Word::open(1, current.round(), now.saturating_add(self.open_period(1)));
@@ -160,7 +160,7 @@ impl CircuitBreaker {
             return;
         };
         if after.state() == CircuitState::Closed {
-            self.window.clear();
+            self.clear_window();
         }
         self.announce(before, after, now);
     }
@@ -183,8 +183,7 @@ impl CircuitBreaker {
     /// The chance an adaptive breaker refuses a call at `now`, as a
     /// fraction `over / out_of` (`out_of` above 0).
     pub(super) fn refusal(&self, now: u64) -> (u64, u64) {
-        let ring = self.window.ring();
-        let (requests, accepts) = ring.sum(ring.stamp(self.thresholds.bucket_ms, now));
+        let (requests, accepts) = self.ring.counts(now);
         let over =
             (requests * 1000).saturating_sub(self.requests_per_accept.saturating_mul(accepts));
         (over, (requests + 1) * 1000)
@@ -193,8 +192,7 @@ impl CircuitBreaker {
     /// An adaptive breaker's request at `now`, refused or settled: and an
     /// accept if the dependency answered with success.
     fn count_request(&self, now: u64, accepted: bool) {
-        let ring = self.window.ring();
-        let _ = ring.add(self.thresholds.bucket_ms, now, 1, u64::from(accepted));
+        let _ = self.ring.add(now, 1, u64::from(accepted));
     }
 
     /// The open period after `trips` openings in a row, jittered, in
