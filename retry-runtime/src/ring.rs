@@ -66,8 +66,8 @@ fn tick_of(index: u64) -> u64 {
 /// Two counts over the last [`BUCKETS`] buckets of `bucket_ms`.
 #[derive(Debug)]
 pub(crate) struct Ring {
-    /// The width of a bucket in milliseconds, at least 1 ([`bucket_ms`](
-    /// Self::bucket_ms)); 0 for a ring its owner does not use (a budget
+    /// The width of a bucket in milliseconds, at least 1 (see
+    /// [`Ring::bucket_ms`]); 0 for a ring its owner does not use (a budget
     /// on gRPC's rule).
     pub(crate) bucket_ms: u64,
     buckets: [AtomicU64; BUCKETS],
@@ -148,8 +148,9 @@ impl Ring {
     }
 
     /// Adds `first` and `second` to the counts of the bucket of `now`
-    /// (milliseconds, the time just read), or of a later reading's (see the module's comment), and returns that
-    /// bucket's stamp, for [`sum`](Self::sum).
+    /// (milliseconds, the time just read), or of a later reading's (see the
+    /// module's comment), and returns that bucket's stamp, for
+    /// [`sum`](Self::sum).
     ///
     /// Whoever writes a bucket has moved the tick to it first (release, with
     /// the bucket's write), and whoever finds a bucket that is not theirs

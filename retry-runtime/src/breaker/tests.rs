@@ -8,10 +8,10 @@ use core::time::Duration;
 
 use tokio::time::advance;
 
-use super::window::READ_EVERY;
 use super::word::{Word, COUNT_MAX, PAYLOAD_MASK};
 use super::CircuitBreaker;
 use crate::circuit::CircuitState;
+use crate::ring::READ_EVERY;
 
 thread_local! {
     static READINGS: Cell<u64> = const { Cell::new(0) };

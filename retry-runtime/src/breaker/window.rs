@@ -49,8 +49,6 @@
 
 use super::CircuitBreaker;
 use crate::ring::Ordering;
-#[cfg(all(test, not(loom)))]
-pub(super) use crate::ring::READ_EVERY;
 
 impl CircuitBreaker {
     /// Counts a success in the bucket of the latest clock reading, without
