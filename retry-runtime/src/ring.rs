@@ -63,6 +63,11 @@ fn tick_of(index: u64) -> u64 {
     (index << SLOT_BITS) | (index % BUCKETS as u64)
 }
 
+/// The first and the second count of a bucket word.
+fn counts_of(bucket: u64) -> (u64, u64) {
+    (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
+}
+
 /// Two counts over the last [`BUCKETS`] buckets of `bucket_ms`.
 #[derive(Debug)]
 pub(crate) struct Ring {
@@ -168,7 +173,7 @@ impl Ring {
         loop {
             let stamp = index & STAMP_MASK;
             let (a, b) = if bucket >> STAMP_SHIFT == stamp {
-                (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
+                counts_of(bucket)
             } else {
                 let moved_on = self.latest();
                 if moved_on > index {
@@ -224,12 +229,8 @@ impl Ring {
             .filter(|bucket| {
                 (stamp.wrapping_sub(bucket >> STAMP_SHIFT) & STAMP_MASK) < BUCKETS as u64
             })
-            .fold((0, 0), |(a, b), bucket| {
-                (
-                    a + (bucket & COUNT_MASK),
-                    b + ((bucket >> SECOND_SHIFT) & COUNT_MASK),
-                )
-            })
+            .map(counts_of)
+            .fold((0, 0), |(a, b), (first, second)| (a + first, b + second))
     }
 
     /// Forgets every count. The tick stays (time did not go back); the

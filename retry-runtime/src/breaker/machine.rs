@@ -50,12 +50,7 @@ impl CircuitBreaker {
                 if word.probes_out() >= self.probes {
                     return Err(Err(CircuitOpen));
                 }
-                Ok(Word::half_open(
-                    word.trips(),
-                    word.round(),
-                    word.probes_out() + 1,
-                    word.probe_successes(),
-                ))
+                Ok(word.with_probes(word.probes_out() + 1, word.probe_successes()))
             }
         });
         let answer = match step {
@@ -141,17 +136,16 @@ impl CircuitBreaker {
             if word.state() != CircuitState::HalfOpen || word.round() != round {
                 return Err(());
             }
-            let (trips, out) = (word.trips(), word.probes_out().saturating_sub(1));
-            let successes = word.probe_successes();
+            let (out, successes) = (word.probes_out().saturating_sub(1), word.probe_successes());
             Ok(match outcome {
-                None => Word::half_open(trips, round, out, successes),
+                None => word.with_probes(out, successes),
                 Some(true) if successes + 1 >= self.close_after => {
                     Word::closed(round, self.is_adaptive())
                 }
-                Some(true) => Word::half_open(trips, round, out, successes + 1),
+                Some(true) => word.with_probes(out, successes + 1),
                 Some(false) => {
                     let now = *now.get_or_insert_with(|| self.now_ms(clock));
-                    let trips = trips + 1;
+                    let trips = word.trips() + 1;
                     Word::open(trips, round, now.saturating_add(self.open_period(trips)))
                 }
             })

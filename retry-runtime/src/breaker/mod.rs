@@ -229,7 +229,11 @@ impl CircuitBreaker {
     /// [`CircuitOpen`] while the circuit is open, or half-open with every
     /// probe place taken.
     pub fn acquire(&self) -> Result<CircuitPermit<'_>, CircuitOpen> {
-        CircuitPermit::acquire(self, Clock::Async)
+        let mut permit = CircuitPermit::new(self);
+        permit
+            .acquire_next(false)
+            .then_some(permit)
+            .ok_or(CircuitOpen)
     }
 
     /// Opens the circuit until [`reset`](Self::reset) or

@@ -7,7 +7,7 @@
 
 use core::cell::Cell;
 
-use super::{CircuitBreaker, CircuitOpen};
+use super::CircuitBreaker;
 use crate::clock::Clock;
 
 /// How a call was let through.
@@ -52,14 +52,6 @@ pub struct CircuitPermit<'p> {
 }
 
 impl<'p> CircuitPermit<'p> {
-    /// [`CircuitBreaker::acquire`].
-    pub(super) fn acquire(breaker: &'p CircuitBreaker, clock: Clock) -> Result<Self, CircuitOpen> {
-        let mut permit = CircuitPermit::new(breaker);
-        permit.kind = Some(breaker.enter(clock)?);
-        permit.clock = clock;
-        Ok(permit)
-    }
-
     /// Whether this call is one of the half-open breaker's probes.
     #[must_use]
     pub fn is_probe(&self) -> bool {

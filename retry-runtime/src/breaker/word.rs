@@ -65,6 +65,12 @@ impl Word {
         Word::pack(HALF_OPEN, trips, round, payload)
     }
 
+    /// The same half-open word, with `out` probes out and `successes` probe
+    /// successes.
+    pub(super) fn with_probes(self, out: u64, successes: u64) -> Word {
+        Word::half_open(self.trips(), self.round(), out, successes)
+    }
+
     /// The same word, held in its phase by an operator.
     pub(super) fn forced(self) -> Word {
         Word(self.0 | FORCED)
