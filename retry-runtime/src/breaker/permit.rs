@@ -318,10 +318,9 @@ impl<'a, 'p> HedgedMark<'a, 'p> {
     /// The mark of an attempt running under `permit`, if it holds one, or
     /// one that hands a refusal inside it to `refused`.
     pub(crate) fn of(permit: Option<&'a mut CircuitPermit<'p>>, refused: &'a mut bool) -> Self {
-        match permit.and_then(CircuitPermit::mark) {
-            Some(mark) => HedgedMark::Permit(mark),
-            None => HedgedMark::Watch(refused),
-        }
+        permit
+            .and_then(CircuitPermit::mark)
+            .map_or(HedgedMark::Watch(refused), HedgedMark::Permit)
     }
 }
 
