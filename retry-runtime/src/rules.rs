@@ -8,10 +8,6 @@ use core::time::Duration;
 
 use crate::decision::Classification;
 
-mod judged;
-
-pub use judged::{Judged, RulesOf};
-
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
 /// return type it only knows as tokens.
@@ -89,14 +85,18 @@ pub trait RulesFor<R> {
     fn before_wait(&self, _outcome: &R, _attempt: u32, _wait: Duration) {}
 }
 
-/// The class of error a failed attempt failed with, for OpenTelemetry's
-/// `error.type`: the error's type name; `None` for a retried `Ok` value.
-#[cfg(feature = "tracing")]
-pub(crate) fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
-    outcome
-        .as_result()
-        .err()
-        .map(|_| core::any::type_name::<R::Error>())
+/// Hands the event about to be emitted the class of error `failure` failed
+/// with, for OpenTelemetry's `error.type`: the error's type name, none for a
+/// retried `Ok` value. Set just before the event, so that no other call's
+/// event, interleaved on the thread while this call waits, can take it.
+#[inline]
+pub(crate) fn failed_with<R: Outcome>(failure: Option<&R>) {
+    #[cfg(feature = "tracing")]
+    if failure.is_some_and(|failure| failure.as_result().is_err()) {
+        crate::observe::error_type::set(core::any::type_name::<R::Error>());
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = failure;
 }
 
 /// The rules of one retried function, built key by key from its return type
@@ -139,11 +139,11 @@ pub fn rules<T, E>() -> RuleSet<
     }
 }
 
-/// A rule, and how to call it: a closure made where the rule's bound was
-/// checked, so that calling it asks nothing more of the rule's type. A rule
-/// of the wrong type is then one error, where it is set, and not again
-/// wherever the rules are used. The closure captures nothing: it takes no
-/// room, and the call compiles to the rule's own.
+/// A rule, and how to call it: a function pointer (or, for a default, a
+/// closure that captures nothing) made where the rule's bound was checked,
+/// so that calling it asks nothing more of the rule's type. A rule of the
+/// wrong type is then one error, where it is set, and not again wherever
+/// the rules are used.
 #[doc(hidden)]
 pub struct Rule<F, Call> {
     rule: F,
@@ -247,80 +247,15 @@ macro_rules! set_rule {
 /// Each method bounds its rule by the error or value type, so that a closure
 /// such as `|e| e.is_timeout()` needs no annotation (the compiler infers a
 /// closure's argument type from a bound on the closure itself), and a rule
-/// of the wrong type is one error, on that rule.
+/// of the wrong type is one error, on that rule. Each rule's call is a
+/// function pointer, made where the bound holds, rather than a closure of
+/// its own type: an opaque closure type would carry the rule's bound to
+/// every place the rules are used, and the error with it, however many
+/// rules are written.
 #[allow(clippy::type_complexity)]
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     /// `on`: which errors may succeed on a repeat.
     pub fn on<F: RetryIf<E>>(
-        self,
-        on: F,
-    ) -> RuleSet<T, E, impl Check<E>, OnOk, Ra, RaOk, HookE, HookOk> {
-        let on = Rule::new(on, |on: &F, error: &E| on(error));
-        set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `on_ok`: which `Ok` values are retried (an HTTP 503).
-    pub fn on_ok<F: RetryIf<T>>(
-        self,
-        on_ok: F,
-    ) -> RuleSet<T, E, On, impl Check<T>, Ra, RaOk, HookE, HookOk> {
-        let on_ok = Rule::new(on_ok, |on_ok: &F, value: &T| on_ok(value));
-        set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after`: the wait a server asked for, read from an error.
-    pub fn retry_after<F: Hint<E>>(
-        self,
-        retry_after: F,
-    ) -> RuleSet<T, E, On, OnOk, impl ReadHint<E>, RaOk, HookE, HookOk> {
-        let retry_after = Rule::new(retry_after, |hint: &F, error: &E| hint(error));
-        set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
-    pub fn retry_after_ok<F: Hint<T>>(
-        self,
-        retry_after_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, impl ReadHint<T>, HookE, HookOk> {
-        let retry_after_ok = Rule::new(retry_after_ok, |hint: &F, value: &T| hint(value));
-        set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
-    }
-
-    /// `on_retry`: called before each wait that follows an error.
-    pub fn on_retry<F: OnRetry<E>>(
-        self,
-        on_retry: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, impl Hook<E>, HookOk> {
-        let on_retry = Rule::new(on_retry, |hook: &F, error: &E, attempt, wait| {
-            hook(error, attempt, wait);
-        });
-        set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
-    }
-
-    /// `on_retry_ok`: called before each wait that follows a retried `Ok`
-    /// value.
-    pub fn on_retry_ok<F: OnRetry<T>>(
-        self,
-        on_retry_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, impl Hook<T>> {
-        let on_retry_ok = Rule::new(on_retry_ok, |hook: &F, value: &T, attempt, wait| {
-            hook(value, attempt, wait);
-        });
-        set_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
-    }
-}
-
-/// The same methods, for a function that writes several rules: each rule's
-/// call is a function pointer rather than a closure of its own type. A
-/// rule of the wrong type is then one error, on the rule, however many are
-/// written (an opaque closure type would carry the rule's bound to every
-/// place the rules are used, and the error with it). With one rule written,
-/// the expansion locates every use at the rule, and the closures, which
-/// compile to the rule's own call, are used.
-#[allow(clippy::type_complexity)]
-impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
-    /// `on`, among several rules.
-    pub fn on_among<F: RetryIf<E>>(
         self,
         on: F,
     ) -> RuleSet<T, E, Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk> {
@@ -328,8 +263,8 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `on_ok`, among several rules.
-    pub fn on_ok_among<F: RetryIf<T>>(
+    /// `on_ok`: which `Ok` values are retried (an HTTP 503).
+    pub fn on_ok<F: RetryIf<T>>(
         self,
         on_ok: F,
     ) -> RuleSet<T, E, On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk> {
@@ -337,8 +272,8 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `retry_after`, among several rules.
-    pub fn retry_after_among<F: Hint<E>>(
+    /// `retry_after`: the wait a server asked for, read from an error.
+    pub fn retry_after<F: Hint<E>>(
         self,
         retry_after: F,
     ) -> RuleSet<T, E, On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk> {
@@ -347,8 +282,8 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `retry_after_ok`, among several rules.
-    pub fn retry_after_ok_among<F: Hint<T>>(
+    /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
+    pub fn retry_after_ok<F: Hint<T>>(
         self,
         retry_after_ok: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk> {
@@ -357,8 +292,8 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
     }
 
-    /// `on_retry`, among several rules.
-    pub fn on_retry_among<F: OnRetry<E>>(
+    /// `on_retry`: called before each wait that follows an error.
+    pub fn on_retry<F: OnRetry<E>>(
         self,
         on_retry: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk> {
@@ -369,8 +304,9 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
     }
 
-    /// `on_retry_ok`, among several rules.
-    pub fn on_retry_ok_among<F: OnRetry<T>>(
+    /// `on_retry_ok`: called before each wait that follows a retried `Ok`
+    /// value.
+    pub fn on_retry_ok<F: OnRetry<T>>(
         self,
         on_retry_ok: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>> {
@@ -414,6 +350,51 @@ where
             Ok(value) => self.on_retry_ok.call(value, attempt, wait),
             Err(error) => self.on_retry.call(error, attempt, wait),
         }
+    }
+}
+
+/// The rules of a [`RuleSet`] for an outcome that succeeds with `T` and
+/// fails with `E`: what [`Attempts::step`](crate::__private::Attempts::step)
+/// takes, so that its bound on the outcome (`R: Outcome<Ok = T, Error = E>`)
+/// is apart from its bound on the rules, and the expansion can report each
+/// where it belongs: a return type that is not a `Result` on the return
+/// type, once, and a rule of the wrong type on the rule.
+#[doc(hidden)]
+pub trait RulesOf<T, E> {
+    /// As [`RulesFor::verdict`].
+    fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification;
+    /// As [`RulesFor::before_wait`].
+    fn before_wait_of<R: Outcome<Ok = T, Error = E>>(
+        &self,
+        outcome: &R,
+        attempt: u32,
+        wait: Duration,
+    );
+}
+
+impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RulesOf<T, E>
+    for RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk>
+where
+    On: Check<E>,
+    OnOk: Check<T>,
+    Ra: ReadHint<E>,
+    RaOk: ReadHint<T>,
+    HookE: Hook<E>,
+    HookOk: Hook<T>,
+{
+    #[inline]
+    fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification {
+        RulesFor::<R>::verdict(self, outcome)
+    }
+
+    #[inline]
+    fn before_wait_of<R: Outcome<Ok = T, Error = E>>(
+        &self,
+        outcome: &R,
+        attempt: u32,
+        wait: Duration,
+    ) {
+        RulesFor::<R>::before_wait(self, outcome, attempt, wait);
     }
 }
 

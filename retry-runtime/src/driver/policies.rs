@@ -144,6 +144,5 @@ fn retrying<T, E>(policy: &Params, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
         },
         limit,
         name: crate::observe::Name::CLOSURE,
-        types: PhantomData,
     }
 }

@@ -23,6 +23,7 @@ use crate::clock::{Clock, Instant};
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{self, Stop};
 use crate::rules::{Outcome, RulesFor};
+use crate::slots::BreakerSlot;
 use crate::{observe, CircuitOpen};
 
 impl<'p, R, Mk, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
@@ -203,10 +204,7 @@ where
             .setup
             .breaker
             .map(|(breaker, _)| CircuitPermit::new(breaker));
-        if permit
-            .as_mut()
-            .is_some_and(|permit| !permit.acquire_next(false))
-        {
+        if !permit.acquire(false) {
             self.halt(Stop::Open);
             return false;
         }

@@ -155,16 +155,3 @@ pub(super) struct Ended<'p> {
     pub(super) refused_inside: bool,
     pub(super) inner_gave_up: bool,
 }
-
-/// Hands the event about to be emitted the class of error `failure` failed
-/// with (`error.type`): set just before it, so that no other call's event,
-/// interleaved on the thread while this call waits, can take it.
-#[inline]
-pub(super) fn failed_with<R: Outcome>(failure: Option<&R>) {
-    #[cfg(feature = "tracing")]
-    if let Some(class) = failure.and_then(crate::rules::error_type) {
-        crate::observe::error_type::set(class);
-    }
-    #[cfg(not(feature = "tracing"))]
-    let _ = failure;
-}

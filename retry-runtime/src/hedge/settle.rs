@@ -73,7 +73,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // on, so the layers around do not retry it again. The event
                 // names the attempt that failed; the call made every attempt
                 // it started.
-                super::parts::failed_with(Some(&outcome));
+                crate::rules::failed_with(Some(&outcome));
                 let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
                 let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
                 observe::stopped_after(name, ended.number, made, stop, elapsed, record);
@@ -139,7 +139,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         self.judge.before_wait(outcome, number, wait);
         // Told now, as the retry loop tells it: the attempt that failed (not
         // the newest one, which may still run), before the wait.
-        super::parts::failed_with(Some(outcome));
+        crate::rules::failed_with(Some(outcome));
         let record = self.setup.record(Some(verdict));
         observe::retry_decided(self.setup.name, number, wait, record);
         // A retry after a failure, not a hedge: the failure took the token.
@@ -156,7 +156,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         } else {
             *self.stop
         };
-        super::parts::failed_with(self.last.as_ref());
+        crate::rules::failed_with(self.last.as_ref());
         self.call.set_attempt(*self.started);
         // The last failure's kind: the hedged call keeps no hint of it.
         let outcome = if *self.last_rejected {
