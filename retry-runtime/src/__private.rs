@@ -99,21 +99,12 @@ pub trait Expresses<P: ?Sized>: Sized {
     fn limit() -> Limit<Self>;
 }
 
-impl<E: From<TimedOut>> Expresses<Policy<TimedOut>> for E {
-    fn policy(policy: &Policy<TimedOut>) -> Policy<TimedOut> {
-        *policy
-    }
-    fn limit() -> Limit<Self> {
-        Limit::new(E::from)
-    }
-}
-
-impl<E> Expresses<Policy> for E {
-    fn policy(policy: &Policy) -> Policy<TimedOut> {
+impl<Timeout, E: CutOff<Timeout>> Expresses<Policy<Timeout>> for E {
+    fn policy(policy: &Policy<Timeout>) -> Policy<TimedOut> {
         Policy::of(policy.params)
     }
     fn limit() -> Limit<Self> {
-        Limit::untimed()
+        E::limit()
     }
 }
 
@@ -258,18 +249,32 @@ pub trait OpenBreaker: From<CircuitOpen> {}
 
 impl<E: From<CircuitOpen>> OpenBreaker for E {}
 
-/// An error type a `Policy<TimedOut>`'s closure loop can fail a cut-off
-/// attempt with. Its own trait, so that the error names `.timed_out(..)`
-/// and `.without_timeout()`.
+/// An error type a closure loop under a `Policy<Timeout>` can fail a
+/// cut-off attempt with: any, under a `Policy`, which cuts no attempt off.
+/// Its own trait, so that the error names `.timed_out(..)` and
+/// `.without_timeout()`.
 #[diagnostic::on_unimplemented(
     message = "this policy cuts attempts off (`with_timeout`), and `{Self}` cannot express that: it has no `From<retry_runtime::TimedOut>`",
     label = "a `Policy<TimedOut>` needs an error type with `From<TimedOut>`",
     note = "say how a cut-off attempt fails with `.timed_out(|_| ...)` in place of `.retrying()`, such as `policy.timed_out(|_| Status::deadline_exceeded(\"attempt timed out\"))` for `tonic::Status`",
     note = "or remove the timeout with `.without_timeout()`: a `Policy` runs with any error type (bound the attempt inside the call instead; for reqwest, `ClientBuilder::timeout`)"
 )]
-pub trait CutOff: From<TimedOut> {}
+pub trait CutOff<Timeout>: Sized {
+    /// How an attempt cut off by the policy's timeout fails.
+    fn limit() -> Limit<Self>;
+}
 
-impl<E: From<TimedOut>> CutOff for E {}
+impl<E: From<TimedOut>> CutOff<TimedOut> for E {
+    fn limit() -> Limit<E> {
+        Limit::new(E::from)
+    }
+}
+
+impl<E> CutOff<()> for E {
+    fn limit() -> Limit<E> {
+        Limit::untimed()
+    }
+}
 
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
 /// Bounded by [`BreakerKey`], so that an error type without the conversion
