@@ -43,7 +43,6 @@ pub struct NoBreaker;
 impl BreakerSlot for NoBreaker {
     type Mark<'a> = ();
 
-    #[inline]
     fn mark(&mut self) {}
 }
 
@@ -65,7 +64,6 @@ impl BreakerSlot for Watching<'_> {
     where
         Self: 'a;
 
-    #[inline]
     fn mark(&mut self) {}
 }
 

@@ -49,7 +49,6 @@ where
 {
     type Attempt = Fut;
 
-    #[inline]
     fn make(&mut self) -> Option<Fut> {
         Some(self())
     }
@@ -71,7 +70,6 @@ where
 {
     type Attempt = Limited<F, E, fn(E) -> F::Output>;
 
-    #[inline]
     fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt {
         self.attempt(timeout, attempt)
     }
@@ -84,7 +82,6 @@ pub struct Unbounded;
 impl<F: Future> Bound<F> for Unbounded {
     type Attempt = F;
 
-    #[inline]
     fn bound(&self, _: Option<Duration>, attempt: F) -> F {
         attempt
     }
