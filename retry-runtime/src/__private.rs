@@ -9,7 +9,7 @@ pub use crate::give_up::{
 };
 pub use crate::guard::{Guard, Keep};
 pub use crate::hedge::private as hedge;
-pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};
+pub use crate::rules::{rules, Outcome, RuleSet};
 pub use crate::sleep::sleep;
 pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 pub use crate::timeout::{Limit, Limited};

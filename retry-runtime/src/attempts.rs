@@ -20,7 +20,7 @@ use crate::policy::Params;
 use crate::rules::{Outcome, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
-use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::{CircuitBreaker, Policy, RetryBudget};
 
 /// One call across its attempts, with its circuit breaker `B` and its
 /// budget `U`: [`NoBreaker`] and [`NoBudget`], which take no room, unless
@@ -112,12 +112,6 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     pub fn acquire(&mut self) -> bool {
         let blocking = self.call.clock() == Clock::Blocking;
         self.breaker.acquire(blocking)
-    }
-
-    /// What the body can know of the attempt it runs.
-    #[must_use]
-    pub fn context(&self) -> AttemptContext {
-        self.call.context()
     }
 
     /// Polls an attempt's future with its context set, so the body can read

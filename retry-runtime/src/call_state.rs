@@ -11,7 +11,7 @@ use crate::context::{self, Below, Scope};
 use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name, Record};
 use crate::policy::Params;
-use crate::{AttemptContext, CircuitBreaker, Nested, RetryBudget};
+use crate::{CircuitBreaker, Nested, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
@@ -91,10 +91,6 @@ impl<'p> CallState<'p> {
 
     pub(crate) fn name(&self) -> &'static str {
         self.name.get()
-    }
-
-    pub(crate) fn context(&self) -> AttemptContext {
-        self.scope.context()
     }
 
     /// How long the next attempt may run: the policy's timeout, shortened to

@@ -410,23 +410,19 @@ where
 }
 
 /// The classifier of `on` when none is given: every error is retried.
-#[doc(hidden)]
-pub fn every_error<E>(_: &E) -> bool {
+pub(crate) fn every_error<E>(_: &E) -> bool {
     true
 }
 
 /// The classifier of `on_ok` when none is given: no `Ok` value is retried.
-#[doc(hidden)]
-pub fn no_value<T>(_: &T) -> bool {
+pub(crate) fn no_value<T>(_: &T) -> bool {
     false
 }
 
 /// `retry_after` when none is given.
-#[doc(hidden)]
-pub fn no_hint<T>(_: &T) -> Option<Duration> {
+pub(crate) fn no_hint<T>(_: &T) -> Option<Duration> {
     None
 }
 
 /// `on_retry` and `on_retry_ok` when none is given.
-#[doc(hidden)]
-pub fn no_hook<X>(_: &X, _: u32, _: Duration) {}
+pub(crate) fn no_hook<X>(_: &X, _: u32, _: Duration) {}
