@@ -31,18 +31,14 @@ pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
 /// seen by the next. Only a type known to be `Clone` where the function is
 /// written can be kept; any other (a generic `F: FnMut`, a channel receiver)
 /// is carried from one attempt to the next, as a `&mut` argument would be.
-pub struct Kept<T>(Option<Original<T>>);
-
-/// The caller's value, and `T::clone`, taken where `T: Clone` is known.
-struct Original<T> {
-    value: T,
-    copy: fn(&T) -> T,
-}
+/// It holds the caller's value, and `T::clone`, taken where `T: Clone` is
+/// known.
+pub struct Kept<T>(Option<(T, fn(&T) -> T)>);
 
 impl<T> Kept<T> {
     /// Puts the caller's value back into `argument`, before a retry.
     pub fn restore(&self, argument: &mut T) {
-        if let Some(Original { value, copy }) = &self.0 {
+        if let Some((value, copy)) = &self.0 {
             *argument = copy(value);
         }
     }
@@ -62,10 +58,7 @@ pub trait KeepClone<T> {
 
 impl<T: Clone> KeepClone<T> for Probe<'_, T> {
     fn kept(&self) -> Kept<T> {
-        Kept(Some(Original {
-            value: self.0.clone(),
-            copy: T::clone,
-        }))
+        Kept(Some((self.0.clone(), T::clone)))
     }
 }
 

@@ -329,41 +329,6 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
     }
 }
 
-impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
-    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
-where
-    R: Outcome,
-    On: Check<R::Error>,
-    OnOk: Check<R::Ok>,
-    Ra: ReadHint<R::Error>,
-    RaOk: ReadHint<R::Ok>,
-    HookE: Hook<R::Error>,
-    HookOk: Hook<R::Ok>,
-{
-    #[inline]
-    fn verdict(&self, outcome: &R) -> Classification {
-        crate::context::judging();
-        match outcome.as_result() {
-            Ok(value) if self.on_ok.check(value) => {
-                Classification::Transient(self.retry_after_ok.hint(value))
-            }
-            Ok(_) => Classification::Done,
-            Err(error) if self.on.check(error) => {
-                Classification::Transient(self.retry_after.hint(error))
-            }
-            Err(_) => Classification::Permanent,
-        }
-    }
-
-    #[inline]
-    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
-        match outcome.as_result() {
-            Ok(value) => self.on_retry_ok.call(value, attempt, wait),
-            Err(error) => self.on_retry.call(error, attempt, wait),
-        }
-    }
-}
-
 /// The rules of a [`RuleSet`] for an outcome that succeeds with `T` and
 /// fails with `E`: what [`Attempts::step`](crate::__private::Attempts::step)
 /// takes, so that its bound on the outcome (`R: Outcome<Ok = T, Error = E>`)
@@ -395,7 +360,17 @@ where
 {
     #[inline]
     fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification {
-        RulesFor::<R>::verdict(self, outcome)
+        crate::context::judging();
+        match outcome.as_result() {
+            Ok(value) if self.on_ok.check(value) => {
+                Classification::Transient(self.retry_after_ok.hint(value))
+            }
+            Ok(_) => Classification::Done,
+            Err(error) if self.on.check(error) => {
+                Classification::Transient(self.retry_after.hint(error))
+            }
+            Err(_) => Classification::Permanent,
+        }
     }
 
     #[inline]
@@ -405,7 +380,28 @@ where
         attempt: u32,
         wait: Duration,
     ) {
-        RulesFor::<R>::before_wait(self, outcome, attempt, wait);
+        match outcome.as_result() {
+            Ok(value) => self.on_retry_ok.call(value, attempt, wait),
+            Err(error) => self.on_retry.call(error, attempt, wait),
+        }
+    }
+}
+
+/// The rules of a [`RuleSet`], as the hedged call takes them.
+impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
+    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
+where
+    R: Outcome,
+    Self: RulesOf<R::Ok, R::Error>,
+{
+    #[inline]
+    fn verdict(&self, outcome: &R) -> Classification {
+        self.verdict_of(outcome)
+    }
+
+    #[inline]
+    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
+        self.before_wait_of(outcome, attempt, wait);
     }
 }
 
