@@ -239,12 +239,6 @@ pub mod private {
         Some((breaker, circuit_open))
     }
 
-    /// No breaker.
-    #[must_use]
-    pub const fn no_breaker<R: Outcome>() -> super::Breaker<'static, R::Error> {
-        None
-    }
-
     /// The hedged call of an attribute.
     #[allow(clippy::too_many_arguments)]
     pub fn run<'p, Timeout, R, Mk, Fut, J, S, L>(
