@@ -10,7 +10,6 @@ use core::time::Duration;
 mod policies;
 
 use crate::attempts::Attempts;
-use crate::breaker::CircuitPermit;
 use crate::clock::{sleep_blocking, Clock};
 use crate::guard::{Guard, Guarded, Keep, Unguarded};
 use crate::observe::Name;
@@ -310,7 +309,8 @@ where
             name,
         } = self;
         async move {
-            let mut attempts = start(policy, budget, &breaker, name, Clock::Async);
+            let mut attempts = Attempts::new(policy, budget, name.get(), Clock::Async)
+                .with_breaker_if(breaker.parts().map(|(breaker, _)| breaker));
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back. Without one, `kept` is `()` and the outcome is dropped
@@ -367,26 +367,21 @@ where
     where
         F: FnMut() -> Result<T, E>,
     {
-        let breaker = self.breaker;
-        let mut attempts = start(
-            self.policy,
-            self.budget,
-            &breaker,
-            self.name,
-            Clock::Blocking,
-        );
-        let (limit, rules) = (self.limit, self.rules);
+        let breaker = self.breaker.parts().map(|(breaker, _)| breaker);
+        let mut attempts =
+            Attempts::new(self.policy, self.budget, self.name.get(), Clock::Blocking)
+                .with_breaker_if(breaker);
         let mut kept = Br::Kept::default();
         loop {
             let outcome = if attempts.acquire() {
-                attempts.call_limited(limit, &mut attempt)
-            } else if let Some(outcome) = breaker.refused(&mut kept) {
+                attempts.call_limited(self.limit, &mut attempt)
+            } else if let Some(outcome) = self.breaker.refused(&mut kept) {
                 outcome
             } else {
                 // Without a breaker every attempt is made: not reached.
                 continue;
             };
-            match attempts.step(&rules, &outcome) {
+            match attempts.step(&self.rules, &outcome) {
                 ControlFlow::Break(()) => return outcome,
                 ControlFlow::Continue(wait) => {
                     Br::keep(&mut kept, outcome);
@@ -395,19 +390,4 @@ where
             }
         }
     }
-}
-
-/// The loop's state, with the breaker if there is one.
-#[allow(clippy::type_complexity)]
-// Inlined: on the closure API's success path (benches/instructions.sh).
-#[inline]
-fn start<'p, E>(
-    policy: &'p Params,
-    budget: Option<&'p RetryBudget>,
-    breaker: &impl Guard<'p, E>,
-    name: Name,
-    clock: Clock,
-) -> Attempts<'p, Option<CircuitPermit<'p>>, Option<&'p RetryBudget>> {
-    Attempts::new(policy, budget, name.get(), clock)
-        .with_breaker_if(breaker.parts().map(|(breaker, _)| breaker))
 }
