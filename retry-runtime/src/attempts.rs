@@ -108,7 +108,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
-    /// [`next`](Self::next) stops with [`Stop::Open`].
+    /// [`step`](Self::step) stops with [`Stop::Open`].
     pub fn acquire(&mut self) -> bool {
         let blocking = self.call.clock() == Clock::Blocking;
         self.breaker.acquire(blocking)
@@ -124,15 +124,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
+        self.scoped_in(attempt, span)
     }
 
     /// As [`scoped`](Self::scoped), in a span of the caller's making: the
     /// HTTP driver's attempts carry the request's method and URL.
-    #[cfg_attr(
-        not(any(feature = "tower", feature = "reqwest-middleware")),
-        allow(dead_code)
-    )]
     pub(crate) fn scoped_in<F: Future>(
         &mut self,
         attempt: F,

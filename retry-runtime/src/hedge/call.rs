@@ -42,7 +42,7 @@ where
         if poll.is_pending() {
             this.call.scope().pending(); // In flight in the attempt it runs inside.
         } else {
-            this.call.finished(); // Answered or not: no longer in flight.
+            this.call.scope().finished(); // Answered or not: no longer in flight.
         }
         poll
     }
