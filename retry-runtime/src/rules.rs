@@ -121,10 +121,10 @@ pub(crate) fn failed_with<R: Outcome>(failure: Option<&R>) {
 pub fn rules<T, E>() -> RuleSet<
     T,
     E,
-    impl Check<E>,
-    impl Check<T>,
-    impl ReadHint<E>,
-    impl ReadHint<T>,
+    impl Reads<E, bool>,
+    impl Reads<T, bool>,
+    impl Reads<E, Option<Duration>>,
+    impl Reads<T, Option<Duration>>,
     impl Hook<E>,
     impl Hook<T>,
 > {
@@ -156,43 +156,26 @@ impl<F, Call> Rule<F, Call> {
     }
 }
 
-/// `on` or `on_ok`, as a [`RuleSet`] holds it.
+/// `on`, `on_ok` (`O` is `bool`), `retry_after` or `retry_after_ok` (`O`
+/// is `Option<Duration>`), as a [`RuleSet`] holds it: what it reads from an
+/// error or an `Ok` value.
 #[doc(hidden)]
-pub trait Check<X> {
-    fn check(&self, x: &X) -> bool;
+pub trait Reads<X, O> {
+    fn read(&self, x: &X) -> O;
 }
 
-impl<X, F, Call: Fn(&F, &X) -> bool> Check<X> for Rule<F, Call> {
+impl<X, O, F, Call: Fn(&F, &X) -> O> Reads<X, O> for Rule<F, Call> {
     #[inline]
-    fn check(&self, x: &X) -> bool {
+    fn read(&self, x: &X) -> O {
         (self.call)(&self.rule, x)
     }
 }
 
 /// A rule as the closure API holds it: the function itself. Not hinted
-/// `#[inline]` (nor its two twins below): the closure API's success path is
-/// 13 instructions shorter without (benches/instructions.sh, 231 -> 218).
-impl<X, F: Fn(&X) -> bool> Check<X> for F {
-    fn check(&self, x: &X) -> bool {
-        self(x)
-    }
-}
-
-/// `retry_after` or `retry_after_ok`, as a [`RuleSet`] holds it.
-#[doc(hidden)]
-pub trait ReadHint<X> {
-    fn hint(&self, x: &X) -> Option<Duration>;
-}
-
-impl<X, F, Call: Fn(&F, &X) -> Option<Duration>> ReadHint<X> for Rule<F, Call> {
-    #[inline]
-    fn hint(&self, x: &X) -> Option<Duration> {
-        (self.call)(&self.rule, x)
-    }
-}
-
-impl<X, F: Fn(&X) -> Option<Duration>> ReadHint<X> for F {
-    fn hint(&self, x: &X) -> Option<Duration> {
+/// `#[inline]` (nor the hook's twin below): the closure API's success path
+/// is 13 instructions shorter without (benches/instructions.sh, 231 -> 218).
+impl<X, O, F: Fn(&X) -> O> Reads<X, O> for F {
+    fn read(&self, x: &X) -> O {
         self(x)
     }
 }
@@ -351,10 +334,10 @@ pub trait RulesOf<T, E> {
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RulesOf<T, E>
     for RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk>
 where
-    On: Check<E>,
-    OnOk: Check<T>,
-    Ra: ReadHint<E>,
-    RaOk: ReadHint<T>,
+    On: Reads<E, bool>,
+    OnOk: Reads<T, bool>,
+    Ra: Reads<E, Option<Duration>>,
+    RaOk: Reads<T, Option<Duration>>,
     HookE: Hook<E>,
     HookOk: Hook<T>,
 {
@@ -362,12 +345,12 @@ where
     fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification {
         crate::context::judging();
         match outcome.as_result() {
-            Ok(value) if self.on_ok.check(value) => {
-                Classification::Transient(self.retry_after_ok.hint(value))
+            Ok(value) if self.on_ok.read(value) => {
+                Classification::Transient(self.retry_after_ok.read(value))
             }
             Ok(_) => Classification::Done,
-            Err(error) if self.on.check(error) => {
-                Classification::Transient(self.retry_after.hint(error))
+            Err(error) if self.on.read(error) => {
+                Classification::Transient(self.retry_after.read(error))
             }
             Err(_) => Classification::Permanent,
         }
