@@ -38,9 +38,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // loop returns it.
             self.halt(Stop::Open);
             if self.last.is_none() {
-                *self.last = Some(outcome);
-                *self.last_inner_gave_up = ended.inner_gave_up;
-                *self.last_rejected = !verdict.retries();
+                *self.last = Some((outcome, ended.inner_gave_up, !verdict.retries()));
             }
             return None;
         }
@@ -85,9 +83,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // next copy starts at once anyway.
             Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
                 self.retry_after_failure(&outcome, ended.number, verdict, ended.inner_gave_up);
-                *self.last = Some(outcome);
-                *self.last_inner_gave_up = ended.inner_gave_up;
-                *self.last_rejected = false;
+                *self.last = Some((outcome, ended.inner_gave_up, false));
                 None
             }
         }
@@ -151,21 +147,17 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// Every attempt failed and none may start: the last failure, unchanged,
     /// stopped as the retry loop stops.
     pub(super) fn give_up(&mut self) -> Option<R> {
-        let stop = if *self.last_rejected {
-            Stop::NotRetryable
-        } else {
-            *self.stop
-        };
-        crate::rules::failed_with(self.last.as_ref());
-        self.call.set_attempt(*self.started);
+        let (last, inner_gave_up, rejected) = self.last.take()?;
         // The last failure's kind: the hedged call keeps no hint of it.
-        let outcome = if *self.last_rejected {
-            Classification::Permanent
+        let (stop, outcome) = if rejected {
+            (Stop::NotRetryable, Classification::Permanent)
         } else {
-            Classification::Transient(None)
+            (*self.stop, Classification::Transient(None))
         };
+        crate::rules::failed_with(Some(&last));
+        self.call.set_attempt(*self.started);
         let record = self.setup.record(Some(outcome));
-        self.call.stopped(stop, *self.last_inner_gave_up, record);
-        self.last.take()
+        self.call.stopped(stop, inner_gave_up, record);
+        Some(last)
     }
 }
