@@ -226,11 +226,9 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         S: RulesOf<T, E>,
     {
         let verdict = rules.verdict_of(outcome);
-        if verdict == Classification::Done {
-            self.succeeded();
-            return ControlFlow::Break(());
+        if verdict != Classification::Done {
+            crate::rules::failed_with(Some(outcome));
         }
-        crate::rules::failed_with(Some(outcome));
         let failed = self.attempt();
         match self.judge(verdict) {
             Ok(wait) => {
@@ -248,7 +246,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub(crate) fn judge(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         if verdict == Classification::Done {
-            self.succeeded();
+            // A success: the budget gets its share back, the breaker hears
+            // of it.
+            self.breaker.record(true);
+            self.call
+                .succeeded(self.budget.budget(), self.breaker.breaker());
             return Err(Stop::Done);
         }
         self.judge_failure(verdict)
@@ -302,14 +304,5 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         resent: &mut crate::decision::Resent,
     ) -> bool {
         self.call.send_again(verdict, resent)
-    }
-
-    /// A success: the budget gets its share back, the breaker hears of it.
-    // Inlined: every successful call's end (benches/instructions.sh).
-    #[inline]
-    pub(crate) fn succeeded(&mut self) {
-        self.breaker.record(true);
-        self.call
-            .succeeded(self.budget.budget(), self.breaker.breaker());
     }
 }
