@@ -227,7 +227,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     {
         let verdict = rules.verdict_of(outcome);
         if verdict != Classification::Done {
-            crate::rules::failed_with(Some(outcome));
+            crate::rules::failed_with(outcome);
         }
         let failed = self.attempt();
         match self.judge(verdict) {

@@ -41,27 +41,19 @@ impl<T, E> Outcome for Result<T, E> {
     }
 }
 
-/// Which errors (or `Ok` values) to retry: `Fn(&X) -> bool`. One bound, so
-/// that a mismatch is one error. (Not `tower::Classify`, which judges a
-/// request's whole outcome.)
+/// What `on` and `on_ok` are, `Fn(&X) -> bool` (which errors, or `Ok`
+/// values, to retry), and `retry_after` and `retry_after_ok`, `Fn(&X) ->
+/// Option<Duration>` (the wait a server asked for). One bound, so that a
+/// mismatch is one error. (Not `tower::Classify`, which judges a request's
+/// whole outcome.)
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "expected a function or closure that takes `&{X}` and returns `bool`",
-    label = "expected `Fn(&{X}) -> bool`"
+    message = "expected a function or closure that takes `&{X}` and returns `{O}`",
+    label = "expected `Fn(&{X}) -> {O}`"
 )]
-pub trait RetryIf<X>: Fn(&X) -> bool {}
+pub trait RuleFn<X, O>: Fn(&X) -> O {}
 
-impl<X, F: Fn(&X) -> bool> RetryIf<X> for F {}
-
-/// The wait a server asked for: `Fn(&E) -> Option<Duration>`.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "expected a function or closure that takes `&{E}` and returns `Option<Duration>`",
-    label = "expected `Fn(&{E}) -> Option<Duration>`"
-)]
-pub trait Hint<E>: Fn(&E) -> Option<Duration> {}
-
-impl<E, F: Fn(&E) -> Option<Duration>> Hint<E> for F {}
+impl<X, O, F: Fn(&X) -> O> RuleFn<X, O> for F {}
 
 /// Called before each wait: `Fn(&E, u32, Duration)`, or `Fn(&T, u32,
 /// Duration)` for retried `Ok` values.
@@ -90,9 +82,9 @@ pub trait RulesFor<R> {
 /// retried `Ok` value. Set just before the event, so that no other call's
 /// event, interleaved on the thread while this call waits, can take it.
 #[inline]
-pub(crate) fn failed_with<R: Outcome>(failure: Option<&R>) {
+pub(crate) fn failed_with<R: Outcome>(failure: &R) {
     #[cfg(feature = "tracing")]
-    if failure.is_some_and(|failure| failure.as_result().is_err()) {
+    if failure.as_result().is_err() {
         crate::observe::error_type::set(core::any::type_name::<R::Error>());
     }
     #[cfg(not(feature = "tracing"))]
@@ -244,7 +236,7 @@ macro_rules! set_rule {
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     /// `on`: which errors may succeed on a repeat.
     #[inline(always)]
-    pub fn on<F: RetryIf<E>>(
+    pub fn on<F: RuleFn<E, bool>>(
         self,
         on: F,
     ) -> RuleSet<T, E, Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk> {
@@ -254,7 +246,7 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
 
     /// `on_ok`: which `Ok` values are retried (an HTTP 503).
     #[inline(always)]
-    pub fn on_ok<F: RetryIf<T>>(
+    pub fn on_ok<F: RuleFn<T, bool>>(
         self,
         on_ok: F,
     ) -> RuleSet<T, E, On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk> {
@@ -264,7 +256,7 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
 
     /// `retry_after`: the wait a server asked for, read from an error.
     #[inline(always)]
-    pub fn retry_after<F: Hint<E>>(
+    pub fn retry_after<F: RuleFn<E, Option<Duration>>>(
         self,
         retry_after: F,
     ) -> RuleSet<T, E, On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk> {
@@ -275,7 +267,7 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
 
     /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
     #[inline(always)]
-    pub fn retry_after_ok<F: Hint<T>>(
+    pub fn retry_after_ok<F: RuleFn<T, Option<Duration>>>(
         self,
         retry_after_ok: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk> {

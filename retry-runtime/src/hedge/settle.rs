@@ -71,7 +71,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // on, so the layers around do not retry it again. The event
                 // names the attempt that failed; the call made every attempt
                 // it started.
-                crate::rules::failed_with(Some(&outcome));
+                crate::rules::failed_with(&outcome);
                 let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
                 let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
                 observe::stopped_after(name, ended.number, made, stop, elapsed, record);
@@ -117,10 +117,8 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             .named
             .map(|named| named.saturating_duration_since(now))
             .filter(|left| !left.is_zero());
-        let asked = match (hint, named_left) {
-            (Some(hint), Some(left)) => Some(hint.max(left)),
-            (hint, left) => hint.or(left),
-        };
+        // The longer of the two, either if only one is given.
+        let asked = hint.max(named_left);
         let decided = (self.call).decide(started, asked, inner_gave_up, true, budget, breaker);
         let wait = match decided {
             Ok((wait, _)) => wait,
@@ -129,13 +127,12 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let Some(at) = now.checked_add(wait) else {
             return self.halt(Stop::Deadline);
         };
-        if let Some(named) = hint.and_then(|hint| now.checked_add(hint)) {
-            *self.named = Some(self.named.map_or(named, |before| before.max(named)));
-        }
+        // The later of the instants named, either if only one is.
+        *self.named = (*self.named).max(hint.and_then(|hint| now.checked_add(hint)));
         self.judge.before_wait(outcome, number, wait);
         // Told now, as the retry loop tells it: the attempt that failed (not
         // the newest one, which may still run), before the wait.
-        crate::rules::failed_with(Some(outcome));
+        crate::rules::failed_with(outcome);
         let record = self.setup.record(Some(verdict));
         observe::retry_decided(self.setup.name, number, wait, record);
         // A retry after a failure, not a hedge: the failure took the token.
@@ -154,7 +151,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         } else {
             (*self.stop, Classification::Transient(None))
         };
-        crate::rules::failed_with(Some(&last));
+        crate::rules::failed_with(&last);
         self.call.set_attempt(*self.started);
         let record = self.setup.record(Some(outcome));
         self.call.stopped(stop, inner_gave_up, record);
