@@ -136,11 +136,8 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     /// hedge or a refusal), with its budget and breaker, for a test's
     /// record.
     pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
-        Record::new(
-            outcome,
-            self.budget,
-            self.breaker.map(|(breaker, _)| breaker),
-        )
+        let breaker = self.breaker.map(|(breaker, _)| breaker);
+        Record::new(outcome, self.budget, breaker)
     }
 }
 
