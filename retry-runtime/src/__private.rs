@@ -33,6 +33,7 @@ pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
 /// is carried from one attempt to the next, as a `&mut` argument would be.
 /// It holds the caller's value, and `T::clone`, taken where `T: Clone` is
 /// known.
+#[allow(clippy::type_complexity)]
 pub struct Kept<T>(Option<(T, fn(&T) -> T)>);
 
 impl<T> Kept<T> {

@@ -200,10 +200,7 @@ where
     /// it retries a failure (rather than hedging).
     fn place(&mut self, now: Option<Instant>, after_failure: bool) -> bool {
         // The retry loop's permit, one per attempt running.
-        let mut permit = self
-            .setup
-            .breaker
-            .map(|(breaker, _)| CircuitPermit::new(breaker));
+        let mut permit = self.setup.circuit().map(CircuitPermit::new);
         if !permit.acquire(false) {
             self.halt(Stop::Open);
             return false;

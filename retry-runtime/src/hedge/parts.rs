@@ -136,8 +136,12 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     /// hedge or a refusal), with its budget and breaker, for a test's
     /// record.
     pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
-        let breaker = self.breaker.map(|(breaker, _)| breaker);
-        Record::new(outcome, self.budget, breaker)
+        Record::new(outcome, self.budget, self.circuit())
+    }
+
+    /// The breaker, without what a refused call returns.
+    pub(super) fn circuit(&self) -> Option<&'p CircuitBreaker> {
+        self.breaker.map(|(breaker, _)| breaker)
     }
 }
 

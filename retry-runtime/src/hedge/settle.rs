@@ -53,8 +53,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // The call made every attempt it started, whichever answered;
                 // the budget gets its share back.
                 self.call.set_attempt(*self.started);
-                let breaker = self.setup.breaker.map(|(breaker, _)| breaker);
-                self.call.succeeded(self.setup.budget, breaker);
+                self.call.succeeded(self.setup.budget, self.setup.circuit());
                 Some(outcome)
             }
             Classification::Permanent | Classification::Unrepeatable => {
@@ -108,7 +107,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             }
             return;
         }
-        let breaker = self.setup.breaker.map(|(breaker, _)| breaker);
+        let breaker = self.setup.circuit();
         let (started, budget) = (*self.started, self.setup.budget);
         // An instant a server named on an earlier failure still holds: no
         // attempt starts before it, whichever attempt failed now (never early).
