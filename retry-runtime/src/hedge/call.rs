@@ -112,7 +112,8 @@ where
                 let ended = Ended {
                     number: *attempt.number,
                     started: *attempt.started,
-                    refused_inside: (permit.as_ref())
+                    refused_inside: permit
+                        .as_ref()
                         .map_or(*attempt.refused_inside, CircuitPermit::refused_inside),
                     permit,
                     inner_gave_up: attempt.nesting.1,

@@ -118,7 +118,9 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             .filter(|left| !left.is_zero());
         // The longer of the two, either if only one is given.
         let asked = hint.max(named_left);
-        let decided = (self.call).decide(started, asked, inner_gave_up, true, budget, breaker);
+        let decided = self
+            .call
+            .decide(started, asked, inner_gave_up, true, budget, breaker);
         let wait = match decided {
             Ok((wait, _)) => wait,
             Err(stop) => return self.halt(stop),
