@@ -94,20 +94,16 @@ impl Upstream {
 
     /// With a circuit breaker of its own.
     #[must_use]
-    pub fn with_breaker(self, breaker: CircuitBreaker) -> Self {
-        Upstream {
-            breaker: Some(breaker),
-            budget: self.budget,
-        }
+    pub fn with_breaker(mut self, breaker: CircuitBreaker) -> Self {
+        self.breaker = Some(breaker);
+        self
     }
 
     /// With a retry budget of its own.
     #[must_use]
-    pub fn with_budget(self, budget: RetryBudget) -> Self {
-        Upstream {
-            breaker: self.breaker,
-            budget: Some(budget),
-        }
+    pub fn with_budget(mut self, budget: RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// Its circuit breaker, if it has one.
