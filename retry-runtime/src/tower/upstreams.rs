@@ -129,8 +129,19 @@ pub struct PerAuthority(pub(super) Shared<Registry>);
 /// path prefix, a host from another header)
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
-#[derive(Clone, Debug)]
+#[derive(Clone)]
 pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) Func<F>);
+
+/// Whatever `F` is (a closure is not `Debug`), as `RetryLayer`'s derived
+/// `Debug` needs: the function shows as `..`.
+impl<F> core::fmt::Debug for PerKey<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("PerKey")
+            .field(&self.0)
+            .field(&self.1)
+            .finish()
+    }
+}
 
 /// The registry key of a request's upstream: its host, in lower case, and
 /// port, the scheme's default when the URI gives none (`host:port`, as the
