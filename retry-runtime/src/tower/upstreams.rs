@@ -4,7 +4,7 @@
 //! your own. The choice itself is [`Selected`], as the middleware's is.
 
 use super::breaker::BreakerError;
-use crate::integration::{Func, Selected};
+use crate::integration::Selected;
 use crate::registry::{host_key, Registry};
 use crate::{CircuitBreaker, CircuitOpen, Shared};
 
@@ -81,7 +81,7 @@ with_breaker_error! {
         Selected::keyed(&this.0, key.as_deref(), Selected::Own)
     };
     impl[F] PerKey<F> [where F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static], |this, head| {
-        Selected::keyed(&this.0, (this.1 .0)(head).as_deref(), Selected::Own)
+        Selected::keyed(&this.0, (this.1)(head).as_deref(), Selected::Own)
     };
 }
 
@@ -130,7 +130,7 @@ pub struct PerAuthority(pub(super) Shared<Registry>);
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
 #[derive(Clone)]
-pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) Func<F>);
+pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) F);
 
 /// Whatever `F` is (a closure is not `Debug`), as `RetryLayer`'s derived
 /// `Debug` needs: the function shows as `..`.
@@ -138,8 +138,7 @@ impl<F> core::fmt::Debug for PerKey<F> {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         f.debug_tuple("PerKey")
             .field(&self.0)
-            .field(&self.1)
-            .finish()
+            .finish_non_exhaustive()
     }
 }
 
