@@ -179,6 +179,9 @@ const KEY_DRAWN: u64 = 1 << 1;
 const SHOWS_BLOCKING: u64 = 1 << 2;
 /// ... and its key is the thread's `key`.
 const SHOWS_KEYED: u64 = 1 << 3;
+/// Set on the slow way in, which set the enclosing attempt's context aside:
+/// the way out, which tests the marks, then sets it back.
+const SET_ASIDE: u64 = 1 << 4;
 
 impl Marks {
     const NONE: Marks = Marks(0);
