@@ -38,26 +38,26 @@ fn in_context<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
     // (benches/build-cost.sh: with the attempt called again from a generic
     // function of the slow way, 322 bytes of code a retried function, and
     // its symbol, unwind tables and jump table).
-    let mut leave = Leave {
-        scope,
-        outer,
-        slow: None,
-    };
+    let mut leave = Leave { outer, slow: None };
     if !usual {
-        enter_slow_way(&mut leave);
+        enter_slow_way(scope, &mut leave.slow);
     }
-    attempt()
+    let output = attempt();
+    leave.leave(scope);
+    core::mem::forget(leave);
+    output
 }
 
-/// Sets the enclosing attempt's frame back when dropped, and after the slow
-/// way in, what it set aside.
-struct Leave<'a> {
-    scope: &'a mut Scope,
+/// Sets the enclosing attempt's frame back, and after the slow way in, what
+/// it set aside: by [`leave`](Leave::leave) after the attempt, which then
+/// forgets the guard, or when dropped, should the attempt panic.
+struct Leave {
     outer: Frame,
     slow: Option<SetAside>,
 }
 
-impl Drop for Leave<'_> {
+impl Leave {
+    /// The way out after the attempt: hands the call what the attempt left.
     // Inlined: the usual way out is a frame stored back and one test of the
     // marks, which the slow way in sets (`SET_ASIDE`), so that it is the one
     // test either way: with the slow way tested apart (and its own call),
@@ -65,25 +65,51 @@ impl Drop for Leave<'_> {
     // a retried function 1,683 bytes instead of 1,621
     // (benches/instructions.sh 1000, benches/build-cost.sh 60 1, 2026-12-06).
     #[inline]
-    fn drop(&mut self) {
+    fn leave(&self, scope: &mut Scope) {
         THREAD.with(|thread| {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
             if marks != Marks::NONE {
-                leave_slow(self, marks);
+                leave_slow(scope, &self.slow, marks);
+            }
+        });
+    }
+}
+
+impl Drop for Leave {
+    /// The way out when the attempt panics: the enclosing attempt's context
+    /// is set back; what the attempt marked goes with the call, which
+    /// unwinds (a future that panicked is not polled again).
+    // Out of line, so that a retried function's unwind path is one call, not
+    // a copy of the way out: with it inlined there, 1,571 bytes a retried
+    // function instead of 1,518 (benches/build-cost.sh 60 1). Without the
+    // call's scope, which the guard would hold for this path alone: with
+    // it, the attribute's success path took 108 instructions instead of 106
+    // (benches/instructions.sh 1000, 2026-12-06).
+    #[cold]
+    #[inline(never)]
+    fn drop(&mut self) {
+        THREAD.with(|thread| {
+            thread.frame.set(self.outer);
+            match self.slow {
+                Some(SetAside::Deadline(deadline)) => {
+                    thread.deadline.set(deadline);
+                    thread.marks.set(Marks::NONE);
+                }
+                Some(SetAside::All(saved)) => saved.set_back(thread),
+                None => thread.marks.set(Marks::NONE),
             }
         });
     }
 }
 
 /// The slow way in: the thread's deadline, key and marks are set aside in
-/// `leave`, the attempt's put in, and the ones set aside put back when it is
-/// dropped (only the deadline, for an attempt that has nothing else). The
-/// thread's marks then show `SET_ASIDE`, so that the way out looks here.
+/// `slow`, the attempt's put in, and the ones set aside put back on the way
+/// out (only the deadline, for an attempt that has nothing else). The
+/// thread's marks then show `SET_ASIDE`, so that the way out looks there.
 #[inline(never)]
-fn enter_slow_way(leave: &mut Leave<'_>) {
-    let scope = &*leave.scope;
-    leave.slow = Some(THREAD.with(|thread| {
+fn enter_slow_way(scope: &Scope, slow: &mut Option<SetAside>) {
+    *slow = Some(THREAD.with(|thread| {
         if thread.marks.get() == Marks::NONE && scope.flags == DEADLINE {
             // A deadline of its own and nothing else: only the thread's
             // nearest deadline is set, and set back after. Kept for
@@ -120,6 +146,15 @@ struct Saved {
     drawn: IdempotencyKey,
 }
 
+impl Saved {
+    fn set_back(self, thread: &Thread) {
+        thread.marks.set(self.marks);
+        thread.deadline.set(self.deadline);
+        thread.key.set(self.key);
+        thread.drawn.set(self.drawn);
+    }
+}
+
 fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
     let saved = Saved {
         marks: thread.marks.get(),
@@ -149,9 +184,8 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
 /// The way out when the thread's marks are not empty: the attempt's poll
 /// left marks for the call, or the slow way in set something aside.
 #[inline(never)]
-fn leave_slow(leave: &mut Leave<'_>, marks: Marks) {
-    let scope = &mut *leave.scope;
-    THREAD.with(|thread| match leave.slow {
+fn leave_slow(scope: &mut Scope, slow: &Option<SetAside>, marks: Marks) {
+    THREAD.with(|thread| match *slow {
         Some(SetAside::Deadline(deadline)) => {
             thread.deadline.set(deadline);
             // Nothing marked by the poll: the way in found no marks. Without
@@ -176,12 +210,7 @@ fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option
         scope.set_key(thread.drawn.get());
     }
     match saved {
-        Some(saved) => {
-            thread.marks.set(saved.marks);
-            thread.deadline.set(saved.deadline);
-            thread.key.set(saved.key);
-            thread.drawn.set(saved.drawn);
-        }
+        Some(saved) => saved.set_back(thread),
         // The way in found no marks and changed nothing else.
         None => thread.marks.set(Marks::NONE),
     }
@@ -255,18 +284,18 @@ impl<F: Future, M: MarkThread> Future for Scoped<'_, F, M> {
 /// its success path took 238 instructions instead of 235
 /// (benches/instructions.sh); the size it saves is a retried function's,
 /// whose attempts are polled through `in_context`.
+#[inline]
 pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> R {
     let (outer, usual) = THREAD.with(|thread| {
         let outer = thread.frame.replace(scope.frame);
         (outer, thread.marks.get().0 | u64::from(scope.flags) == 0)
     });
     if usual {
-        let _leave = Leave {
-            scope,
-            outer,
-            slow: None,
-        };
-        attempt()
+        let leave = Leave { outer, slow: None };
+        let output = attempt();
+        leave.leave(scope);
+        core::mem::forget(leave);
+        output
     } else {
         in_context_slow(scope, outer, attempt)
     }
@@ -276,11 +305,10 @@ pub(crate) fn scoped_call<R>(scope: &mut Scope, attempt: impl FnOnce() -> R) -> 
 /// of a closure's attempt future): see `scoped_call`.
 #[inline(never)]
 fn in_context_slow<R>(scope: &mut Scope, outer: Frame, attempt: impl FnOnce() -> R) -> R {
-    let mut leave = Leave {
-        scope,
-        outer,
-        slow: None,
-    };
-    enter_slow_way(&mut leave);
-    attempt()
+    let mut leave = Leave { outer, slow: None };
+    enter_slow_way(scope, &mut leave.slow);
+    let output = attempt();
+    leave.leave(scope);
+    core::mem::forget(leave);
+    output
 }
