@@ -70,7 +70,7 @@ impl Leave {
             let marks = thread.marks.get();
             thread.frame.set(self.outer);
             if marks != Marks::NONE {
-                leave_slow(scope, &self.slow, marks);
+                leave_slow(Some(scope), &self.slow, marks);
             }
         });
     }
@@ -89,17 +89,8 @@ impl Drop for Leave {
     #[cold]
     #[inline(never)]
     fn drop(&mut self) {
-        THREAD.with(|thread| {
-            thread.frame.set(self.outer);
-            match self.slow {
-                Some(SetAside::Deadline(deadline)) => {
-                    thread.deadline.set(deadline);
-                    thread.marks.set(Marks::NONE);
-                }
-                Some(SetAside::All(saved)) => saved.set_back(thread),
-                None => thread.marks.set(Marks::NONE),
-            }
-        });
+        THREAD.with(|thread| thread.frame.set(self.outer));
+        leave_slow(None, &self.slow, Marks::NONE);
     }
 }
 
@@ -146,15 +137,6 @@ struct Saved {
     drawn: IdempotencyKey,
 }
 
-impl Saved {
-    fn set_back(self, thread: &Thread) {
-        thread.marks.set(self.marks);
-        thread.deadline.set(self.deadline);
-        thread.key.set(self.key);
-        thread.drawn.set(self.drawn);
-    }
-}
-
 fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
     let saved = Saved {
         marks: thread.marks.get(),
@@ -181,39 +163,39 @@ fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
     saved
 }
 
-/// The way out when the thread's marks are not empty: the attempt's poll
-/// left marks for the call, or the slow way in set something aside.
+/// The way out when the thread's marks are not empty (the attempt's poll
+/// left marks for the call, or the slow way in set something aside), and
+/// when the attempt panics (no `scope`: what it marked goes with the call):
+/// hands the marks to the call, and sets back what was set aside.
 #[inline(never)]
-fn leave_slow(scope: &mut Scope, slow: &Option<SetAside>, marks: Marks) {
-    THREAD.with(|thread| match *slow {
-        Some(SetAside::Deadline(deadline)) => {
-            thread.deadline.set(deadline);
-            // Nothing marked by the poll: the way in found no marks. Without
-            // this test, `attribute-deadline` took 274 instructions on the
-            // success path instead of 253 (benches/instructions.sh).
-            if marks == Marks(SET_ASIDE) {
-                thread.marks.set(Marks::NONE);
-            } else {
-                leave_slow_on(thread, scope, marks, None);
+fn leave_slow(scope: Option<&mut Scope>, slow: &Option<SetAside>, marks: Marks) {
+    THREAD.with(|thread| {
+        // Nothing marked but the slow way in's own mark: nothing to hand
+        // over. Without this test, `attribute-deadline` took 274 instructions
+        // on the success path instead of 253 (benches/instructions.sh).
+        if let Some(scope) = scope.filter(|_| marks != Marks(SET_ASIDE)) {
+            scope.inner_gave_up |= marks.has(GAVE_UP);
+            scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
+            if marks.has(KEY_DRAWN) {
+                scope.set_key(thread.drawn.get());
             }
         }
-        Some(SetAside::All(saved)) => leave_slow_on(thread, scope, marks, Some(saved)),
-        // The usual way set nothing aside: only marks to hand over.
-        None => leave_slow_on(thread, scope, marks, None),
+        match *slow {
+            Some(SetAside::All(saved)) => {
+                thread.marks.set(saved.marks);
+                thread.deadline.set(saved.deadline);
+                thread.key.set(saved.key);
+                thread.drawn.set(saved.drawn);
+            }
+            // The way in found no marks, and changed the deadline alone or
+            // nothing else.
+            Some(SetAside::Deadline(deadline)) => {
+                thread.deadline.set(deadline);
+                thread.marks.set(Marks::NONE);
+            }
+            None => thread.marks.set(Marks::NONE),
+        }
     });
-}
-
-fn leave_slow_on(thread: &Thread, scope: &mut Scope, marks: Marks, saved: Option<Saved>) {
-    scope.inner_gave_up |= marks.has(GAVE_UP);
-    scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
-    if marks.has(KEY_DRAWN) {
-        scope.set_key(thread.drawn.get());
-    }
-    match saved {
-        Some(saved) => saved.set_back(thread),
-        // The way in found no marks and changed nothing else.
-        None => thread.marks.set(Marks::NONE),
-    }
 }
 
 pin_project_lite::pin_project! {
