@@ -162,7 +162,7 @@ pub(crate) fn report(breaker: &Name, transition: Transition, probes: u64, open_m
             "to" => transition.to.as_str(),
         )
         .increment(1);
-        ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(transition.to.gauge());
+        publish(breaker, transition.to);
     }
     #[cfg(feature = "tracing")]
     let breaker = breaker.as_str();
