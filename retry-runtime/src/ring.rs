@@ -57,12 +57,6 @@ const SLOT_BITS: u32 = 4;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 const NUMBER_MAX: u64 = u64::MAX >> SLOT_BITS;
 
-/// The tick of bucket number `index`; ordered as the numbers are.
-fn tick_of(index: u64) -> u64 {
-    let index = index.min(NUMBER_MAX);
-    (index << SLOT_BITS) | (index % BUCKETS as u64)
-}
-
 /// The first and the second count of a bucket word.
 fn counts_of(bucket: u64) -> (u64, u64) {
     (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
@@ -163,9 +157,11 @@ impl Ring {
     /// the bucket for older.
     pub(crate) fn add(&self, now: u64, first: u64, second: u64) -> u64 {
         let mut index = self.index(now);
-        // The latest reading. Read first: a write on every reading would
-        // bounce the cache line for nothing.
-        let tick = tick_of(index);
+        // The latest reading, as the tick of its bucket (ordered as the
+        // numbers are). Read first: a write on every reading would bounce
+        // the cache line for nothing.
+        let number = index.min(NUMBER_MAX);
+        let tick = (number << SLOT_BITS) | (number % BUCKETS as u64);
         if self.tick.load(Ordering::Relaxed) < tick {
             self.tick.fetch_max(tick, Ordering::Relaxed);
         }

@@ -180,14 +180,6 @@ impl CircuitBreaker {
         self.name.as_str()
     }
 
-    /// Sets the metrics' state gauge to the state now, without a
-    /// transition: for a breaker just made at run time, whose series should
-    /// be there (at closed) before anything goes wrong.
-    pub(crate) fn publish_state(&self) {
-        #[cfg(feature = "metrics")]
-        circuit::publish(&self.name, self.state());
-    }
-
     /// Where the breaker stands now. An open breaker whose period has ended
     /// is still `Open` until a call asks to go through.
     #[must_use]

@@ -190,12 +190,17 @@ impl CircuitBreaker {
         self
     }
 
-    /// Names the breaker `name` unless [`with_name`](Self::with_name) or
-    /// [`with_owned_name`](Self::with_owned_name) named it.
-    pub(crate) fn name_by_default(&mut self, name: &Arc<str>) {
+    /// A breaker a registry just made for `key`: named after it unless
+    /// [`with_name`](Self::with_name) or
+    /// [`with_owned_name`](Self::with_owned_name) named it, and the metrics'
+    /// state gauge set to the state now, without a transition, so that its
+    /// series is there (at closed) before anything goes wrong.
+    pub(crate) fn made_for(&mut self, key: &Arc<str>) {
         if !self.name.is_set() {
-            self.name.set_owned(Arc::clone(name));
+            self.name.set_owned(Arc::clone(key));
         }
+        #[cfg(feature = "metrics")]
+        crate::circuit::publish(&self.name, self.state());
     }
 
     setters! {
