@@ -165,24 +165,22 @@ pub(crate) fn report(breaker: &Name, transition: Transition, probes: u64, open_m
         publish(breaker, transition.to);
     }
     #[cfg(feature = "tracing")]
-    let breaker = breaker.as_str();
-    #[cfg(feature = "tracing")]
     match transition.to {
         CircuitState::Open => tracing::warn!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             open_ms = open_ms.unwrap_or(0),
             "circuit opened; refusing calls"
         ),
         CircuitState::HalfOpen => tracing::info!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             probes,
             "circuit half-open; probing"
         ),
         CircuitState::Closed => tracing::info!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             "circuit closed"
         ),
     }

@@ -201,12 +201,12 @@ impl<'de> Deserialize<'de> for Policy<TimedOut> {
 impl<'de> Deserialize<'de> for Policy {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let policy = Policy::<TimedOut>::deserialize(deserializer)?;
-        match policy.timeout() {
-            Some(timeout) => Err(D::Error::custom(PolicyError::TimeoutNotExpressible {
+        if let Some(timeout) = policy.timeout() {
+            return Err(D::Error::custom(PolicyError::TimeoutNotExpressible {
                 timeout,
-            })),
-            None => Ok(policy.without_timeout()),
+            }));
         }
+        Ok(policy.without_timeout())
     }
 }
 

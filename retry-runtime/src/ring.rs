@@ -62,6 +62,29 @@ fn counts_of(bucket: u64) -> (u64, u64) {
     (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
 }
 
+/// A count of milliseconds, saturating: a window's, a breaker's open
+/// periods.
+pub(crate) const fn millis(ms: u128) -> u64 {
+    if ms > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        ms as u64
+    }
+}
+
+/// `value` within `[low, high]`, since `Ord::clamp` is not `const`: what
+/// the breaker's setters keep to (a ratio to `[0, 1]` in thousandths, a
+/// count to `[1, COUNT_MAX]`), and a bucket's width to at least 1.
+pub(crate) const fn clamp(value: u64, low: u64, high: u64) -> u64 {
+    if value < low {
+        low
+    } else if value > high {
+        high
+    } else {
+        value
+    }
+}
+
 /// Two counts over the last [`BUCKETS`] buckets of `bucket_ms`.
 #[derive(Debug)]
 pub(crate) struct Ring {
@@ -99,14 +122,7 @@ impl Ring {
     /// The width of a bucket of a `window`, a tenth of it, in milliseconds
     /// (at least 1, saturating).
     pub(crate) const fn bucket_ms(window: Duration) -> u64 {
-        let ms = window.as_millis() / BUCKETS as u128;
-        if ms == 0 {
-            1
-        } else if ms > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            ms as u64
-        }
+        clamp(millis(window.as_millis() / BUCKETS as u128), 1, u64::MAX)
     }
 
     /// Adds one to the first count of the bucket of the latest clock

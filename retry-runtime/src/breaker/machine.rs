@@ -148,13 +148,9 @@ impl CircuitBreaker {
                 }
             })
         });
-        let Ok((before, after)) = step else {
-            return;
-        };
-        if after.state() == CircuitState::Closed {
-            self.clear_window();
+        if let Ok((before, after)) = step {
+            self.announce(before, after, now);
         }
-        self.announce(before, after, now);
     }
 
     /// An adaptive breaker's answer to a call (DESIGN §4.18): refused with

@@ -259,9 +259,6 @@ impl CircuitBreaker {
         let current = self.state.load();
         let next = next(current, current.round().wrapping_add(1));
         let before = self.state.swap(next);
-        if next.state() == CircuitState::Closed {
-            self.clear_window();
-        }
         self.announce(before, next, None);
     }
 
@@ -316,12 +313,17 @@ impl CircuitBreaker {
         (word.round(), if half_open { word.probes_out() } else { 0 })
     }
 
-    /// Tells the outside world of a change from `before` to `after`, if the
-    /// state changed: the process-wide counts, the metrics facade, `tracing`
-    /// and the callback. `now` is the time the change was made, when read.
+    /// The word went from `before` to `after`: a circuit that is closed
+    /// now starts with an empty window, and the outside world hears of the
+    /// change, if the state changed: the process-wide counts, the metrics
+    /// facade, `tracing` and the callback. `now` is the time the change was
+    /// made, when read.
     #[cold]
     fn announce(&self, before: Word, after: Word, now: Option<u64>) {
         let (from, to) = (before.state(), after.state());
+        if to == CircuitState::Closed {
+            self.clear_window();
+        }
         if from == to {
             return;
         }

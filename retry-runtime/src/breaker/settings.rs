@@ -9,30 +9,7 @@ use super::word::{StateCell, Word, COUNT_MAX};
 use super::CircuitBreaker;
 use crate::budget::milli;
 use crate::circuit::{Name, Transition};
-use crate::ring::{AtomicU64, Ring};
-
-/// A millisecond count from a duration, saturating.
-const fn millis(d: Duration) -> u64 {
-    let ms = d.as_millis();
-    if ms > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        ms as u64
-    }
-}
-
-/// `value` within `[low, high]`: what every setter below keeps to (a
-/// ratio to `[0, 1]` in thousandths, a count to `[1, COUNT_MAX]`), since
-/// `Ord::clamp` is not `const`.
-const fn clamp(value: u64, low: u64, high: u64) -> u64 {
-    if value < low {
-        low
-    } else if value > high {
-        high
-    } else {
-        value
-    }
-}
+use crate::ring::{clamp, millis, AtomicU64, Ring};
 
 /// `with_*` setters that each store what they are given, kept in range as
 /// said, in one field: `name(argument: Type) => field = value;`.
@@ -220,10 +197,10 @@ impl CircuitBreaker {
             failures => failures as u64,
         };
         /// The first open period (before jitter).
-        with_open_for(open_for: Duration) => open_ms = millis(open_for);
+        with_open_for(open_for: Duration) => open_ms = millis(open_for.as_millis());
         /// The longest open period: each failed probe doubles the period, up to
         /// this.
-        with_max_open_for(max_open_for: Duration) => max_open_ms = millis(max_open_for);
+        with_max_open_for(max_open_for: Duration) => max_open_ms = millis(max_open_for.as_millis());
         /// The most probe calls at a time when half-open (1 to 65535).
         with_probes(probes: u32) => probes = clamp(probes as u64, 1, COUNT_MAX);
         /// The probe successes that close the circuit (1 to 65535).
