@@ -48,15 +48,11 @@ impl CircuitState {
 /// [`on_transition`](crate::CircuitBreaker::on_transition) callback sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Transition {
-    from: CircuitState,
-    to: CircuitState,
+    pub(crate) from: CircuitState,
+    pub(crate) to: CircuitState,
 }
 
 impl Transition {
-    pub(crate) const fn new(from: CircuitState, to: CircuitState) -> Self {
-        Transition { from, to }
-    }
-
     /// The state before.
     #[must_use]
     pub const fn from(self) -> CircuitState {

@@ -327,7 +327,7 @@ impl CircuitBreaker {
         if from == to {
             return;
         }
-        let transition = Transition::new(from, to);
+        let transition = Transition { from, to };
         let open_ms = (to == CircuitState::Open && !after.is_forced())
             .then(|| after.open_until().saturating_sub(now.unwrap_or(0)));
         circuit::report(&self.name, transition, self.probes, open_ms);
