@@ -92,7 +92,7 @@ impl CircuitBreaker {
             return;
         }
         // A success counts in the bucket of the latest clock reading, without
-        // reading the clock, unless it must be read ([`Ring::count_latest`]).
+        // reading the clock, unless it must be read (`Ring::count_latest`).
         if success && self.ring.count_latest() {
             return self.end_streak();
         }

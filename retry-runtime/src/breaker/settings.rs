@@ -200,7 +200,8 @@ impl CircuitBreaker {
         with_open_for(open_for: Duration) => open_ms = millis(open_for.as_millis());
         /// The longest open period: each failed probe doubles the period, up to
         /// this.
-        with_max_open_for(max_open_for: Duration) => max_open_ms = millis(max_open_for.as_millis());
+        with_max_open_for(max_open_for: Duration) =>
+            max_open_ms = millis(max_open_for.as_millis());
         /// The most probe calls at a time when half-open (1 to 65535).
         with_probes(probes: u32) => probes = clamp(probes as u64, 1, COUNT_MAX);
         /// The probe successes that close the circuit (1 to 65535).
