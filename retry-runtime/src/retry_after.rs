@@ -83,13 +83,20 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
                 .map_or(Duration::MAX, Duration::from_secs),
         );
     }
-    // `now` in whole seconds since the epoch, rounded down.
-    let now_secs = match now.duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+    // `now` in whole seconds since the epoch, rounded down, and the part of
+    // the current second already gone.
+    let (now_secs, gone) = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => (
+            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            after.subsec_nanos(),
+        ),
         Err(before) => {
             let before = before.duration();
             let whole = i64::try_from(before.as_secs()).unwrap_or(i64::MAX - 1);
-            -whole - i64::from(before.subsec_nanos() > 0)
+            let fraction = before.subsec_nanos();
+            // Before the epoch, rounding down leaves the complement.
+            let gone = (1_000_000_000 - fraction) % 1_000_000_000;
+            (-whole - i64::from(fraction > 0), gone)
         }
     };
     let date = http_date(value, now_secs)?;
@@ -99,14 +106,7 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     if seconds <= 0 {
         return Some(Duration::ZERO);
     }
-    let gone = match now.duration_since(UNIX_EPOCH) {
-        Ok(after) => Duration::from_nanos(u64::from(after.subsec_nanos())),
-        // Before the epoch, rounding down leaves the complement.
-        Err(before) => {
-            let fraction = before.duration().subsec_nanos();
-            Duration::from_nanos(u64::from((1_000_000_000 - fraction) % 1_000_000_000))
-        }
-    };
+    let gone = Duration::from_nanos(u64::from(gone));
     Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(gone))
 }
 
@@ -127,31 +127,25 @@ const MONTHS: [&str; 12] = [
 /// Seconds since the Unix epoch of an HTTP-date in any of its three forms.
 fn http_date(value: &str, now_secs: i64) -> Option<i64> {
     let bytes = value.as_bytes();
-    if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
-        // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
-        let [weekday, day, month, year, hour, minute, second] =
-            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?;
-        timestamp(
-            year,
-            month,
-            day,
-            time_of_day(hour, minute, second)?,
-            weekday,
-        )
-    } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
-        // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
-        let [weekday, month, day, hour, minute, second, year] =
-            read(value, "aaa bbb _9 99:99:99 9999")?;
-        timestamp(
-            year,
-            month,
-            day,
-            time_of_day(hour, minute, second)?,
-            weekday,
-        )
-    } else {
-        rfc850(value, now_secs)
-    }
+    let [weekday, day, month, year, hour, minute, second] =
+        if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
+            // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
+            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?
+        } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
+            // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
+            let [weekday, month, day, hour, minute, second, year] =
+                read(value, "aaa bbb _9 99:99:99 9999")?;
+            [weekday, day, month, year, hour, minute, second]
+        } else {
+            return rfc850(value, now_secs);
+        };
+    timestamp(
+        year,
+        month,
+        day,
+        time_of_day(hour, minute, second)?,
+        weekday,
+    )
 }
 
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
@@ -270,8 +264,8 @@ fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
     let month = i64::from(month);
-    let day_of_year =
-        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    // The month from March, when the leap day falls at the year's end.
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + i64::from(day) - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
 }
@@ -287,11 +281,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
+    // From March: back to a month of the calendar year.
+    let month = (month_index + 2) % 12 + 1;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
     // In range by construction: a month of 1 to 12 and a day of 1 to 31.
     (

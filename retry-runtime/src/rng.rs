@@ -27,11 +27,10 @@ fn fresh_seed() -> u64 {
 /// drew the same first seed there. Different per client; never a panic.
 #[cold]
 pub(crate) fn fallback_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
+    use std::hash::{BuildHasher, Hash, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(0x5265_7472_7921);
-    let since = crate::timer::real_now().saturating_duration_since(crate::clock::epoch());
-    hasher.write_u128(since.as_nanos());
+    crate::timer::real_now().hash(&mut hasher);
     let wall = crate::timer::system_now()
         .duration_since(std::time::UNIX_EPOCH)
         .unwrap_or_default();

@@ -122,73 +122,57 @@ type Simulated = core::convert::Infallible;
 impl Future for Sleep {
     type Output = ();
 
+    // On a JS host every timer is polled where it is: nothing is moved.
+    #[cfg_attr(
+        all(target_family = "wasm", target_os = "unknown"),
+        allow(unreachable_code)
+    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timer = self.project().timer;
-        match timer.as_mut().project() {
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-            TimerProj::Unpicked { end } => {
-                let end = *end;
-                pick(timer, end, cx)
-            }
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-            TimerProj::Tokio { sleep } => {
-                // Fired: ended. Ready without asking tokio again, which
-                // panics once its runtime is gone. (A runtime that shuts
-                // down fires its timers: a wait is then over early, as
-                // tokio's own are.)
-                if sleep.is_elapsed() {
-                    return Poll::Ready(());
+        loop {
+            // Polled where its timer cannot go on: set the one it goes on
+            // on, to the same instant, and poll that.
+            let next = match timer.as_mut().project() {
+                // The first poll: tokio's timer inside a tokio runtime, the
+                // timer thread elsewhere.
+                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+                TimerProj::Unpicked { end } if crate::timer::in_tokio() => Timer::Tokio {
+                    sleep: tokio::time::sleep_until(*end),
+                },
+                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+                TimerProj::Unpicked { end } => Timer::Elsewhere {
+                    wait: Wait::new(*end),
+                },
+                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+                TimerProj::Tokio { sleep } => {
+                    // Fired: ended. Ready without asking tokio again, which
+                    // panics once its runtime is gone. (A runtime that shuts
+                    // down fires its timers: a wait is then over early, as
+                    // tokio's own are.)
+                    if sleep.is_elapsed() {
+                        return Poll::Ready(());
+                    }
+                    if crate::timer::in_tokio() {
+                        return sleep.poll(cx);
+                    }
+                    // Made in a tokio runtime, now polled outside any (its
+                    // future moved to another executor), or its runtime shut
+                    // down: tokio's timer may never fire again (an idle
+                    // current-thread runtime) or panics when polled (one shut
+                    // down), so the wait goes on on the timer thread, to the
+                    // same instant.
+                    Timer::Elsewhere {
+                        wait: Wait::new(sleep.deadline()),
+                    }
                 }
-                if crate::timer::in_tokio() {
-                    return sleep.poll(cx);
-                }
-                // Made in a tokio runtime, now polled outside any (its
-                // future moved to another executor), or its runtime shut
-                // down: tokio's timer may never fire again (an idle
-                // current-thread runtime) or panics when polled (one shut
-                // down), so the wait goes on on the timer thread, to the
-                // same instant.
-                let end = sleep.deadline();
-                elsewhere(timer, end, cx)
-            }
-            TimerProj::Elsewhere { wait } => wait.poll(cx),
-            #[cfg(feature = "testing")]
-            TimerProj::Simulated { wait } => wait.poll(cx),
-            #[cfg(not(feature = "testing"))]
-            TimerProj::Simulated { wait } => match *wait {},
+                TimerProj::Elsewhere { wait } => return wait.poll(cx),
+                #[cfg(feature = "testing")]
+                TimerProj::Simulated { wait } => return wait.poll(cx),
+                #[cfg(not(feature = "testing"))]
+                TimerProj::Simulated { wait } => match *wait {},
+            };
+            timer.set(next);
         }
-    }
-}
-
-/// The first poll: tokio's timer inside a tokio runtime, the timer thread
-/// elsewhere, set to `end` and polled.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-fn pick(mut timer: Pin<&mut Timer>, end: crate::timer::Instant, cx: &mut Context<'_>) -> Poll<()> {
-    if !crate::timer::in_tokio() {
-        return elsewhere(timer, end, cx);
-    }
-    timer.set(Timer::Tokio {
-        sleep: tokio::time::sleep_until(end),
-    });
-    match timer.project() {
-        TimerProj::Tokio { sleep } => sleep.poll(cx),
-        _ => Poll::Pending,
-    }
-}
-
-/// Moves the wait to the timer thread, to end at `end`, and polls it.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-fn elsewhere(
-    mut timer: Pin<&mut Timer>,
-    end: crate::timer::Instant,
-    cx: &mut Context<'_>,
-) -> Poll<()> {
-    timer.set(Timer::Elsewhere {
-        wait: Wait::new(end),
-    });
-    match timer.project() {
-        TimerProj::Elsewhere { wait } => wait.poll(cx),
-        _ => Poll::Pending,
     }
 }
 
@@ -221,8 +205,8 @@ impl core::fmt::Debug for Sleep {
 #[inline]
 pub fn sleep(wait: Duration) -> Sleep {
     #[cfg(feature = "testing")]
-    if let Some(wait) = crate::timer::simulated::Wait::after(wait) {
-        return simulated(wait);
+    if let Some(clock) = crate::timer::simulated::current() {
+        return simulated(crate::timer::simulated::Wait::on(clock, wait));
     }
     // The end is read on the clock waits follow where the wait is made
     // (tokio's, paused in tests, inside a runtime), and the timer picked at
@@ -230,7 +214,7 @@ pub fn sleep(wait: Duration) -> Sleep {
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
     return Sleep {
         timer: Timer::Unpicked {
-            end: crate::timer::end_of(crate::timer::now(), wait),
+            end: crate::timer::end_of(crate::clock::Clock::Async.now(), wait),
         },
     };
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]

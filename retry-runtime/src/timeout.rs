@@ -227,16 +227,14 @@ where
         if let Poll::Ready(outcome) = this.attempt.poll(cx) {
             return Poll::Ready(outcome);
         }
-        match this.cutoff.as_pin_mut() {
-            Some(cutoff) => {
-                let cutoff = cutoff.project();
-                let (timed_out, outcome) = (*cutoff.timed_out, *cutoff.outcome);
-                cutoff
-                    .sleep
-                    .poll(cx)
-                    .map(|()| outcome.outcome(timed_out(TimedOut)))
-            }
-            None => Poll::Pending,
-        }
+        let Some(cutoff) = this.cutoff.as_pin_mut() else {
+            return Poll::Pending;
+        };
+        let cutoff = cutoff.project();
+        let (timed_out, outcome) = (*cutoff.timed_out, *cutoff.outcome);
+        cutoff
+            .sleep
+            .poll(cx)
+            .map(|()| outcome.outcome(timed_out(TimedOut)))
     }
 }

@@ -102,12 +102,7 @@ impl AttemptContext {
     /// passed), if there is one: a bound for a timeout inside the attempt.
     #[must_use]
     pub fn time_left(&self) -> Option<Duration> {
-        let clock = if self.blocking {
-            Clock::Blocking
-        } else {
-            Clock::Async
-        };
-        Some(clock.until(self.deadline?))
+        Some(Clock::of(self.blocking).until(self.deadline?))
     }
 }
 
@@ -284,11 +279,7 @@ impl Scope {
 
     /// The clock the call reads and waits on.
     pub(crate) const fn clock(&self) -> Clock {
-        if self.has(BLOCKING) {
-            Clock::Blocking
-        } else {
-            Clock::Async
-        }
+        Clock::of(self.has(BLOCKING))
     }
 
     /// The call's own deadline.

@@ -16,6 +16,7 @@
 //! is; the host's timer handle and callback are kept per thread, by ticket.
 
 use core::cell::{Cell, RefCell};
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::collections::BTreeMap;
@@ -85,8 +86,8 @@ pub(crate) fn engine_random() -> u64 {
 /// The host's functions, looked up once per thread.
 struct Host {
     global: JsValue,
-    /// `performance` and its `now`, if the host has them.
-    performance: Option<(JsValue, Function)>,
+    /// `performance.now` and `performance`, if the host has them.
+    performance: Option<(Function, JsValue)>,
     set_timeout: Option<Function>,
     clear_timeout: Option<Function>,
 }
@@ -104,10 +105,7 @@ impl Host {
         let performance = Reflect::get(&global, &JsValue::from_str("performance"))
             .ok()
             .filter(|performance| performance.is_object())
-            .and_then(|performance| {
-                let now = function(&performance, "now")?;
-                Some((performance, now))
-            });
+            .and_then(|performance| Some((function(&performance, "now")?, performance)));
         Host {
             set_timeout: function(&global, "setTimeout"),
             clear_timeout: function(&global, "clearTimeout"),
@@ -123,13 +121,15 @@ thread_local! {
     static LATEST: Cell<Duration> = const { Cell::new(Duration::ZERO) };
     /// The host timers set for waits on this thread, by ticket.
     static TIMERS: RefCell<BTreeMap<u64, Timer>> = const { RefCell::new(BTreeMap::new()) };
-    static NEXT_TICKET: Cell<u64> = const { Cell::new(1) };
 }
+
+/// The tickets of host timers, from 1.
+static TICKETS: AtomicU64 = AtomicU64::new(1);
 
 fn since_origin() -> Duration {
     let millis = HOST
         .try_with(|host| match &host.performance {
-            Some((performance, now)) => now.call0(performance).ok().and_then(|now| now.as_f64()),
+            Some((now, performance)) => now.call0(performance).ok().and_then(|now| now.as_f64()),
             None => Some(js_sys::Date::now()),
         })
         .ok()
@@ -153,7 +153,6 @@ struct Timer {
     _callback: Closure<dyn FnMut()>,
     /// The task to wake; taken when the timer fires.
     waker: Option<Waker>,
-    fired: bool,
 }
 
 /// One wait on the host's timer, ending at `end` on the host's clock.
@@ -182,9 +181,8 @@ impl Wait {
         let replaced = TIMERS
             .try_with(|timers| {
                 let mut timers = timers.try_borrow_mut().ok()?;
-                let timer = timers.get_mut(&self.ticket).filter(|timer| !timer.fired)?;
                 // Set when armed, taken only when fired.
-                let waker = timer.waker.get_or_insert_with(|| cx.waker().clone());
+                let waker = timers.get_mut(&self.ticket)?.waker.as_mut()?;
                 let stale = !waker.will_wake(cx.waker());
                 Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
             })
@@ -213,7 +211,8 @@ impl Wait {
             .try_with(|timers| timers.try_borrow_mut().ok()?.remove(&ticket))
             .ok()
             .flatten();
-        if let Some(timer) = timer.filter(|timer| !timer.fired) {
+        // Not fired yet.
+        if let Some(timer) = timer.filter(|timer| timer.waker.is_some()) {
             clear(&timer.handle);
         }
     }
@@ -232,13 +231,7 @@ const MAX_DELAY_MS: u128 = (1 << 31) - 1;
 /// milliseconds, at most [`MAX_DELAY_MS`]): its ticket, or `None` when the
 /// host has no timer.
 fn arm(left: Duration, waker: &Waker) -> Option<u64> {
-    let ticket = NEXT_TICKET
-        .try_with(|next| {
-            let ticket = next.get();
-            next.set(ticket.checked_add(1).unwrap_or(1));
-            ticket
-        })
-        .ok()?;
+    let ticket = TICKETS.fetch_add(1, Ordering::Relaxed);
     let millis = left.as_nanos().div_ceil(1_000_000).min(MAX_DELAY_MS);
     // Below 2^31, so exact as an `f64`.
     #[allow(clippy::cast_precision_loss)]
@@ -255,7 +248,6 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
         handle: handle.clone(),
         _callback: callback,
         waker: Some(waker.clone()),
-        fired: false,
     };
     let kept = TIMERS.try_with(|timers| {
         let mut timers = timers.try_borrow_mut().ok()?;
@@ -284,9 +276,7 @@ fn fire(ticket: u64) {
     let waker = TIMERS
         .try_with(|timers| {
             let mut timers = timers.try_borrow_mut().ok()?;
-            let timer = timers.get_mut(&ticket)?;
-            timer.fired = true;
-            timer.waker.take()
+            timers.get_mut(&ticket)?.waker.take()
         })
         .ok()
         .flatten();

@@ -109,11 +109,6 @@ pub(crate) fn current() -> Option<Arc<Clock>> {
         .flatten()
 }
 
-/// Now on the clock installed on this thread, if any.
-pub(crate) fn now() -> Option<Instant> {
-    current().map(|clock| clock.now())
-}
-
 /// Installs `clock` on this thread (or none): the one before it.
 pub(crate) fn install(clock: Option<Arc<Clock>>) -> Option<Arc<Clock>> {
     CURRENT
@@ -130,12 +125,6 @@ pub(crate) fn disarm() {
     }
 }
 
-/// A blocking wait of `wait` on the clock installed on this thread: time
-/// moves on at once. `false` when none is installed.
-pub(crate) fn block_for(wait: Duration) -> bool {
-    current().map(|clock| clock.advance(wait)).is_some()
-}
-
 /// One async wait on a simulated clock.
 #[derive(Debug)]
 pub(crate) struct Wait {
@@ -144,12 +133,6 @@ pub(crate) struct Wait {
 }
 
 impl Wait {
-    /// A wait of `wait` from now on the clock installed on this thread, if
-    /// any.
-    pub(crate) fn after(wait: Duration) -> Option<Self> {
-        current().map(|clock| Wait::on(clock, wait))
-    }
-
     /// A wait of `wait` from now on `clock`.
     pub(crate) fn on(clock: Arc<Clock>, wait: Duration) -> Self {
         let end = clock.elapsed().saturating_add(wait);

@@ -27,23 +27,16 @@ use super::{real_now, Instant};
 struct Queue {
     waiting: BTreeMap<(Instant, u64), Waker>,
     next_ticket: u64,
-    thread: Thread,
-}
-
-/// Whether the timer thread runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Thread {
-    NotStarted,
-    Running,
-    /// The operating system would not start it; tried again by each new
-    /// wait.
-    Refused,
+    /// Whether the timer thread runs: not before the first wait, nor when
+    /// the operating system would not start it (tried again by each new
+    /// wait).
+    running: bool,
 }
 
 static QUEUE: Mutex<Queue> = Mutex::new(Queue {
     waiting: BTreeMap::new(),
     next_ticket: 0,
-    thread: Thread::NotStarted,
+    running: false,
 });
 
 /// Signalled when a wait ends sooner than every other, so that the thread
@@ -81,14 +74,11 @@ impl Wait {
                 let ticket = queue.next_ticket;
                 queue.next_ticket = ticket.wrapping_add(1);
                 self.ticket = Some(ticket);
-                if queue.thread != Thread::Running {
+                if !queue.running {
                     let started = std::thread::Builder::new()
                         .name("retry-runtime-timer".to_owned())
                         .spawn(run);
-                    queue.thread = match started {
-                        Ok(_) => Thread::Running,
-                        Err(_) => Thread::Refused,
-                    };
+                    queue.running = started.is_ok();
                 }
                 ticket
             }
@@ -99,24 +89,17 @@ impl Wait {
         // dropped once the lock is released: a waker's drop is the
         // executor's code, and may drop a task whose future holds another
         // wait, whose own drop takes the lock.
-        let waker = queue
-            .waiting
-            .entry(key)
-            .or_insert_with(|| cx.waker().clone());
-        let replaced =
-            (!waker.will_wake(cx.waker())).then(|| core::mem::replace(waker, cx.waker().clone()));
+        let replaced = queue.waiting.insert(key, cx.waker().clone());
         let soonest = queue.waiting.first_key_value().map(|(first, _)| *first) == Some(key);
-        let thread = queue.thread;
+        let running = queue.running;
         drop(queue);
         drop(replaced);
-        if thread == Thread::Running {
-            if soonest {
-                SOONER.notify_one();
-            }
-        } else {
+        if !running {
             // No thread to wake this task: have it polled again until its
             // time has come.
             cx.waker().wake_by_ref();
+        } else if soonest {
+            SOONER.notify_one();
         }
         Poll::Pending
     }
@@ -145,10 +128,7 @@ fn run() {
     let mut queue = queue();
     loop {
         let now = real_now();
-        while let Some(entry) = queue.waiting.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
+        while let Some(entry) = (queue.waiting.first_entry()).filter(|entry| entry.key().0 <= now) {
             due.push(entry.remove());
         }
         if !due.is_empty() {
