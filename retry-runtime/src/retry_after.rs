@@ -232,29 +232,15 @@ fn time_of_day(hour: u32, minute: u32, second: u32) -> Option<u32> {
 /// Seconds since the epoch of a valid date and time, with its day name
 /// checked (`weekday` counts from Monday, `month` from 0).
 fn timestamp(year: u32, month: u32, day: u32, seconds: u32, weekday: u32) -> Option<i64> {
-    let timestamp = civil_seconds(year, month, day, seconds)?;
-    // 1970-01-01 was a Thursday, index 3 from Monday. The day is counted
-    // before adding the time, which may be a leap second into the next.
-    let days = (timestamp - i64::from(seconds)).div_euclid(86_400);
-    ((days + 3).rem_euclid(7) == i64::from(weekday)).then_some(timestamp)
-}
-
-/// Seconds since the epoch, if the day exists in that month.
-fn civil_seconds(year: u32, month: u32, day: u32, seconds: u32) -> Option<i64> {
-    let (year, month_number) = (i64::from(year), month + 1);
-    if day == 0 || day > days_in_month(year, month_number) {
-        return None;
-    }
-    Some(days_from_civil(year, month_number, day) * 86_400 + i64::from(seconds))
-}
-
-fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    let (year, month) = (i64::from(year), month + 1);
+    let days = days_from_civil(year, month, day);
+    // The day exists in that month (February 29 in leap years only) if it
+    // reads back as itself. 1970-01-01 was a Thursday, index 3 from Monday.
+    // The day is counted before adding the time, which may be a leap
+    // second into the next.
+    let valid = civil_from_days(days) == (year, month, day);
+    (valid && (days + 3).rem_euclid(7) == i64::from(weekday))
+        .then_some(days * 86_400 + i64::from(seconds))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's

@@ -11,11 +11,7 @@
 use std::cell::Cell;
 
 thread_local! {
-    static STATE: Cell<u64> = Cell::new(fresh_seed());
-}
-
-fn fresh_seed() -> u64 {
-    getrandom::u64().unwrap_or_else(|_| fallback_seed())
+    static STATE: Cell<u64> = Cell::new(getrandom::u64().unwrap_or_else(|_| fallback_seed()));
 }
 
 /// A seed for a platform whose random source failed (a JS host without the

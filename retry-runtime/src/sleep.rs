@@ -89,28 +89,24 @@ pin_project_lite::pin_project! {
     }
 }
 
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pin_project_lite::pin_project! {
     #[project = TimerProj]
     enum Timer {
         // Made, not yet polled: the timer is picked at the first poll, by
         // whether the thread is then inside a tokio runtime.
         Unpicked { end: crate::timer::Instant },
-        Tokio { #[pin] sleep: tokio::time::Sleep },
+        Tokio { #[pin] sleep: TokioSleep },
         Elsewhere { wait: Wait },
         // Made under a test's simulated clock (feature `testing`).
         Simulated { wait: Simulated },
     }
 }
 
+/// A wait on tokio's timer; nothing on a JS host, which has no tokio.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+type TokioSleep = tokio::time::Sleep;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-pin_project_lite::pin_project! {
-    #[project = TimerProj]
-    enum Timer {
-        Elsewhere { wait: Wait },
-        Simulated { wait: Simulated },
-    }
-}
+type TokioSleep = core::convert::Infallible;
 
 /// A wait on a test's simulated clock; nothing without the feature
 /// `testing`, which never makes one.
@@ -122,11 +118,6 @@ type Simulated = core::convert::Infallible;
 impl Future for Sleep {
     type Output = ();
 
-    // On a JS host every timer is polled where it is: nothing is moved.
-    #[cfg_attr(
-        all(target_family = "wasm", target_os = "unknown"),
-        allow(unreachable_code)
-    )]
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timer = self.project().timer;
         loop {
@@ -134,12 +125,11 @@ impl Future for Sleep {
             // on, to the same instant, and poll that.
             let next = match timer.as_mut().project() {
                 // The first poll: tokio's timer inside a tokio runtime, the
-                // timer thread elsewhere.
+                // timer thread (or the JS host's) elsewhere.
                 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
                 TimerProj::Unpicked { end } if crate::timer::in_tokio() => Timer::Tokio {
                     sleep: tokio::time::sleep_until(*end),
                 },
-                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
                 TimerProj::Unpicked { end } => Timer::Elsewhere {
                     wait: Wait::new(*end),
                 },
@@ -165,6 +155,8 @@ impl Future for Sleep {
                         wait: Wait::new(sleep.deadline()),
                     }
                 }
+                #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+                TimerProj::Tokio { sleep } => match *sleep {},
                 TimerProj::Elsewhere { wait } => return wait.poll(cx),
                 #[cfg(feature = "testing")]
                 TimerProj::Simulated { wait } => return wait.poll(cx),
@@ -179,9 +171,7 @@ impl Future for Sleep {
 impl core::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let timer = match self.timer {
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Unpicked { .. } => "unpicked",
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Tokio { .. } => "tokio",
             Timer::Elsewhere { .. } => "runtime-free",
             Timer::Simulated { .. } => "simulated",
@@ -211,18 +201,11 @@ pub fn sleep(wait: Duration) -> Sleep {
     // The end is read on the clock waits follow where the wait is made
     // (tokio's, paused in tests, inside a runtime), and the timer picked at
     // the first poll.
-    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    return Sleep {
+    Sleep {
         timer: Timer::Unpicked {
             end: crate::timer::end_of(crate::clock::Clock::Async.now(), wait),
         },
-    };
-    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    return Sleep {
-        timer: Timer::Elsewhere {
-            wait: Wait::new(crate::timer::end_of(crate::timer::real_now(), wait)),
-        },
-    };
+    }
 }
 
 /// A wait on a test's simulated clock.

@@ -433,18 +433,12 @@ pub(crate) fn enclosing_deadline() -> Deadline {
 /// guard) is no retry layer: its own stop marks nothing.
 pub(crate) fn report_stop(max_attempts: u32, stop: Stop, inner_gave_up: bool) {
     if (max_attempts > 1 && stop.gave_up_retrying()) || inner_gave_up {
-        report_gave_up();
+        THREAD.with(|thread| {
+            if thread.frame.get().attempt() != 0 {
+                mark(thread, |marks| marks.with(GAVE_UP));
+            }
+        });
     }
-}
-
-/// Marks the attempt the calling code runs inside, if any: a retried
-/// function it called gave up after retrying.
-fn report_gave_up() {
-    THREAD.with(|thread| {
-        if thread.frame.get().attempt() != 0 {
-            mark(thread, |marks| marks.with(GAVE_UP));
-        }
-    });
 }
 
 /// Counts a retried function starting (`1`) or returning (`-1`) in the

@@ -16,7 +16,6 @@
 //! is; the host's timer handle and callback are kept per thread, by ticket.
 
 use core::cell::{Cell, RefCell};
-use core::sync::atomic::{AtomicU64, Ordering};
 use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::collections::BTreeMap;
@@ -123,8 +122,15 @@ thread_local! {
     static TIMERS: RefCell<BTreeMap<u64, Timer>> = const { RefCell::new(BTreeMap::new()) };
 }
 
-/// The tickets of host timers, from 1.
-static TICKETS: AtomicU64 = AtomicU64::new(1);
+/// Runs `change` on this thread's host timers, unless the thread is ending
+/// or they are borrowed already (by a waker dropped or woken inside a
+/// change).
+fn timers<R>(change: impl FnOnce(&mut BTreeMap<u64, Timer>) -> Option<R>) -> Option<R> {
+    TIMERS
+        .try_with(|timers| change(&mut *timers.try_borrow_mut().ok()?))
+        .ok()
+        .flatten()
+}
 
 fn since_origin() -> Duration {
     let millis = HOST
@@ -178,16 +184,12 @@ impl Wait {
         // go: dropping it may drop a task holding another wait, whose
         // `cancel` borrows the map (as the thread timer's waits relock its
         // queue).
-        let replaced = TIMERS
-            .try_with(|timers| {
-                let mut timers = timers.try_borrow_mut().ok()?;
-                // Set when armed, taken only when fired.
-                let waker = timers.get_mut(&self.ticket)?.waker.as_mut()?;
-                let stale = !waker.will_wake(cx.waker());
-                Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
-            })
-            .ok()
-            .flatten();
+        let replaced = timers(|timers| {
+            // Set when armed, taken only when fired.
+            let waker = timers.get_mut(&self.ticket)?.waker.as_mut()?;
+            let stale = !waker.will_wake(cx.waker());
+            Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
+        });
         if replaced.is_some() {
             return Poll::Pending;
         }
@@ -207,10 +209,7 @@ impl Wait {
         if ticket == 0 {
             return;
         }
-        let timer = TIMERS
-            .try_with(|timers| timers.try_borrow_mut().ok()?.remove(&ticket))
-            .ok()
-            .flatten();
+        let timer = timers(|timers| timers.remove(&ticket));
         // Not fired yet.
         if let Some(timer) = timer.filter(|timer| timer.waker.is_some()) {
             clear(&timer.handle);
@@ -231,7 +230,7 @@ const MAX_DELAY_MS: u128 = (1 << 31) - 1;
 /// milliseconds, at most [`MAX_DELAY_MS`]): its ticket, or `None` when the
 /// host has no timer.
 fn arm(left: Duration, waker: &Waker) -> Option<u64> {
-    let ticket = TICKETS.fetch_add(1, Ordering::Relaxed);
+    let ticket = super::ticket();
     let millis = left.as_nanos().div_ceil(1_000_000).min(MAX_DELAY_MS);
     // Below 2^31, so exact as an `f64`.
     #[allow(clippy::cast_precision_loss)]
@@ -249,14 +248,13 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
         _callback: callback,
         waker: Some(waker.clone()),
     };
-    let kept = TIMERS.try_with(|timers| {
-        let mut timers = timers.try_borrow_mut().ok()?;
+    let kept = timers(|timers| {
         timers.insert(ticket, timer);
         Some(ticket)
     });
     // Not kept (the thread is ending): cleared, so that the host never
     // calls the callback dropped with it.
-    kept.ok().flatten().or_else(|| {
+    kept.or_else(|| {
         clear(&handle);
         None
     })
@@ -273,14 +271,7 @@ fn clear(handle: &JsValue) {
 
 /// The host's callback: wakes the wait's task.
 fn fire(ticket: u64) {
-    let waker = TIMERS
-        .try_with(|timers| {
-            let mut timers = timers.try_borrow_mut().ok()?;
-            timers.get_mut(&ticket)?.waker.take()
-        })
-        .ok()
-        .flatten();
-    if let Some(waker) = waker {
+    if let Some(waker) = timers(|timers| timers.get_mut(&ticket)?.waker.take()) {
         waker.wake();
     }
 }

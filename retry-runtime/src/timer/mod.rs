@@ -21,6 +21,7 @@ pub(crate) mod simulated;
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pub(crate) mod thread;
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
 /// A point on a call's clock: tokio's `Instant` natively (a
@@ -33,6 +34,13 @@ pub(crate) type Instant = tokio::time::Instant;
 /// `performance.now()` on `wasm32-unknown-unknown`.
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub(crate) type Instant = host::Instant;
+
+/// A new ticket, from 1: what tells apart waits that end at the same
+/// instant, and on a JS host finds a wait's host timer (0 there is none).
+fn ticket() -> u64 {
+    static TICKETS: AtomicU64 = AtomicU64::new(1);
+    TICKETS.fetch_add(1, Ordering::Relaxed)
+}
 
 /// Whether this thread runs inside a tokio runtime, whose timer and clock
 /// a wait then uses.

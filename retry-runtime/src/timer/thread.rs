@@ -26,7 +26,6 @@ use super::{real_now, Instant};
 /// apart waits that end at the same instant).
 struct Queue {
     waiting: BTreeMap<(Instant, u64), Waker>,
-    next_ticket: u64,
     /// Whether the timer thread runs: not before the first wait, nor when
     /// the operating system would not start it (tried again by each new
     /// wait).
@@ -35,7 +34,6 @@ struct Queue {
 
 static QUEUE: Mutex<Queue> = Mutex::new(Queue {
     waiting: BTreeMap::new(),
-    next_ticket: 0,
     running: false,
 });
 
@@ -71,16 +69,13 @@ impl Wait {
         let ticket = match self.ticket {
             Some(ticket) => ticket,
             None => {
-                let ticket = queue.next_ticket;
-                queue.next_ticket = ticket.wrapping_add(1);
-                self.ticket = Some(ticket);
                 if !queue.running {
                     let started = std::thread::Builder::new()
                         .name("retry-runtime-timer".to_owned())
                         .spawn(run);
                     queue.running = started.is_ok();
                 }
-                ticket
+                *self.ticket.insert(super::ticket())
             }
         };
         let key = (self.end, ticket);
