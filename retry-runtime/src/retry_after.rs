@@ -77,11 +77,7 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // All digits, so the parse fails only past `u64::MAX`: a very long
         // wait, not a malformed one.
-        return Some(
-            value
-                .parse::<u64>()
-                .map_or(Duration::MAX, Duration::from_secs),
-        );
+        return Some(value.parse().map_or(Duration::MAX, Duration::from_secs));
     }
     // `now` in whole seconds since the epoch, rounded down, and the part of
     // the current second already gone.
@@ -161,8 +157,7 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     // same month, day and time 50 years on from now is not "more than 50
     // years" ahead, one second later is. The year is chosen before the date
     // is checked: a February 29 in a chosen year without one is malformed.
-    let days = now_secs.div_euclid(86_400);
-    let (now_year, now_month, now_day) = civil_from_days(days);
+    let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
     let limit = (
         now_year + 50,
         now_month,

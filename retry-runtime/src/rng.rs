@@ -27,10 +27,7 @@ pub(crate) fn fallback_seed() -> u64 {
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(0x5265_7472_7921);
     crate::timer::real_now().hash(&mut hasher);
-    let wall = crate::timer::system_now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.write_u128(wall.as_nanos());
+    crate::timer::system_now().hash(&mut hasher);
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]
     hasher.write_u64(crate::timer::host::engine_random());
     hasher.finish()

@@ -127,9 +127,17 @@ impl Future for Sleep {
                 // The first poll: tokio's timer inside a tokio runtime, the
                 // timer thread (or the JS host's) elsewhere.
                 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-                TimerProj::Unpicked { end } if crate::timer::in_tokio() => Timer::Tokio {
-                    sleep: tokio::time::sleep_until(*end),
-                },
+                TimerProj::Unpicked { end } if crate::timer::in_tokio() => {
+                    let end = *end;
+                    timer.set(Timer::Tokio {
+                        sleep: tokio::time::sleep_until(end),
+                    });
+                    // Polled at once: the thread is in a runtime.
+                    let TimerProj::Tokio { sleep } = timer.as_mut().project() else {
+                        return Poll::Pending;
+                    };
+                    return sleep.poll(cx);
+                }
                 TimerProj::Unpicked { end } => Timer::Elsewhere {
                     wait: Wait::new(*end),
                 },

@@ -231,13 +231,11 @@ impl fmt::Display for Decision {
             (None, Some(wait)) => write!(f, ", retry after {wait:?}")?,
             (None, None) => {}
         }
-        match (self.budget, self.breaker) {
+        match (self.budget, self.breaker.map(CircuitState::as_str)) {
             (None, None) => Ok(()),
             (Some(tokens), None) => write!(f, " (budget {tokens})"),
-            (None, Some(state)) => write!(f, " (breaker {})", state.as_str()),
-            (Some(tokens), Some(state)) => {
-                write!(f, " (budget {tokens}, breaker {})", state.as_str())
-            }
+            (None, Some(state)) => write!(f, " (breaker {state})"),
+            (Some(tokens), Some(state)) => write!(f, " (budget {tokens}, breaker {state})"),
         }
     }
 }

@@ -35,7 +35,22 @@ impl Instant {
     /// Now, on the host's clock.
     #[must_use]
     pub fn now() -> Self {
-        Instant(since_origin())
+        let millis = HOST
+            .try_with(|host| match &host.performance {
+                Some((now, performance)) => now.call0(performance).ok()?.as_f64(),
+                None => Some(js_sys::Date::now()),
+            })
+            .ok()
+            .flatten();
+        let reading = millis
+            .and_then(|millis| Duration::try_from_secs_f64(millis / 1000.0).ok())
+            .unwrap_or(Duration::ZERO);
+        let latest = LATEST.try_with(|latest| {
+            let now = reading.max(latest.get());
+            latest.set(now);
+            now
+        });
+        Instant(latest.unwrap_or(reading))
     }
 
     /// `self + duration`, or `None` past what the clock can count.
@@ -132,26 +147,6 @@ fn timers<R>(change: impl FnOnce(&mut BTreeMap<u64, Timer>) -> Option<R>) -> Opt
         .flatten()
 }
 
-fn since_origin() -> Duration {
-    let millis = HOST
-        .try_with(|host| match &host.performance {
-            Some((now, performance)) => now.call0(performance).ok().and_then(|now| now.as_f64()),
-            None => Some(js_sys::Date::now()),
-        })
-        .ok()
-        .flatten();
-    let reading = millis
-        .and_then(|millis| Duration::try_from_secs_f64(millis / 1000.0).ok())
-        .unwrap_or(Duration::ZERO);
-    LATEST
-        .try_with(|latest| {
-            let now = reading.max(latest.get());
-            latest.set(now);
-            now
-        })
-        .unwrap_or(reading)
-}
-
 /// A host timer set for a wait.
 struct Timer {
     handle: JsValue,
@@ -235,7 +230,12 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
     // Below 2^31, so exact as an `f64`.
     #[allow(clippy::cast_precision_loss)]
     let delay = JsValue::from_f64(millis as f64);
-    let callback = Closure::<dyn FnMut()>::new(move || fire(ticket));
+    // The host's callback: wakes the wait's task.
+    let callback = Closure::<dyn FnMut()>::new(move || {
+        if let Some(waker) = timers(|timers| timers.get_mut(&ticket)?.waker.take()) {
+            waker.wake();
+        }
+    });
     let handle = HOST
         .try_with(|host| {
             let set = host.set_timeout.as_ref()?;
@@ -263,15 +263,7 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
 /// Clears a host timer that has not fired.
 fn clear(handle: &JsValue) {
     let _ = HOST.try_with(|host| {
-        if let Some(clear) = &host.clear_timeout {
-            let _ = clear.call1(&host.global, handle);
-        }
+        let clear = host.clear_timeout.as_ref()?;
+        clear.call1(&host.global, handle).ok()
     });
-}
-
-/// The host's callback: wakes the wait's task.
-fn fire(ticket: u64) {
-    if let Some(waker) = timers(|timers| timers.get_mut(&ticket)?.waker.take()) {
-        waker.wake();
-    }
 }

@@ -66,19 +66,14 @@ impl Wait {
             return Poll::Ready(());
         }
         let mut queue = queue();
-        let ticket = match self.ticket {
-            Some(ticket) => ticket,
-            None => {
-                if !queue.running {
-                    let started = std::thread::Builder::new()
-                        .name("retry-runtime-timer".to_owned())
-                        .spawn(run);
-                    queue.running = started.is_ok();
-                }
-                *self.ticket.insert(super::ticket())
-            }
-        };
-        let key = (self.end, ticket);
+        // A new wait starts the thread if it does not run.
+        if self.ticket.is_none() && !queue.running {
+            let started = std::thread::Builder::new()
+                .name("retry-runtime-timer".to_owned())
+                .spawn(run);
+            queue.running = started.is_ok();
+        }
+        let key = (self.end, *self.ticket.get_or_insert_with(super::ticket));
         // Inserted if new, or woken a moment before its end by the thread's
         // clock reading (it waits again). A waker this poll replaces is
         // dropped once the lock is released: a waker's drop is the
