@@ -158,18 +158,14 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     // years" ahead, one second later is. The year is chosen before the date
     // is checked: a February 29 in a chosen year without one is malformed.
     let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
-    let limit = (
-        now_year + 50,
-        now_month,
-        now_day,
-        now_secs.rem_euclid(86_400),
-    );
+    let now_time = now_secs.rem_euclid(86_400);
+    let limit = (now_year + 50, now_month, now_day, now_time);
     let century = now_year - now_year.rem_euclid(100);
     let candidates = [century - 100, century, century + 100].map(|c| c + i64::from(short_year));
     let chosen = candidates
         .into_iter()
         .rev()
-        .find(|&year| (year, month + 1, day, i64::from(time)) <= limit)?;
+        .find(|&year| (year, i64::from(month) + 1, i64::from(day), i64::from(time)) <= limit)?;
     let weekday = u32::try_from(weekday).ok()?;
     timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
@@ -227,7 +223,7 @@ fn time_of_day(hour: u32, minute: u32, second: u32) -> Option<u32> {
 /// Seconds since the epoch of a valid date and time, with its day name
 /// checked (`weekday` counts from Monday, `month` from 0).
 fn timestamp(year: u32, month: u32, day: u32, seconds: u32, weekday: u32) -> Option<i64> {
-    let (year, month) = (i64::from(year), month + 1);
+    let (year, month, day) = (i64::from(year), i64::from(month) + 1, i64::from(day));
     let days = days_from_civil(year, month, day);
     // The day exists in that month (February 29 in leap years only) if it
     // reads back as itself. 1970-01-01 was a Thursday, index 3 from Monday.
@@ -240,20 +236,19 @@ fn timestamp(year: u32, month: u32, day: u32, seconds: u32, weekday: u32) -> Opt
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
 /// algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
-    let month = i64::from(month);
     // The month from March, when the leap day falls at the year's end.
-    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + i64::from(day) - 1;
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
 }
 
 /// The year, month (from 1) and day of a day counted from 1970-01-01: the
 /// inverse of `days_from_civil` (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let days = days + 719_468;
     let era = days.div_euclid(146_097);
     let day_of_era = days - era * 146_097;
@@ -265,10 +260,5 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     // From March: back to a month of the calendar year.
     let month = (month_index + 2) % 12 + 1;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    // In range by construction: a month of 1 to 12 and a day of 1 to 31.
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
+    (year, month, day)
 }

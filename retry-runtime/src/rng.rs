@@ -28,8 +28,13 @@ pub(crate) fn fallback_seed() -> u64 {
     hasher.write_u64(0x5265_7472_7921);
     crate::timer::real_now().hash(&mut hasher);
     crate::timer::system_now().hash(&mut hasher);
+    // Two draws of the engine's `Math.random()`, which every JS engine
+    // seeds from the operating system in each process: not cryptographic,
+    // but different in every client.
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    hasher.write_u64(crate::timer::host::engine_random());
+    for _ in 0..2 {
+        hasher.write_u64(js_sys::Math::random().to_bits());
+    }
     hasher.finish()
 }
 

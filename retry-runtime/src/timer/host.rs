@@ -87,16 +87,6 @@ pub(crate) fn system_now() -> std::time::SystemTime {
         .unwrap_or(std::time::UNIX_EPOCH)
 }
 
-/// 64 bits from the engine's `Math.random()`, which every JS engine seeds
-/// from the operating system in each process: not cryptographic, but
-/// different in every client. For the fallback seed of a host without the
-/// Web Crypto API ([`crate::rng::fallback_seed`]).
-pub(crate) fn engine_random() -> u64 {
-    let high = js_sys::Math::random().to_bits();
-    let low = js_sys::Math::random().to_bits();
-    high.rotate_left(32) ^ low
-}
-
 /// The host's functions, looked up once per thread.
 struct Host {
     global: JsValue,

@@ -17,6 +17,7 @@
 //! timeout) removes itself, so nothing piles up.
 
 use core::task::{Context, Poll, Waker};
+use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -131,15 +132,14 @@ fn run() {
             queue = self::queue();
             continue;
         }
-        queue = match queue.waiting.first_key_value() {
-            Some((&(end, _), _)) => {
-                let left = end.saturating_duration_since(now);
-                SOONER
-                    .wait_timeout(queue, left)
-                    .map_or_else(|poisoned| poisoned.into_inner().0, |(queue, _)| queue)
-            }
-            None => SOONER.wait(queue).unwrap_or_else(PoisonError::into_inner),
-        };
+        // Until the soonest wait ends, or for good with none (a timeout
+        // past what the system counts waits without one).
+        let left = (queue.waiting.first_key_value()).map_or(Duration::MAX, |(&(end, _), _)| {
+            end.saturating_duration_since(now)
+        });
+        queue = SOONER
+            .wait_timeout(queue, left)
+            .map_or_else(|poisoned| poisoned.into_inner().0, |(queue, _)| queue);
     }
 }
 
