@@ -4,6 +4,8 @@
 //! only). Alone in its test binary: tracing caches, per call site and
 //! process-wide, whether anyone listens.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/servers.rs"]
 mod servers;
 
@@ -67,8 +69,7 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
         .with_max_attempts(3)
         .with_base(Duration::from_millis(1));
     let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(spans.clone()));
 
     let (server, calls) = twice_unavailable().await;
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
@@ -94,8 +95,7 @@ async fn each_http_attempt_of_the_middleware_has_a_span_with_its_resend_count() 
 async fn a_streaming_body_sent_by_the_middleware_has_its_attempt_span() {
     static POLICY: Policy = Policy::new().with_max_attempts(3);
     let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(spans.clone()));
 
     let (server, calls) = twice_unavailable().await;
     let client = reqwest_middleware::ClientBuilder::new(reqwest::Client::new())
@@ -127,8 +127,7 @@ async fn each_http_attempt_of_the_tower_layer_has_a_span_with_its_resend_count()
         .with_max_attempts(3)
         .with_base(Duration::from_millis(1));
     let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(spans.clone()));
 
     let (server, calls) = twice_unavailable().await;
     let client = hyper_util::client::legacy::Client::builder(hyper_util::rt::TokioExecutor::new())
@@ -174,8 +173,7 @@ fn blocking() -> Result<(), Failure> {
 #[tokio::test(start_paused = true)]
 async fn each_attempt_of_a_retried_function_has_a_span() {
     let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(spans.clone()));
 
     let calls = AtomicU32::new(0);
     assert_eq!(third_time_lucky(&calls).await.unwrap(), 3);
@@ -233,8 +231,7 @@ async fn each_copy_of_the_hedge_layer_has_a_span_with_its_resend_count() {
     use tower::{Service, ServiceBuilder, ServiceExt};
     static POLICY: Policy = Policy::new().with_max_attempts(2);
     let spans = Spans::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(spans.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(spans.clone()));
 
     let calls = Arc::new(AtomicU32::new(0));
     let counted = Arc::clone(&calls);

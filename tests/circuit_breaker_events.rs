@@ -47,7 +47,7 @@ async fn opening_half_opening_and_closing_are_traced_and_counted() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = events::capture(subscriber);
     let counting = counts::Counting::on_this_thread();
     let before = counting.now();
 

@@ -441,8 +441,7 @@ mod layers {
 async fn one_event_per_give_up_beside_the_hook() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = events::Events::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(events.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(events.clone()));
     let hook = Seen::default();
     let result: std::io::Result<u32> = POLICY
         .retrying()

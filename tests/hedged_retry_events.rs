@@ -4,6 +4,8 @@
 //! after the wait, naming the newest attempt. Alone in its test binary:
 //! tracing caches, per call site and process-wide, whether anyone listens.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/trace_tree.rs"]
 mod trace_tree;
 

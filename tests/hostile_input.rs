@@ -745,7 +745,8 @@ fn breakers_with_empty_huge_and_non_ascii_names_open_and_report() {
     let snapshotter = recorder.snapshotter();
     let seen = events::Events::default();
     let subscriber = tracing_subscriber::registry().with(seen.clone());
-    tracing::subscriber::with_default(subscriber, || {
+    {
+        let _guard = events::capture(subscriber);
         metrics::with_local_recorder(&recorder, || {
             for name in &names {
                 let breaker = CircuitBreaker::new()
@@ -762,7 +763,7 @@ fn breakers_with_empty_huge_and_non_ascii_names_open_and_report() {
                 assert_eq!(again.name(), name.as_str());
             }
         });
-    });
+    }
     let labels: Vec<String> = snapshotter
         .snapshot()
         .into_vec()

@@ -4,6 +4,8 @@
 //! attempt is one span and no event. Alone in its test binary: tracing
 //! caches, per call site and process-wide, whether anyone listens.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/trace_tree.rs"]
 mod trace_tree;
 

@@ -25,7 +25,7 @@ async fn the_breakers_events_name_their_host() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = events::capture(subscriber);
 
     let a = Host::start(false).await;
     let b = Host::start(false).await;
@@ -58,7 +58,7 @@ async fn through_the_middleware_the_events_name_their_host() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = events::capture(subscriber);
 
     let down = Host::start(false).await;
     let up = Host::start(true).await;

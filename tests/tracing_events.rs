@@ -32,7 +32,7 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
     use tracing_subscriber::layer::SubscriberExt;
     let events = Events::default();
     let subscriber = tracing_subscriber::registry().with(events.clone());
-    let _guard = tracing::subscriber::set_default(subscriber);
+    let _guard = events::capture(subscriber);
 
     traced(&[1, 2, 3]).await.unwrap_err();
     traced(&[1, 99, 0]).await.unwrap_err();
@@ -61,8 +61,7 @@ async fn tracing_reports_each_retry_and_why_the_call_stopped() {
     // reach the next call's events. In this one test: tracing caches per
     // call site whether anyone listens.
     let later = Events::default();
-    let _guard =
-        tracing::subscriber::set_default(tracing_subscriber::registry().with(later.clone()));
+    let _guard = events::capture(tracing_subscriber::registry().with(later.clone()));
     assert_eq!(raced().await, Ok(1));
     later.0.lock().unwrap().clear();
     assert_eq!(a_value_retried_once().await, Ok(0));

@@ -7,6 +7,8 @@
 //! test binary: tracing caches, per call site and process-wide, whether
 //! anyone listens.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/trace_tree.rs"]
 mod trace_tree;
 

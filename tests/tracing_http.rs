@@ -6,6 +6,8 @@
 //! Alone in its test binary: tracing caches, per call site and
 //! process-wide, whether anyone listens.
 
+#[path = "support/events.rs"]
+mod events;
 #[path = "support/servers.rs"]
 mod servers;
 #[path = "support/trace_tree.rs"]

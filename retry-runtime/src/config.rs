@@ -116,38 +116,21 @@ struct PolicyConfig {
 
 /// How `PolicyConfig` reads each key.
 mod read {
-    use serde::Deserializer;
-
-    use super::fields::{optional, Attempts, Multiplier, Text};
+    use super::fields::{readers, Field};
 
     const DURATION: &str = "a duration string, a number and a unit, such as \"200ms\" or \"1.5s\"";
+    const ATTEMPTS: &str =
+        "a whole number of attempts from 1 to 4294967295, the first call included, such as 4";
 
-    /// The readers of the keys, each with what its key takes: a string
-    /// names its key and what to write.
-    macro_rules! read {
-        (strings: $($key:ident: $expected:expr,)*) => {
-            read! { $($key: String = Text { key: stringify!($key), expected: $expected },)* }
-        };
-        ($($key:ident: $value:ty = $read:expr,)*) => {$(
-            pub(super) fn $key<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$value>, D::Error> {
-                optional(d, $read)
-            }
-        )*};
-    }
-
-    read! {
-        max: u32 = Attempts,
-        multiplier: f64 = Multiplier,
-    }
-
-    read! {
-        strings:
-        base: DURATION,
-        cap: DURATION,
-        deadline: DURATION,
-        timeout: DURATION,
-        jitter: "one of \"full\", \"equal\", \"decorrelated\" or \"none\"",
-        nested: "\"once\" or \"retry\"",
+    readers! {
+        max: u32 = Field::new("max", ATTEMPTS),
+        base: String = Field::new("base", DURATION),
+        cap: String = Field::new("cap", DURATION),
+        multiplier: f64 = Field::new("multiplier", "a number of at least 1, such as 2 or 1.5"),
+        jitter: String = Field::new("jitter", "one of \"full\", \"equal\", \"decorrelated\" or \"none\""),
+        deadline: String = Field::new("deadline", DURATION),
+        timeout: String = Field::new("timeout", DURATION),
+        nested: String = Field::new("nested", "\"once\" or \"retry\""),
     }
 }
 
@@ -185,11 +168,8 @@ impl TryFrom<PolicyConfig> for Policy<TimedOut> {
         fn set<T>(policy: Timed, value: Option<T>, with: fn(Timed, T) -> Timed) -> Timed {
             value.map_or(policy, |value| with(policy, value))
         }
-        let policy = set(
-            Policy::of(Policy::new().params),
-            config.max,
-            Policy::with_max_attempts,
-        );
+        let policy = Policy::of(Policy::new().params);
+        let policy = set(policy, config.max, Policy::with_max_attempts);
         let policy = set(policy, duration("base", config.base)?, Policy::with_base);
         let policy = set(policy, duration("cap", config.cap)?, Policy::with_cap);
         let policy = set(policy, config.multiplier, Policy::with_multiplier);

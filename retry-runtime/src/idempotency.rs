@@ -36,9 +36,6 @@
 
 use core::fmt;
 
-/// The name of the header that carries the key ([`IdempotencyKey::HEADER`]).
-pub(crate) const HEADER: &str = "idempotency-key";
-
 /// A random UUID (version 4: 122 random bits), made once per retried call.
 ///
 /// Printed as a UUID, `8-4-4-4-12` lowercase hex digits. Each key is 122 bits
@@ -54,7 +51,7 @@ pub struct IdempotencyKey([u64; 2]);
 impl IdempotencyKey {
     /// The name of the header that carries the key, as Stripe and the IETF
     /// draft spell it: `idempotency-key`.
-    pub const HEADER: &'static str = HEADER;
+    pub const HEADER: &'static str = "idempotency-key";
 
     /// The key of the retried call running (the one
     /// [`current_attempt`](crate::current_attempt) gives), or a new random
@@ -122,34 +119,25 @@ impl IdempotencyKey {
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     #[must_use]
     pub fn header_value(self) -> ::http::HeaderValue {
-        let text = self.hex();
         // 36 ASCII hex digits and dashes are always a valid header value.
-        ::http::HeaderValue::from_bytes(&text).unwrap_or(::http::HeaderValue::from_static(""))
-    }
-
-    fn hex(self) -> [u8; 36] {
-        const DIGITS: &[u8; 16] = b"0123456789abcdef";
-        let mut out = [0_u8; 36];
-        let mut position = 0;
-        for nibble in (0..32).rev() {
-            if matches!(position, 8 | 13 | 18 | 23) {
-                out[position] = b'-';
-                position += 1;
-            }
-            // A nibble is below 16 by construction.
-            #[allow(clippy::cast_possible_truncation)]
-            let digit = ((self.as_u128() >> (nibble * 4)) & 0xf) as usize;
-            out[position] = DIGITS[digit];
-            position += 1;
-        }
-        out
+        ::http::HeaderValue::try_from(self.to_string())
+            .unwrap_or(::http::HeaderValue::from_static(""))
     }
 }
 
 impl fmt::Display for IdempotencyKey {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let text = self.hex();
-        f.pad(core::str::from_utf8(&text).map_err(|_| fmt::Error)?)
+        // `8-4-4-4-12` hex digits, written without allocating.
+        let [high, low] = self.0;
+        write!(
+            f,
+            "{:08x}-{:04x}-{:04x}-{:04x}-{:012x}",
+            high >> 32,
+            (high >> 16) & 0xffff,
+            high & 0xffff,
+            low >> 48,
+            low & 0xffff_ffff_ffff
+        )
     }
 }
 
@@ -188,14 +176,14 @@ pub trait WithIdempotencyKey: Sized {
 #[cfg(feature = "reqwest")]
 impl WithIdempotencyKey for ::reqwest::RequestBuilder {
     fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
-        self.header(HEADER, key.header_value())
+        self.header(IdempotencyKey::HEADER, key.header_value())
     }
 }
 
 #[cfg(feature = "reqwest-middleware")]
 impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
     fn with_idempotency_key(self, key: IdempotencyKey) -> Self {
-        self.header(HEADER, key.header_value())
+        self.header(IdempotencyKey::HEADER, key.header_value())
     }
 }
 
@@ -205,7 +193,7 @@ impl WithIdempotencyKey for ::reqwest_middleware::RequestBuilder {
 #[cfg(any(feature = "reqwest", feature = "tower"))]
 #[must_use]
 pub(crate) fn is_repeatable(method: &::http::Method, headers: &::http::HeaderMap) -> bool {
-    method.is_idempotent() || headers.contains_key(HEADER)
+    method.is_idempotent() || headers.contains_key(IdempotencyKey::HEADER)
 }
 
 #[cfg(test)]

@@ -14,8 +14,6 @@ use std::sync::Arc;
 use crate::attempts::Attempts;
 use crate::decision::Resent;
 use crate::propagate::Stamp;
-#[cfg(feature = "tower")]
-use crate::registry::host_key;
 use crate::registry::{Registry, Upstream};
 use crate::{CircuitBreaker, Classification, Policy, RetryBudget, Shared};
 
@@ -31,8 +29,10 @@ pub(crate) trait Exchange {
     type Output;
 
     /// Waits until an attempt can be sent (a tower service's readiness);
-    /// an error ends the call unsent.
-    fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>>;
+    /// an error ends the call unsent. Always ready by default.
+    fn ready(&mut self) -> impl Future<Output = Result<(), Self::Output>> {
+        async { Ok(()) }
+    }
 
     /// Sends one attempt, stamped with its number and the time it has left.
     fn send(
@@ -76,11 +76,16 @@ pub(crate) trait Exchange {
 pub(crate) async fn exchange<X: Exchange>(
     mut exchange: X,
     policy: &Policy,
-    budget: Option<&RetryBudget>,
-    breaker: Option<&CircuitBreaker>,
+    selected: &Selected,
+    own: Option<&RetryBudget>,
     name: &'static str,
     first: X::Request,
 ) -> X::Output {
+    let (budget, breaker) = match selected {
+        Selected::Upstream(upstream) => (upstream.budget().or(own), upstream.breaker()),
+        Selected::Breaker(breaker) => (own, Some(&**breaker)),
+        Selected::Own => (own, None),
+    };
     let mut call = Attempts::start(policy, budget, name).with_breaker_if(breaker);
     // Under way from here: a fan-out of HTTP calls inside a retried attempt
     // is judged as one of retried functions is.
@@ -139,11 +144,22 @@ pub(crate) async fn exchange<X: Exchange>(
     }
 }
 
-/// A request's breaker and budget, as a layer picked them.
-#[derive(Debug, Default)]
+/// A function of the caller's (what derives a registry key from a request,
+/// the middleware's `on_give_up` hook), shown as `..` by `Debug`.
+#[derive(Clone)]
+pub(crate) struct Func<F>(pub(crate) F);
+
+impl<F> core::fmt::Debug for Func<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("..")
+    }
+}
+
+/// A request's breaker and budget, as a layer picked them: [`exchange`]
+/// takes the upstream's budget, or else the layer's own.
+#[derive(Debug)]
 pub enum Selected {
     /// The layer's budget; no breaker.
-    #[default]
     Own,
     /// One breaker for every request, and the layer's budget.
     Breaker(Shared<CircuitBreaker>),
@@ -156,59 +172,5 @@ impl Selected {
     /// for a request with no key.
     pub(crate) fn keyed(registry: &Registry, key: Option<&str>, own: Self) -> Self {
         key.map_or(own, |key| Selected::Upstream(registry.get(key)))
-    }
-
-    /// The budget the call draws from, given the layer's own.
-    pub(crate) fn budget<'a>(&'a self, own: Option<&'a RetryBudget>) -> Option<&'a RetryBudget> {
-        match self {
-            Selected::Upstream(upstream) => upstream.budget().or(own),
-            Selected::Own | Selected::Breaker(_) => own,
-        }
-    }
-
-    /// The breaker the call asks.
-    pub(crate) fn breaker(&self) -> Option<&CircuitBreaker> {
-        match self {
-            Selected::Upstream(upstream) => upstream.breaker(),
-            Selected::Breaker(breaker) => Some(breaker),
-            Selected::Own => None,
-        }
-    }
-}
-
-/// The registry key of a request's upstream: its host, in lower case, and
-/// port, the scheme's default when the URI gives none (`host:port`, as the
-/// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
-/// part of it, so they never reach a breaker's name. A port the URI writes
-/// that is not one (`h:99999`) keys as written.
-#[cfg(feature = "tower")]
-pub(crate) fn authority_key(uri: &http::Uri) -> Option<String> {
-    let authority = uri.authority()?;
-    let host = authority.host();
-    let written = authority
-        .as_str()
-        .rsplit_once(':')
-        .and_then(|(before, port)| {
-            let digits = !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit());
-            (digits && before.ends_with(host)).then_some(port)
-        });
-    Some(match (authority.port_u16(), written) {
-        (Some(port), _) => host_key(host, Some(port)),
-        (None, Some(as_written)) => host_key(host, Some(as_written)),
-        (None, None) => host_key(host, default_port(uri.scheme_str())),
-    })
-}
-
-/// The port a URI of this scheme means when it gives none.
-#[cfg(feature = "tower")]
-fn default_port(scheme: Option<&str>) -> Option<u16> {
-    match scheme? {
-        scheme if scheme.eq_ignore_ascii_case("http") || scheme.eq_ignore_ascii_case("ws") => {
-            Some(80)
-        }
-        scheme if scheme.eq_ignore_ascii_case("https") || scheme.eq_ignore_ascii_case("wss") => {
-            Some(443)
-        }
-        _ => None,
     }
 }

@@ -71,9 +71,12 @@ impl Stamp {
 /// as if it were not there (DESIGN §4.17).
 #[cfg(feature = "tower")]
 pub(crate) fn time_left(headers: &HeaderMap) -> Option<Duration> {
+    use crate::classify::http::one;
     let grpc = one(headers, crate::tower::deadline::GRPC_TIMEOUT)
         .and_then(|value| crate::tower::deadline::parse(value.as_bytes()));
-    let envoy = one(headers, EXPECTED_TIMEOUT.as_str()).and_then(|value| millis(value.as_bytes()));
+    let envoy = one(headers, EXPECTED_TIMEOUT)
+        .and_then(|value| digits(value.as_bytes()))
+        .map(Duration::from_millis);
     [grpc, envoy]
         .into_iter()
         .flatten()
@@ -81,22 +84,14 @@ pub(crate) fn time_left(headers: &HeaderMap) -> Option<Duration> {
         .min()
 }
 
-/// The header's value when it has exactly one.
-#[cfg(feature = "tower")]
-fn one<'h>(headers: &'h HeaderMap, name: &str) -> Option<&'h HeaderValue> {
-    let mut values = headers.get_all(name).iter();
-    let value = values.next()?;
-    values.next().is_none().then_some(value)
-}
-
-/// Whole milliseconds: digits only, within a `u64`.
-#[cfg(feature = "tower")]
-fn millis(value: &[u8]) -> Option<Duration> {
+/// A number written as `1*DIGIT`, as the headers of gRPC and Envoy write
+/// them: `None` for a sign, a blank or anything else, or one out of `T`'s
+/// range. (`str::parse` alone takes `"+14"` for 14.)
+pub(crate) fn digits<T: core::str::FromStr>(value: &[u8]) -> Option<T> {
     if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
         return None;
     }
-    let millis = core::str::from_utf8(value).ok()?.parse().ok()?;
-    Some(Duration::from_millis(millis))
+    core::str::from_utf8(value).ok()?.parse().ok()
 }
 
 #[cfg(test)]

@@ -82,7 +82,7 @@ use reqwest::{Request, Response};
 
 pub use crate::classify::http::{Classify, HttpClassifier};
 use crate::give_up::{gave_up, Started};
-use crate::integration::{exchange, Exchange, Selected};
+use crate::integration::{exchange, Exchange, Func, Selected};
 use crate::propagate::Stamp;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared, Stopped};
@@ -115,15 +115,10 @@ pub type Outcome = ::reqwest_middleware::Result<Response>;
 
 impl Classify<Request, Response, ::reqwest_middleware::Error> for HttpClassifier {
     fn classify(&self, request: &Request, outcome: &Outcome) -> Classification {
-        let outcome = match outcome {
+        let outcome: Result<_, &(dyn Error + 'static)> = match outcome {
             Ok(response) => Ok((response.status(), response.headers())),
-            Err(::reqwest_middleware::Error::Reqwest(error)) => {
-                Err(error as &(dyn Error + 'static))
-            }
-            Err(::reqwest_middleware::Error::Middleware(error)) => {
-                Err(AsRef::<dyn Error + Send + Sync + 'static>::as_ref(error)
-                    as &(dyn Error + 'static))
-            }
+            Err(::reqwest_middleware::Error::Reqwest(error)) => Err(error),
+            Err(::reqwest_middleware::Error::Middleware(error)) => Err(error.as_ref()),
         };
         self.judge(request.method(), request.headers(), outcome)
     }
@@ -137,37 +132,17 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     breaker: Option<Shared<CircuitBreaker>>,
     upstreams: Option<Shared<Registry>>,
     /// What keys the registry: the URL's `host:port` when `None`.
-    key: Option<KeyFn>,
+    key: Option<Func<Arc<DeriveKey>>>,
     name: &'static str,
     classifier: C,
-    give_up: Option<GiveUpFn>,
+    give_up: Option<Func<Arc<Hook>>>,
 }
-
-/// The middleware's `on_give_up` hook.
-#[derive(Clone)]
-struct GiveUpFn(Arc<Hook>);
 
 /// What `on_give_up` is given.
 type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
 
-impl core::fmt::Debug for GiveUpFn {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("GiveUpFn(..)")
-    }
-}
-
 /// A function deriving a registry key from a request.
 type DeriveKey = dyn Fn(&Request) -> Option<String> + Send + Sync;
-
-/// A key of the caller's own, derived from the request.
-#[derive(Clone)]
-struct KeyFn(Arc<DeriveKey>);
-
-impl core::fmt::Debug for KeyFn {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("KeyFn(..)")
-    }
-}
 
 impl RetryMiddleware {
     /// Retries under `policy`, with the [`HttpClassifier`].
@@ -233,7 +208,7 @@ impl<C> RetryMiddleware<C> {
         key: impl Fn(&Request) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
         self.upstreams = Some(registry.into());
-        self.key = Some(KeyFn(Arc::new(key)));
+        self.key = Some(Func(Arc::new(key)));
         self
     }
 
@@ -290,7 +265,7 @@ impl<C> RetryMiddleware<C> {
         mut self,
         on_give_up: impl Fn(&Outcome, &Stopped) + Send + Sync + 'static,
     ) -> Self {
-        self.give_up = Some(GiveUpFn(Arc::new(on_give_up)));
+        self.give_up = Some(Func(Arc::new(on_give_up)));
         self
     }
 
@@ -305,13 +280,13 @@ impl<C> RetryMiddleware<C> {
         let Some(registry) = &self.upstreams else {
             return own;
         };
-        if let Some(KeyFn(key)) = &self.key {
-            return Selected::keyed(registry, key(request).as_deref(), own);
-        }
         let url = request.url();
-        let key = url
-            .host_str()
-            .map(|host| crate::registry::host_key(host, url.port_or_known_default()));
+        let key = match &self.key {
+            Some(Func(key)) => key(request),
+            None => url
+                .host_str()
+                .map(|host| crate::registry::host_key(host, url.port_or_known_default())),
+        };
         Selected::keyed(registry, key.as_deref(), own)
     }
 }
@@ -328,15 +303,11 @@ where
         next: Next<'_>,
     ) -> Outcome {
         let selected = self.select(&request);
-        let budget = selected.budget(self.budget.as_deref());
         // A body that cannot be cloned (a stream) is sent once; the
         // classifier reads the request's head.
-        let (first, judged, copies) = match request.try_clone() {
-            Some(copy) => (copy, request, true),
-            None => {
-                let head = head_of(&request);
-                (request, head, false)
-            }
+        let (judged, first, copies) = match request.try_clone() {
+            Some(copy) => (request, copy, true),
+            None => (head_of(&request), request, false),
         };
         let reqwest = Reqwest {
             classifier: &self.classifier,
@@ -346,9 +317,9 @@ where
             extensions,
         };
         let started = self.give_up.as_ref().map(|_| Started::tokio());
-        let (breaker, name) = (selected.breaker(), self.name);
-        let outcome = exchange(reqwest, &self.policy, budget, breaker, name, first).await;
-        if let (Some(GiveUpFn(hook)), Some(started)) = (&self.give_up, started) {
+        let (budget, name) = (self.budget.as_deref(), self.name);
+        let outcome = exchange(reqwest, &self.policy, &selected, budget, name, first).await;
+        if let (Some(Func(hook)), Some(started)) = (&self.give_up, started) {
             gave_up(&&**hook, started, &outcome);
         }
         outcome
@@ -375,10 +346,6 @@ where
     type Response = Response;
     type Error = ::reqwest_middleware::Error;
     type Output = Outcome;
-
-    async fn ready(&mut self) -> Result<(), Outcome> {
-        Ok(())
-    }
 
     fn send(
         &mut self,

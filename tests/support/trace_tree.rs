@@ -158,6 +158,6 @@ impl<S: Subscriber + for<'a> LookupSpan<'a>> Layer<S> for Tree {
 pub fn install() -> (Tree, tracing::subscriber::DefaultGuard) {
     use tracing_subscriber::layer::SubscriberExt;
     let tree = Tree::default();
-    let guard = tracing::subscriber::set_default(tracing_subscriber::registry().with(tree.clone()));
+    let guard = crate::events::capture(tracing_subscriber::registry().with(tree.clone()));
     (tree, guard)
 }

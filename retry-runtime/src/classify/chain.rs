@@ -88,17 +88,13 @@ impl Chain {
     /// the response is retried too.
     #[must_use]
     pub const fn repeatable() -> Self {
-        #[allow(unused_mut)]
-        let mut chain = Chain::new();
-        #[cfg(feature = "reqwest")]
-        {
-            chain.reqwest = crate::classify::reqwest::is_transient_repeatable;
+        Chain {
+            #[cfg(feature = "reqwest")]
+            reqwest: crate::classify::reqwest::is_transient_repeatable,
+            #[cfg(feature = "hyper")]
+            hyper: super::hyper::is_transient_repeatable,
+            ..Chain::new()
         }
-        #[cfg(feature = "hyper")]
-        {
-            chain.hyper = super::hyper::is_transient_repeatable;
-        }
-        chain
     }
 
     /// Sets the classifier of `std::io::Error`s.
@@ -216,19 +212,14 @@ where
 /// The wait a server asked for, from the chain: a `tonic::Status`'s pushback
 /// (with the `grpc` feature). For `retry_after`.
 #[must_use]
+#[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
 pub fn retry_after<E>(error: &E) -> Option<Duration>
 where
     E: Deref + ?Sized,
     E::Target: DynError,
 {
-    retry_after_dyn(error.deref().as_dyn_error())
-}
-
-/// [`retry_after`] for a bare `dyn Error`.
-#[cfg_attr(not(feature = "grpc"), allow(unused_variables))]
-fn retry_after_dyn(error: &(dyn Error + 'static)) -> Option<Duration> {
     #[cfg(feature = "grpc")]
-    if let Some(status) = find::<::tonic::Status>(error) {
+    if let Some(status) = find::<::tonic::Status>(error.deref().as_dyn_error()) {
         return crate::classify::grpc::pushback(status);
     }
     None

@@ -27,8 +27,8 @@ pub use classifier::BoxedHttpClassifier;
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 pub use classifier::{Classify, HttpClassifier};
 
-use ::http::header::RETRY_AFTER;
-use ::http::{HeaderMap, HeaderName, Response, StatusCode};
+use ::http::header::{AsHeaderName, RETRY_AFTER};
+use ::http::{HeaderMap, HeaderName, HeaderValue, Response, StatusCode};
 
 /// The mark of a failure a server's inner call gave up on, with the inner
 /// stop reason (`exhausted`, `deadline`, ...): `tower::ServerLayer` writes
@@ -41,15 +41,20 @@ const OVERLOADED: HeaderName = HeaderName::from_static("x-envoy-overloaded");
 /// Tells the call judging a response that the server below gave up on it:
 /// a failure (a transient HTTP status; a gRPC status other than OK) marked
 /// `retry-exhausted` (a `ServerLayer`'s) or `x-envoy-overloaded` (an
-/// Envoy's). A mark that is empty or repeated is ignored.
-pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) {
-    let once = |name| {
-        let mut values = headers.get_all(name).iter();
-        matches!((values.next(), values.next()), (Some(value), None) if !value.is_empty())
-    };
+/// Envoy's). A mark that is empty or repeated is ignored. Returns `failed`.
+pub(crate) fn report_mark(failed: bool, headers: &HeaderMap) -> bool {
+    let once = |name| one(headers, name).is_some_and(|value| !value.is_empty());
     if failed && (once(EXHAUSTED) || once(OVERLOADED)) {
         crate::context::below::gave_up_below(crate::context::Below::GaveUp);
     }
+    failed
+}
+
+/// The header's value when it has exactly one.
+pub(crate) fn one(headers: &HeaderMap, name: impl AsHeaderName) -> Option<&HeaderValue> {
+    let mut values = headers.get_all(name).iter();
+    let value = values.next()?;
+    values.next().is_none().then_some(value)
 }
 
 /// Whether a status says "try again later": 408 Request Timeout, 429 Too
@@ -85,8 +90,7 @@ pub fn retry_after(headers: &HeaderMap) -> Option<Duration> {
 /// §4.17).
 #[must_use]
 pub fn is_transient_response<B>(response: &Response<B>) -> bool {
-    report_mark(is_transient_status(response.status()), response.headers());
-    is_transient_status(response.status())
+    report_mark(is_transient_status(response.status()), response.headers())
 }
 
 /// A response's `Retry-After`: for `retry_after_ok`.

@@ -4,22 +4,19 @@
 
 use std::error::Error;
 
-use super::source::sources;
+use super::source::{find, sources};
 use crate::Classification;
 
 /// Whether a hyper error may go away on a repeat of a request that was not
 /// processed: a timeout, or a connection that failed before sending.
 pub(crate) fn is_transient(error: &::hyper::Error) -> bool {
     error.is_timeout()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(|error| {
-                matches!(
-                    error.kind(),
-                    std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
-                )
-            })
+        || find::<std::io::Error>(error).is_some_and(|error| {
+            matches!(
+                error.kind(),
+                std::io::ErrorKind::ConnectionRefused | std::io::ErrorKind::TimedOut
+            )
+        })
 }
 
 /// [`is_transient`], and for a repeatable request also a connection
@@ -28,10 +25,7 @@ pub(crate) fn is_transient_repeatable(error: &::hyper::Error) -> bool {
     is_transient(error)
         || error.is_incomplete_message()
         || error.is_canceled()
-        || sources(error)
-            .skip(1)
-            .find_map(|source| source.downcast_ref::<std::io::Error>())
-            .is_some_and(crate::classify::io::is_transient)
+        || find::<std::io::Error>(error).is_some_and(crate::classify::io::is_transient)
 }
 
 /// Whether a request that failed with `error` was never processed by the

@@ -113,8 +113,7 @@ pub fn is_transient_for(
 /// says.
 #[must_use]
 pub fn is_transient_response(response: &::reqwest::Response) -> bool {
-    status::report_mark(is_transient_status(response.status()), response.headers());
-    is_transient_status(response.status())
+    status::report_mark(is_transient_status(response.status()), response.headers())
 }
 
 /// The wait a response's `Retry-After` header asks for.

@@ -127,27 +127,16 @@ pub struct ServiceConfig {
 /// are retried.
 #[derive(Clone, Debug, PartialEq)]
 pub struct MethodConfig {
-    names: Vec<MethodName>,
+    // Each `name`, as `[service, method]`. Without its method it names every
+    // method of the service, and empty (`{}`) every method of every service;
+    // a method without its service, or a name given more than once, makes
+    // the service config an error, as gRPC clients have it.
+    names: Vec<[String; 2]>,
     timeout: Option<Duration>,
-    retry: Option<RetryPolicy>,
+    // `retryPolicy` without its codes, which are `retryable`.
+    retry: Option<Policy>,
     hedging: Option<HedgingPolicy>,
-}
-
-/// A `name` of a method config: a service and a method. Without its method
-/// it names every method of the service, and empty (`{}`) every method of
-/// every service; a method without its service, or a name given more than
-/// once, makes the service config an error, as gRPC clients have it.
-#[derive(Clone, Debug, PartialEq, Eq)]
-pub(crate) struct MethodName {
-    service: String,
-    method: String,
-}
-
-/// A method config's `retryPolicy`: [`MethodConfig::retry_policy`] and
-/// [`MethodConfig::retryable`] give its two halves.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub(crate) struct RetryPolicy {
-    policy: Policy,
+    // `retryableStatusCodes`, or `nonFatalStatusCodes`, or none.
     retryable: RetryableCodes,
 }
 
@@ -193,14 +182,14 @@ impl ServiceConfig {
     /// empty name).
     #[must_use]
     pub fn method(&self, service: &str, method: &str) -> Option<&MethodConfig> {
-        let named = |wanted: &dyn Fn(&MethodName) -> bool| {
+        // A name without its service has no method either (`load`).
+        let wanted = [(service, method), (service, ""), ("", "")];
+        wanted.into_iter().find_map(|wanted| {
+            let named = |[service, method]: &[String; 2]| (&**service, &**method) == wanted;
             self.methods
                 .iter()
-                .find(|config| config.names.iter().any(wanted))
-        };
-        named(&|name| name.service == service && name.method == method)
-            .or_else(|| named(&|name| name.service == service && name.method.is_empty()))
-            .or_else(|| named(&|name| name.service.is_empty()))
+                .find(|config| config.names.iter().any(named))
+        })
     }
 
     /// The method config for a request path as gRPC sends it,
@@ -246,7 +235,7 @@ impl MethodConfig {
     pub fn names(&self) -> impl ExactSizeIterator<Item = (&str, &str)> + '_ {
         self.names
             .iter()
-            .map(|name| (name.service.as_str(), name.method.as_str()))
+            .map(|[service, method]| (service.as_str(), method.as_str()))
     }
 
     /// `timeout`: the time for the whole call, retries included.
@@ -262,10 +251,7 @@ impl MethodConfig {
     /// method's `timeout` as the deadline.
     #[must_use]
     pub const fn retry_policy(&self) -> Option<Policy> {
-        match self.retry {
-            Some(retry) => Some(retry.policy),
-            None => None,
-        }
+        self.retry
     }
 
     /// `hedgingPolicy`, if the config has one.
@@ -282,13 +268,9 @@ impl MethodConfig {
     /// hedging policy, run it with [`HedgingPolicy::hedge`].
     #[must_use]
     pub fn policy(&self) -> Policy {
-        let policy = match (self.retry, self.hedging) {
-            (Some(retry), _) => retry.policy,
-            (None, hedging) => {
-                let attempts = hedging.map_or(1, |hedging| hedging.max_attempts);
-                load::a6(Policy::new().with_max_attempts(attempts))
-            }
-        };
+        let attempts = self.hedging.map_or(1, |hedging| hedging.max_attempts);
+        let hedged_or_once = || load::a6(Policy::new().with_max_attempts(attempts));
+        let policy = self.retry.unwrap_or_else(hedged_or_once);
         self.timeout
             .map_or(policy, |timeout| policy.with_deadline(timeout))
     }
@@ -299,11 +281,7 @@ impl MethodConfig {
     /// (`RetryableCodes::is_retryable` also honours the server's pushback).
     #[must_use]
     pub fn retryable(&self) -> RetryableCodes {
-        match (self.retry, self.hedging) {
-            (Some(retry), _) => retry.retryable,
-            (None, Some(hedging)) => hedging.non_fatal,
-            (None, None) => RetryableCodes::NONE,
-        }
+        self.retryable
     }
 }
 

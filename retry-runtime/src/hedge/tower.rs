@@ -197,9 +197,8 @@ where
         // No hedge for a request that is not safe to repeat (its failure is
         // still retried if the classifier says so).
         let layer = Arc::clone(&self.layer);
-        let hedge = if layer.all_repeatable
-            || crate::idempotency::is_repeatable(request.method(), request.headers())
-        {
+        let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
+        let hedge = if layer.all_repeatable || repeatable {
             layer.hedge
         } else {
             Hedge::never()
@@ -212,7 +211,7 @@ where
             let (head, body) = request.into_parts();
             // A gRPC call's own timeout bounds the whole call.
             let settings = &layer.settings;
-            let (policy, first, call) = Recorded::start(&settings.policy, head, body, settings);
+            let (policy, first, call) = Recorded::start(head, body, settings);
             let setup = Setup {
                 policy: &policy.params,
                 hedge,

@@ -172,8 +172,9 @@ struct Recorded {
     /// gave up a frame (a refused connection sends nothing): the next
     /// attempt sends it as the first would have.
     unread: Option<Box<dyn core::any::Any + Send>>,
-    /// This call's part of what the layer's calls keep at once.
-    share: Share,
+    /// What the layer's calls keep at once, of which this recording holds
+    /// `len` bytes until it is spoilt or goes with its call.
+    buffer: Option<Arc<Buffer>>,
 }
 
 /// What the recordings of all the calls of one layer hold at once, and the
@@ -204,54 +205,18 @@ impl Buffer {
             .is_ok()
     }
 
+    /// Gives back `bytes` that [`take`](Self::take) took.
     fn give_back(&self, bytes: usize) {
-        let _ = self
-            .held
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |held| {
-                Some(held.saturating_sub(bytes))
-            });
-    }
-}
-
-/// The bytes one call's recording holds of its layer's [`Buffer`], given
-/// back when the recording is spoilt or goes with its call.
-#[derive(Default)]
-struct Share {
-    buffer: Option<Arc<Buffer>>,
-    held: usize,
-}
-
-impl Share {
-    /// Takes `bytes` more, if the buffer has room (any, without one).
-    fn take(&mut self, bytes: usize) -> bool {
-        let fits = self.buffer.as_ref().is_none_or(|buffer| buffer.take(bytes));
-        if fits {
-            self.held = self.held.saturating_add(bytes);
-        }
-        fits
-    }
-
-    fn give_back(&mut self) {
-        let held = core::mem::take(&mut self.held);
-        if let Some(buffer) = &self.buffer {
-            buffer.give_back(held);
-        }
-    }
-}
-
-impl Drop for Share {
-    fn drop(&mut self) {
-        self.give_back();
+        self.held.fetch_sub(bytes, Ordering::AcqRel);
     }
 }
 
 impl Tape {
     fn new(limit: usize, buffer: Option<Arc<Buffer>>) -> Self {
-        Tape(Arc::new(Mutex::new(Recorded {
-            limit,
-            share: Share { buffer, held: 0 },
-            ..Recorded::default()
-        })))
+        let mut recorded = Recorded::default();
+        recorded.limit = limit;
+        recorded.buffer = buffer;
+        Tape(Arc::new(Mutex::new(recorded)))
     }
 
     fn lock(&self) -> MutexGuard<'_, Recorded> {
@@ -335,10 +300,7 @@ impl<B: Body<Data = Bytes> + Unpin + Send + 'static> Body for Recording<B> {
 
 impl<B: Send + 'static> Drop for Recording<B> {
     fn drop(&mut self) {
-        if self.read {
-            return;
-        }
-        let Some(body) = self.body.take() else {
+        let Some(body) = self.body.take().filter(|_| !self.read) else {
             return;
         };
         let mut recorded = self.tape.lock();
@@ -359,8 +321,10 @@ impl Recorded {
         if self.spoilt {
             return;
         }
-        match self.len.checked_add(data.len()) {
-            Some(len) if len <= self.limit && self.share.take(data.len()) => {
+        let len = self.len.checked_add(data.len());
+        let fits = |buffer: &Arc<Buffer>| buffer.take(data.len());
+        match len.filter(|&len| len <= self.limit) {
+            Some(len) if self.buffer.as_ref().is_none_or(fits) => {
                 self.len = len;
                 self.chunks.push(data.clone());
             }
@@ -371,7 +335,16 @@ impl Recorded {
     fn spoil(&mut self) {
         self.spoilt = true;
         self.chunks = Vec::new();
-        self.share.give_back();
+        if let Some(buffer) = &self.buffer {
+            buffer.give_back(core::mem::take(&mut self.len));
+        }
+    }
+}
+
+impl Drop for Recorded {
+    /// What the recording holds of its layer's buffer goes with its call.
+    fn drop(&mut self) {
+        self.spoil();
     }
 }
 

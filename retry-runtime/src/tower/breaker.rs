@@ -97,11 +97,10 @@ where
             (future, (permit, kept))
         });
         let (future, held) = sent.unzip();
-        let classifier = self.layer.classifier.clone();
         CircuitBreakerFuture {
             future,
             held,
-            classifier,
+            classifier: self.layer.classifier.clone(),
         }
     }
 }

@@ -29,12 +29,10 @@ pub(crate) fn timeout(headers: &HeaderMap) -> Option<Duration> {
 /// unit (`H`, `M`, `S`, `m`, `u`, `n`), which gRPC servers ignore too.
 pub(crate) fn parse(value: &[u8]) -> Option<Duration> {
     let (&unit, digits) = value.split_last()?;
-    if digits.is_empty() || digits.len() > MOST_DIGITS || !digits.iter().all(u8::is_ascii_digit) {
+    if digits.len() > MOST_DIGITS {
         return None;
     }
-    let number = digits
-        .iter()
-        .fold(0_u64, |number, digit| number * 10 + u64::from(digit - b'0'));
+    let number: u64 = crate::propagate::digits(digits)?;
     Some(match unit {
         b'H' => Duration::from_secs(number * 3600),
         b'M' => Duration::from_secs(number * 60),
@@ -69,14 +67,10 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
         let number = (nanos / per).min(MOST);
         (number, unit, number * per)
     })
-    // The most time; of two units that say the same, the finer.
-    .fold((0, 'n', 0), |best, candidate| {
-        if candidate.2 > best.2 {
-            candidate
-        } else {
-            best
-        }
-    });
+    // The most time; of two units that say the same, the finer (the last
+    // of the greatest, counting from the coarsest).
+    .rev()
+    .max_by_key(|&(_, _, time)| time)?;
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
 }
 
@@ -91,17 +85,13 @@ pub(crate) struct Recorded<B: ReplayBody> {
 }
 
 impl<B: ReplayBody> Recorded<B> {
-    /// The call of a request (`head`, `body`) under `policy`: the policy with
+    /// The call of a request (`head`, `body`) under the layer's policy: the policy with
     /// its deadline the nearer of its own and the call's `grpc-timeout` (gRFC
     /// A6: the timeout bounds the whole call, retries included), the first
     /// attempt's body (recording up to the layer's `max_body` bytes of it,
     /// within its buffer), and the call.
-    pub(crate) fn start<C>(
-        policy: &Policy,
-        head: Parts,
-        body: B,
-        layer: &Settings<C>,
-    ) -> (Policy, B, Self) {
+    pub(crate) fn start<C>(head: Parts, body: B, layer: &Settings<C>) -> (Policy, B, Self) {
+        let policy: &Policy = &layer.policy;
         let (first, source) = body.record_in(layer.max_body, &layer.buffer);
         let timeout = timeout(&head.headers);
         let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));

@@ -189,16 +189,9 @@ pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
 use crate::give_up::Hooked;
+use crate::integration::Func;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, Shared};
-
-/// The request body a layer records for later attempts, unless told
-/// otherwise: 64 KiB.
-pub(crate) const DEFAULT_MAX_BODY: usize = 64 * 1024;
-
-/// What the recordings of all the calls of a layer may hold at once, unless
-/// told otherwise: 16 MiB (grpc-java's `retryBufferSize`).
-pub(crate) const DEFAULT_BUFFER: usize = 16 * 1024 * 1024;
 
 /// The builder methods a retry and a hedge layer share, on their
 /// [`Settings`] in a field `settings`.
@@ -390,7 +383,7 @@ impl<C, U, G> RetryLayer<C, U, G> {
     where
         F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
     {
-        self.with_upstreams(PerKey(registry.into(), key))
+        self.with_upstreams(PerKey(registry.into(), Func(key)))
     }
 
     fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2, G> {

@@ -174,20 +174,17 @@ fn answer<B>(
     grpc: bool,
     gave_up: Option<Stop>,
 ) -> Response<ServerBody<B>> {
-    let mut mark = false;
-    if let Some(reason) = gave_up {
-        let failed = response.status().is_server_error();
-        let headers = response.headers_mut();
-        if !grpc {
-            if failed {
-                headers.insert(EXHAUSTED, HeaderValue::from_static(reason.as_str()));
-            }
-        } else if headers.contains_key("grpc-status") {
-            mark_grpc(headers);
-        } else {
-            // The status comes in the trailers.
-            mark = true;
+    let failed = response.status().is_server_error();
+    let headers = response.headers_mut();
+    // A gRPC status that comes in the trailers is marked there.
+    let mark = gave_up.is_some() && grpc && !headers.contains_key("grpc-status");
+    match gave_up {
+        Some(reason) if !grpc && failed => {
+            headers.insert(EXHAUSTED, HeaderValue::from_static(reason.as_str()));
         }
+        // A Trailers-Only status (`mark_grpc` leaves headers without one).
+        Some(_) if grpc => mark_grpc(headers),
+        _ => {}
     }
     response.map(|body| ServerBody {
         inner: Some(body),

@@ -33,15 +33,16 @@ pub(crate) struct Settings<C> {
 
 impl<C> Settings<C> {
     /// `policy` judged by `classifier`: no budget, named `"tower"`, bodies
-    /// recorded up to 64 KiB, 16 MiB across its calls.
+    /// recorded up to 64 KiB, 16 MiB across its calls (grpc-java's
+    /// `retryBufferSize`), unless told otherwise.
     pub(crate) fn new(policy: Shared<Policy>, classifier: C) -> Self {
         Settings {
             policy,
             budget: None,
             name: "tower",
             classifier,
-            max_body: super::DEFAULT_MAX_BODY,
-            buffer: Buffer::new(super::DEFAULT_BUFFER),
+            max_body: 64 * 1024,
+            buffer: Buffer::new(16 * 1024 * 1024),
         }
     }
 
@@ -112,16 +113,15 @@ where
             let started = give_up.start();
             // A gRPC call's own timeout bounds the whole call, retries
             // included; the body is recorded up to the layer's bound.
-            let (policy, first, call) = Recorded::start(&settings.policy, head, body, &settings);
+            let (policy, first, call) = Recorded::start(head, body, &settings);
             let tower = Tower::<S, C, U, B> {
                 service,
                 classifier: &settings.classifier,
                 call,
                 upstreams: PhantomData,
             };
-            let budget = selected.budget(settings.budget.as_deref());
-            let (breaker, name) = (selected.breaker(), settings.name);
-            let outcome = exchange(tower, &policy, budget, breaker, name, first).await;
+            let budget = settings.budget.as_deref();
+            let outcome = exchange(tower, &policy, &selected, budget, settings.name, first).await;
             give_up.end(started, &outcome);
             outcome
         })

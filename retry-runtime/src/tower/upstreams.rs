@@ -4,8 +4,8 @@
 //! your own. The choice itself is [`Selected`], as the middleware's is.
 
 use super::breaker::BreakerError;
-use crate::integration::{authority_key, Selected};
-use crate::registry::Registry;
+use crate::integration::{Func, Selected};
+use crate::registry::{host_key, Registry};
 use crate::{CircuitBreaker, CircuitOpen, Shared};
 
 /// How a [`RetryLayer`](super::RetryLayer) finds a request's breaker and
@@ -81,7 +81,7 @@ with_breaker_error! {
         Selected::keyed(&this.0, key.as_deref(), Selected::Own)
     };
     impl[F] PerKey<F> [where F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static], |this, head| {
-        Selected::keyed(&this.0, (this.1)(head).as_deref(), Selected::Own)
+        Selected::keyed(&this.0, (this.1 .0)(head).as_deref(), Selected::Own)
     };
 }
 
@@ -129,13 +129,35 @@ pub struct PerAuthority(pub(super) Shared<Registry>);
 /// path prefix, a host from another header)
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
-#[derive(Clone)]
-pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) F);
+#[derive(Clone, Debug)]
+pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) Func<F>);
 
-impl<F> core::fmt::Debug for PerKey<F> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_tuple("PerKey")
-            .field(&self.0)
-            .finish_non_exhaustive()
-    }
+/// The registry key of a request's upstream: its host, in lower case, and
+/// port, the scheme's default when the URI gives none (`host:port`, as the
+/// reqwest middleware keys by the URL); credentials (`user:secret@`) are no
+/// part of it, so they never reach a breaker's name. A port the URI writes
+/// that is not one (`h:99999`) keys as written.
+fn authority_key(uri: &http::Uri) -> Option<String> {
+    let authority = uri.authority()?;
+    let host = authority.host();
+    let written = authority
+        .as_str()
+        .rsplit_once(':')
+        .and_then(|(before, port)| {
+            let digits = !port.is_empty() && port.bytes().all(|byte| byte.is_ascii_digit());
+            (digits && before.ends_with(host)).then_some(port)
+        });
+    Some(match (authority.port_u16(), written) {
+        (Some(port), _) => host_key(host, Some(port)),
+        (None, Some(as_written)) => host_key(host, Some(as_written)),
+        (None, None) => host_key(host, default_port(uri.scheme_str())),
+    })
+}
+
+/// The port a URI of this scheme means when it gives none.
+fn default_port(scheme: Option<&str>) -> Option<u16> {
+    let scheme = scheme?;
+    [("http", 80), ("ws", 80), ("https", 443), ("wss", 443)]
+        .into_iter()
+        .find_map(|(name, port)| scheme.eq_ignore_ascii_case(name).then_some(port))
 }

@@ -239,8 +239,11 @@ impl HttpClassifier {
         match outcome {
             Ok((status, headers)) => {
                 if let Some(code) = headers.get("grpc-status") {
-                    // UNKNOWN, as gRPC reads a malformed status.
-                    let code = grpc_status(code.as_bytes()).unwrap_or(2);
+                    // A `grpc-status` value is `1*DIGIT` (gRPC over HTTP/2): a
+                    // sign or a blank is malformed, not a code (`"+14"` is not
+                    // UNAVAILABLE, nor `"-0"` OK), and read as UNKNOWN, as gRPC
+                    // reads a malformed status.
+                    let code = crate::propagate::digits(code.as_bytes()).unwrap_or(2);
                     if code == 0 {
                         return Classification::Done;
                     }
@@ -258,7 +261,7 @@ impl HttpClassifier {
                         Classification::Permanent
                     };
                 }
-                super::report_mark(super::is_transient_status(status), headers);
+                let transient = super::report_mark(super::is_transient_status(status), headers);
                 if grpc && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
@@ -270,7 +273,7 @@ impl HttpClassifier {
                         Classification::Permanent
                     };
                 }
-                if !super::is_transient_status(status) {
+                if !transient {
                     Classification::Done
                 } else if repeatable {
                     Classification::Transient(super::retry_after(headers))
@@ -299,16 +302,6 @@ impl HttpClassifier {
             }
         }
     }
-}
-
-/// A `grpc-status` value: `1*DIGIT` (gRPC over HTTP/2), so a sign or a
-/// blank is malformed, not a code. `str::parse` alone took `"+14"` for
-/// UNAVAILABLE and `"-0"` for OK.
-fn grpc_status(value: &[u8]) -> Option<i32> {
-    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    core::str::from_utf8(value).ok()?.parse().ok()
 }
 
 /// Whether a request is a gRPC call: its `content-type` is

@@ -7,10 +7,11 @@
 //! object of the wrong type names its field too (serde's `expecting`).
 
 use core::fmt;
+
 use serde::de::{DeserializeSeed, Deserializer, SeqAccess, Visitor};
 use serde::Deserialize;
 
-use crate::config::fields::{optional, Read, Text};
+pub(in crate::config::grpc) use crate::config::fields::Number;
 
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase", expecting = "a gRPC service config object")]
@@ -110,116 +111,45 @@ type Others = std::collections::HashMap<String, serde::de::IgnoredAny>;
 /// How each field is read, with its name for the error on a value of the
 /// wrong type.
 mod read {
-    use serde::Deserializer;
-
     use core::marker::PhantomData;
 
-    use super::{optional, List, MethodConfig, Name, Number, Scalar, Text};
+    use super::{List, MethodConfig, Name, Number};
+    use crate::config::fields::{readers, Field};
 
     const DURATION: &str = "a protobuf duration, seconds and `s`, such as \"0.1s\"";
     const NUMBER: &str = "a number, or a string holding one";
     const CODES: &str = "status codes, such as [\"UNAVAILABLE\"]";
     const CODE: &str = "a gRPC status code, a name such as \"UNAVAILABLE\" or 0 to 16";
 
-    /// One reader per field: `field: Type = reader`, the field's name
-    /// written once, in the reader.
-    macro_rules! read {
-        ($($name:ident: $value:ty = $read:expr,)*) => {$(
-            pub(super) fn $name<'de, D: Deserializer<'de>>(d: D) -> Result<Option<$value>, D::Error> {
-                optional(d, $read)
-            }
-        )*};
-    }
-
-    read! {
+    readers! {
         method_config: Vec<MethodConfig> = List { field: "methodConfig", what: "method configs (objects)", entry: PhantomData },
         name: Vec<Name> = List { field: "methodConfig.name", what: "names (objects)", entry: PhantomData },
-        timeout: String = Text { key: "methodConfig.timeout", expected: DURATION },
-        service: String = Text { key: "methodConfig.name.service", expected: "a string, such as \"helloworld.Greeter\"" },
-        method: String = Text { key: "methodConfig.name.method", expected: "a string, such as \"SayHello\"" },
-        retry_attempts: Number = Scalar { field: "retryPolicy.maxAttempts", what: NUMBER },
-        initial_backoff: String = Text { key: "retryPolicy.initialBackoff", expected: DURATION },
-        max_backoff: String = Text { key: "retryPolicy.maxBackoff", expected: DURATION },
-        backoff_multiplier: Number = Scalar { field: "retryPolicy.backoffMultiplier", what: NUMBER },
-        retryable_status_codes: Vec<Number> = List { field: "retryPolicy.retryableStatusCodes", what: CODES, entry: Scalar { field: "retryPolicy.retryableStatusCodes", what: CODE } },
-        hedging_attempts: Number = Scalar { field: "hedgingPolicy.maxAttempts", what: NUMBER },
-        hedging_delay: String = Text { key: "hedgingPolicy.hedgingDelay", expected: DURATION },
-        non_fatal_status_codes: Vec<Number> = List { field: "hedgingPolicy.nonFatalStatusCodes", what: CODES, entry: Scalar { field: "hedgingPolicy.nonFatalStatusCodes", what: CODE } },
-        max_tokens: Number = Scalar { field: "retryThrottling.maxTokens", what: NUMBER },
-        token_ratio: Number = Scalar { field: "retryThrottling.tokenRatio", what: NUMBER },
-    }
-}
-
-/// A number as protobuf's JSON mapping writes it: a JSON number, or a
-/// string holding one; anything else is kept as written, for an error
-/// that names the field.
-pub(in crate::config::grpc) enum Number {
-    Integer(i128),
-    Float(f64),
-    Text(String),
-    Other(String),
-}
-
-/// Reads a JSON scalar as a [`Number`], for the field `field`, which the
-/// error on anything else names with `what` it takes.
-#[derive(Clone, Copy)]
-struct Scalar {
-    field: &'static str,
-    what: &'static str,
-}
-
-impl Visitor<'_> for Scalar {
-    type Value = Number;
-
-    fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "`{}` as {}", self.field, self.what)
-    }
-
-    fn visit_u64<E>(self, number: u64) -> Result<Number, E> {
-        Ok(Number::Integer(number.into()))
-    }
-
-    fn visit_i64<E>(self, number: i64) -> Result<Number, E> {
-        Ok(Number::Integer(number.into()))
-    }
-
-    fn visit_f64<E>(self, number: f64) -> Result<Number, E> {
-        Ok(Number::Float(number))
-    }
-
-    fn visit_bool<E>(self, value: bool) -> Result<Number, E> {
-        Ok(Number::Other(value.to_string()))
-    }
-
-    fn visit_str<E>(self, text: &str) -> Result<Number, E> {
-        Ok(Number::Text(text.to_owned()))
-    }
-}
-
-impl<'de> Read<'de> for Scalar {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Number, D::Error> {
-        deserializer.deserialize_any(self)
-    }
-}
-
-impl<'de> DeserializeSeed<'de> for Scalar {
-    type Value = Number;
-
-    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Number, D::Error> {
-        self.read(deserializer)
+        timeout: String = Field::new("methodConfig.timeout", DURATION),
+        service: String = Field::new("methodConfig.name.service", "a string, such as \"helloworld.Greeter\""),
+        method: String = Field::new("methodConfig.name.method", "a string, such as \"SayHello\""),
+        retry_attempts: Number = Field::new("retryPolicy.maxAttempts", NUMBER),
+        initial_backoff: String = Field::new("retryPolicy.initialBackoff", DURATION),
+        max_backoff: String = Field::new("retryPolicy.maxBackoff", DURATION),
+        backoff_multiplier: Number = Field::new("retryPolicy.backoffMultiplier", NUMBER),
+        retryable_status_codes: Vec<Number> = List { field: "retryPolicy.retryableStatusCodes", what: CODES, entry: Field::new("retryPolicy.retryableStatusCodes", CODE) },
+        hedging_attempts: Number = Field::new("hedgingPolicy.maxAttempts", NUMBER),
+        hedging_delay: String = Field::new("hedgingPolicy.hedgingDelay", DURATION),
+        non_fatal_status_codes: Vec<Number> = List { field: "hedgingPolicy.nonFatalStatusCodes", what: CODES, entry: Field::new("hedgingPolicy.nonFatalStatusCodes", CODE) },
+        max_tokens: Number = Field::new("retryThrottling.maxTokens", NUMBER),
+        token_ratio: Number = Field::new("retryThrottling.tokenRatio", NUMBER),
     }
 }
 
 /// A list in the field `field`, of `what`, each entry read by `entry`: a
-/// [`Scalar`] naming the field for status codes, `PhantomData` for objects
+/// `Field` naming the list for status codes, `PhantomData` for objects
 /// (whose `expecting` names the field).
-struct List<S> {
-    field: &'static str,
-    what: &'static str,
-    entry: S,
+pub(in crate::config::grpc) struct List<S> {
+    pub field: &'static str,
+    pub what: &'static str,
+    pub entry: S,
 }
 
-impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for List<S> {
+impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for List<S> {
     type Value = Vec<S::Value>;
 
     fn expecting(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -228,15 +158,17 @@ impl<'de, S: DeserializeSeed<'de> + Copy> Visitor<'de> for List<S> {
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
         let mut entries = Vec::new();
-        while let Some(entry) = seq.next_element_seed(self.entry)? {
+        while let Some(entry) = seq.next_element_seed(self.entry.clone())? {
             entries.push(entry);
         }
         Ok(entries)
     }
 }
 
-impl<'de, S: DeserializeSeed<'de> + Copy> Read<'de> for List<S> {
-    fn read<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
+impl<'de, S: DeserializeSeed<'de> + Clone> DeserializeSeed<'de> for List<S> {
+    type Value = Vec<S::Value>;
+
+    fn deserialize<D: Deserializer<'de>>(self, deserializer: D) -> Result<Self::Value, D::Error> {
         deserializer.deserialize_seq(self)
     }
 }
