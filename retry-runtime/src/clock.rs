@@ -95,8 +95,8 @@ impl Epoch {
 /// Blocks the thread for a plain function's wait, for at least `wait`.
 ///
 /// Never panics: on a JS host, which cannot block, it spins on the host's
-/// clock (prefer an `async fn` there).
-/// On a simulated clock, time moves on by `wait` at once.
+/// clock (prefer an `async fn` there). On a simulated clock (feature
+/// `testing`), time moves on by `wait` at once.
 #[doc(hidden)]
 pub fn sleep_blocking(wait: Duration) {
     #[cfg(feature = "testing")]
