@@ -120,59 +120,57 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timer = self.project().timer;
-        loop {
-            // Polled where its timer cannot go on: set the one it goes on
-            // on, to the same instant, and poll that.
-            let next = match timer.as_mut().project() {
-                // The first poll: tokio's timer inside a tokio runtime, the
-                // timer thread (or the JS host's) elsewhere.
-                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-                TimerProj::Unpicked { end } if crate::timer::in_tokio() => {
-                    let end = *end;
-                    timer.set(Timer::Tokio {
-                        sleep: tokio::time::sleep_until(end),
-                    });
-                    // Polled at once: the thread is in a runtime.
-                    let TimerProj::Tokio { sleep } = timer.as_mut().project() else {
-                        return Poll::Pending;
-                    };
+        // The end of a wait polled where its timer cannot go on.
+        let end = match timer.as_mut().project() {
+            // The first poll: tokio's timer inside a tokio runtime, the timer
+            // thread (or the JS host's) elsewhere.
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            TimerProj::Unpicked { end } if crate::timer::in_tokio() => {
+                let end = *end;
+                timer.set(Timer::Tokio {
+                    sleep: tokio::time::sleep_until(end),
+                });
+                let TimerProj::Tokio { sleep } = timer.project() else {
+                    return Poll::Pending;
+                };
+                return sleep.poll(cx);
+            }
+            TimerProj::Unpicked { end } => *end,
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            TimerProj::Tokio { sleep } => {
+                // Fired: ended. Ready without asking tokio again, which
+                // panics once its runtime is gone. (A runtime that shuts
+                // down fires its timers: a wait is then over early, as
+                // tokio's own are.)
+                if sleep.is_elapsed() {
+                    return Poll::Ready(());
+                }
+                if crate::timer::in_tokio() {
                     return sleep.poll(cx);
                 }
-                TimerProj::Unpicked { end } => Timer::Elsewhere {
-                    wait: Wait::new(*end),
-                },
-                #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-                TimerProj::Tokio { sleep } => {
-                    // Fired: ended. Ready without asking tokio again, which
-                    // panics once its runtime is gone. (A runtime that shuts
-                    // down fires its timers: a wait is then over early, as
-                    // tokio's own are.)
-                    if sleep.is_elapsed() {
-                        return Poll::Ready(());
-                    }
-                    if crate::timer::in_tokio() {
-                        return sleep.poll(cx);
-                    }
-                    // Made in a tokio runtime, now polled outside any (its
-                    // future moved to another executor), or its runtime shut
-                    // down: tokio's timer may never fire again (an idle
-                    // current-thread runtime) or panics when polled (one shut
-                    // down), so the wait goes on on the timer thread, to the
-                    // same instant.
-                    Timer::Elsewhere {
-                        wait: Wait::new(sleep.deadline()),
-                    }
-                }
-                #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-                TimerProj::Tokio { sleep } => match *sleep {},
-                TimerProj::Elsewhere { wait } => return wait.poll(cx),
-                #[cfg(feature = "testing")]
-                TimerProj::Simulated { wait } => return wait.poll(cx),
-                #[cfg(not(feature = "testing"))]
-                TimerProj::Simulated { wait } => match *wait {},
-            };
-            timer.set(next);
-        }
+                // Made in a tokio runtime, now polled outside any (its
+                // future moved to another executor), or its runtime shut
+                // down: tokio's timer may never fire again (an idle
+                // current-thread runtime) or panics when polled (one shut
+                // down), so the wait goes on on the timer thread.
+                sleep.deadline()
+            }
+            #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+            TimerProj::Tokio { sleep } => match *sleep {},
+            TimerProj::Elsewhere { wait } => return wait.poll(cx),
+            #[cfg(feature = "testing")]
+            TimerProj::Simulated { wait } => return wait.poll(cx),
+            #[cfg(not(feature = "testing"))]
+            TimerProj::Simulated { wait } => match *wait {},
+        };
+        // On the timer thread (or the JS host's), to the same instant.
+        timer.set(Timer::Elsewhere {
+            wait: Wait::new(end),
+        });
+        let TimerProj::Elsewhere { wait } = timer.project() else {
+            return Poll::Pending;
+        };
+        wait.poll(cx)
     }
 }
 
