@@ -214,3 +214,15 @@ async fn a_key_of_ones_own_gives_each_tenant_its_breaker() {
         CircuitState::Closed
     );
 }
+
+/// A layer keyed by a function of one's own prints with `Debug` as every
+/// other layer does, whatever the function (a closure is not `Debug`): the
+/// function shows as `..`.
+#[test]
+fn a_per_key_layer_prints_with_debug_whatever_its_key_function() {
+    let tenant =
+        |head: &http::request::Parts| Some(head.headers.get("x-tenant")?.to_str().ok()?.to_owned());
+    let layer = RetryLayer::new(&POLICY).per_key(upstreams(), tenant);
+    let printed = format!("{layer:?}");
+    assert!(printed.contains("PerKey("), "{printed}");
+}

@@ -9,7 +9,7 @@ pub use crate::give_up::{
 };
 pub use crate::guard::{Guard, Keep};
 pub use crate::hedge::private as hedge;
-pub use crate::rules::{every_error, no_hint, no_hook, no_value, rules, Outcome, RuleSet};
+pub use crate::rules::{rules, Outcome, RuleSet};
 pub use crate::sleep::sleep;
 pub use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget};
 pub use crate::timeout::{Limit, Limited};
@@ -31,18 +31,15 @@ pub fn budget(budget: &RetryBudget) -> Option<&RetryBudget> {
 /// seen by the next. Only a type known to be `Clone` where the function is
 /// written can be kept; any other (a generic `F: FnMut`, a channel receiver)
 /// is carried from one attempt to the next, as a `&mut` argument would be.
-pub struct Kept<T>(Option<Original<T>>);
-
-/// The caller's value, and `T::clone`, taken where `T: Clone` is known.
-struct Original<T> {
-    value: T,
-    copy: fn(&T) -> T,
-}
+/// It holds the caller's value, and `T::clone`, taken where `T: Clone` is
+/// known.
+#[allow(clippy::type_complexity)]
+pub struct Kept<T>(Option<(T, fn(&T) -> T)>);
 
 impl<T> Kept<T> {
     /// Puts the caller's value back into `argument`, before a retry.
     pub fn restore(&self, argument: &mut T) {
-        if let Some(Original { value, copy }) = &self.0 {
+        if let Some((value, copy)) = &self.0 {
             *argument = copy(value);
         }
     }
@@ -62,10 +59,7 @@ pub trait KeepClone<T> {
 
 impl<T: Clone> KeepClone<T> for Probe<'_, T> {
     fn kept(&self) -> Kept<T> {
-        Kept(Some(Original {
-            value: self.0.clone(),
-            copy: T::clone,
-        }))
+        Kept(Some((self.0.clone(), T::clone)))
     }
 }
 
@@ -99,21 +93,12 @@ pub trait Expresses<P: ?Sized>: Sized {
     fn limit() -> Limit<Self>;
 }
 
-impl<E: From<TimedOut>> Expresses<Policy<TimedOut>> for E {
-    fn policy(policy: &Policy<TimedOut>) -> Policy<TimedOut> {
-        *policy
-    }
-    fn limit() -> Limit<Self> {
-        Limit::new(E::from)
-    }
-}
-
-impl<E> Expresses<Policy> for E {
-    fn policy(policy: &Policy) -> Policy<TimedOut> {
+impl<Timeout, E: CutOff<Timeout>> Expresses<Policy<Timeout>> for E {
+    fn policy(policy: &Policy<Timeout>) -> Policy<TimedOut> {
         Policy::of(policy.params)
     }
     fn limit() -> Limit<Self> {
-        Limit::untimed()
+        E::limit()
     }
 }
 
@@ -258,18 +243,32 @@ pub trait OpenBreaker: From<CircuitOpen> {}
 
 impl<E: From<CircuitOpen>> OpenBreaker for E {}
 
-/// An error type a `Policy<TimedOut>`'s closure loop can fail a cut-off
-/// attempt with. Its own trait, so that the error names `.timed_out(..)`
-/// and `.without_timeout()`.
+/// An error type a closure loop under a `Policy<Timeout>` can fail a
+/// cut-off attempt with: any, under a `Policy`, which cuts no attempt off.
+/// Its own trait, so that the error names `.timed_out(..)` and
+/// `.without_timeout()`.
 #[diagnostic::on_unimplemented(
     message = "this policy cuts attempts off (`with_timeout`), and `{Self}` cannot express that: it has no `From<retry_runtime::TimedOut>`",
     label = "a `Policy<TimedOut>` needs an error type with `From<TimedOut>`",
     note = "say how a cut-off attempt fails with `.timed_out(|_| ...)` in place of `.retrying()`, such as `policy.timed_out(|_| Status::deadline_exceeded(\"attempt timed out\"))` for `tonic::Status`",
     note = "or remove the timeout with `.without_timeout()`: a `Policy` runs with any error type (bound the attempt inside the call instead; for reqwest, `ClientBuilder::timeout`)"
 )]
-pub trait CutOff: From<TimedOut> {}
+pub trait CutOff<Timeout>: Sized {
+    /// How an attempt cut off by the policy's timeout fails.
+    fn limit() -> Limit<Self>;
+}
 
-impl<E: From<TimedOut>> CutOff for E {}
+impl<E: From<TimedOut>> CutOff<TimedOut> for E {
+    fn limit() -> Limit<E> {
+        Limit::new(E::from)
+    }
+}
+
+impl<E> CutOff<()> for E {
+    fn limit() -> Limit<E> {
+        Limit::untimed()
+    }
+}
 
 /// The outcome of an attempt the breaker refused: `E::from(CircuitOpen)`.
 /// Bounded by [`BreakerKey`], so that an error type without the conversion

@@ -1,7 +1,7 @@
 //! The attempt loop's one step, and the entry point every loop drives it
 //! through: start a call, run each attempt with [`scoped`](Attempts::scoped)
 //! (or [`call`](Attempts::call) for a plain function), and hand its outcome
-//! and the rules to [`next`](Attempts::next), which says whether to wait and
+//! and the rules to [`step`](Attempts::step), which says whether to wait and
 //! retry or to return. The rules judge ([`crate::rules`]), the decision
 //! weighs ([`crate::decision`]), this file tells the breaker, the budget and
 //! the outside world ([`crate::observe`]).
@@ -17,10 +17,10 @@ use crate::context::{scoped_call, Scoped};
 use crate::decision::{Classification, Stop};
 use crate::observe::{self, Record};
 use crate::policy::Params;
-use crate::rules::{Judged, Outcome, RulesFor, RulesOf};
+use crate::rules::{Outcome, RulesOf};
 use crate::slots::{BreakerSlot, BudgetSlot, NoBreaker, NoBudget, Watching};
 use crate::timeout::Limit;
-use crate::{AttemptContext, CircuitBreaker, Policy, RetryBudget};
+use crate::{CircuitBreaker, Policy, RetryBudget};
 
 /// One call across its attempts, with its circuit breaker `B` and its
 /// budget `U`: [`NoBreaker`] and [`NoBudget`], which take no room, unless
@@ -66,11 +66,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
     /// Asks `breaker` before every attempt and tells it every outcome.
     #[must_use]
     pub fn with_breaker(self, breaker: &'p CircuitBreaker) -> Attempts<'p, CircuitPermit<'p>, U> {
-        Attempts {
-            call: self.call,
-            breaker: CircuitPermit::new(breaker),
-            budget: self.budget,
-        }
+        self.with_slot(CircuitPermit::new(breaker))
     }
 
     /// Asks `breaker`, if there is one, before every attempt.
@@ -79,11 +75,7 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
         self,
         breaker: Option<&'p CircuitBreaker>,
     ) -> Attempts<'p, Option<CircuitPermit<'p>>, U> {
-        Attempts {
-            call: self.call,
-            breaker: breaker.map(CircuitPermit::new),
-            budget: self.budget,
-        }
+        self.with_slot(breaker.map(CircuitPermit::new))
     }
 
     /// Watches `breaker`, if any, without asking it or telling it: see
@@ -94,10 +86,15 @@ impl<'p, U: BudgetSlot> Attempts<'p, NoBreaker, U> {
         self,
         breaker: Option<&'p CircuitBreaker>,
     ) -> Attempts<'p, Watching<'p>, U> {
+        self.with_slot(Watching(breaker))
+    }
+
+    fn with_slot<B: BreakerSlot>(self, breaker: B) -> Attempts<'p, B, U> {
+        let Attempts { call, budget, .. } = self;
         Attempts {
-            call: self.call,
-            breaker: Watching(breaker),
-            budget: self.budget,
+            call,
+            breaker,
+            budget,
         }
     }
 }
@@ -111,16 +108,10 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
 
     /// Call before each attempt: whether the breaker lets it be made. When
     /// it does not, the attempt's outcome is `E::from(CircuitOpen)` and
-    /// [`next`](Self::next) stops with [`Stop::Open`].
+    /// [`step`](Self::step) stops with [`Stop::Open`].
     pub fn acquire(&mut self) -> bool {
         let blocking = self.call.clock() == Clock::Blocking;
         self.breaker.acquire(blocking)
-    }
-
-    /// What the body can know of the attempt it runs.
-    #[must_use]
-    pub fn context(&self) -> AttemptContext {
-        self.call.context()
     }
 
     /// Polls an attempt's future with its context set, so the body can read
@@ -133,15 +124,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub fn scoped<F: Future>(&mut self, attempt: F) -> Scoped<'_, F, B::Mark<'_>> {
         let span = observe::attempt_span(self.call.name(), self.attempt());
-        Scoped::new(self.call.scope(), self.breaker.mark(), attempt, span)
+        self.scoped_in(attempt, span)
     }
 
     /// As [`scoped`](Self::scoped), in a span of the caller's making: the
     /// HTTP driver's attempts carry the request's method and URL.
-    #[cfg_attr(
-        not(any(feature = "tower", feature = "reqwest-middleware")),
-        allow(dead_code)
-    )]
     pub(crate) fn scoped_in<F: Future>(
         &mut self,
         attempt: F,
@@ -226,53 +213,26 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// just ended, and the call goes on. `Break`: return the outcome;
     /// `Continue` gives the wait before the next attempt, and the loop drops
     /// the outcome before it waits. Judged by reference, so that the outcome
-    /// is returned from where it stands.
+    /// is returned from where it stands. The outcome's bound is apart from
+    /// the rules' (see [`RulesOf`]), so that the expansion, which names `R`,
+    /// has a return type that is not a `Result` reported on it, where it
+    /// already is, and a rule of the wrong type on the rule.
     // Inlined: every call's step; a success returns at once
     // (benches/instructions.sh).
-    #[inline]
-    pub fn next<R: Outcome, Rules: RulesFor<R>>(
-        &mut self,
-        rules: &Rules,
-        outcome: &R,
-    ) -> ControlFlow<(), Duration> {
-        let verdict = rules.verdict(outcome);
-        if verdict == Classification::Done {
-            self.succeeded();
-            return ControlFlow::Break(());
-        }
-        self.failed(rules, outcome, verdict)
-    }
-
-    /// [`next`](Self::next) as the expansion calls it, with the rules of a
-    /// [`RuleSet`](crate::rules::RuleSet): the outcome's bound apart from
-    /// the rules' (see [`RulesOf`]), so that the expansion, which names
-    /// `R`, has a return type that is not a `Result` reported on it, where
-    /// it already is, and a rule of the wrong type on the rule.
     #[inline]
     pub fn step<R, T, E, S>(&mut self, rules: &S, outcome: &R) -> ControlFlow<(), Duration>
     where
         R: Outcome<Ok = T, Error = E>,
         S: RulesOf<T, E>,
     {
-        self.next(&Judged(rules), outcome)
-    }
-
-    /// [`next`](Self::next) for an outcome the rules did not take for done.
-    #[inline]
-    fn failed<R: Outcome, Rules: RulesFor<R>>(
-        &mut self,
-        rules: &Rules,
-        outcome: &R,
-        verdict: Classification,
-    ) -> ControlFlow<(), Duration> {
-        #[cfg(feature = "tracing")]
-        if let Some(class) = crate::rules::error_type(outcome) {
-            observe::error_type::set(class);
+        let verdict = rules.verdict_of(outcome);
+        if verdict != Classification::Done {
+            crate::rules::failed_with(outcome);
         }
         let failed = self.attempt();
         match self.judge(verdict) {
             Ok(wait) => {
-                rules.before_wait(outcome, failed, wait);
+                rules.before_wait_of(outcome, failed, wait);
                 ControlFlow::Continue(wait)
             }
             Err(_) => ControlFlow::Break(()),
@@ -286,7 +246,11 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     #[inline]
     pub(crate) fn judge(&mut self, verdict: Classification) -> Result<Duration, Stop> {
         if verdict == Classification::Done {
-            self.succeeded();
+            // A success: the budget gets its share back, the breaker hears
+            // of it.
+            self.breaker.record(true);
+            self.call
+                .succeeded(self.budget.budget(), self.breaker.breaker());
             return Err(Stop::Done);
         }
         self.judge_failure(verdict)
@@ -340,14 +304,5 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         resent: &mut crate::decision::Resent,
     ) -> bool {
         self.call.send_again(verdict, resent)
-    }
-
-    /// A success: the budget gets its share back, the breaker hears of it.
-    // Inlined: every successful call's end (benches/instructions.sh).
-    #[inline]
-    pub(crate) fn succeeded(&mut self) {
-        self.breaker.record(true);
-        self.call
-            .succeeded(self.budget.budget(), self.breaker.breaker());
     }
 }

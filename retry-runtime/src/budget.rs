@@ -3,14 +3,10 @@
 //! lock-free.
 
 use core::fmt;
-#[cfg(not(loom))]
-use core::sync::atomic::{AtomicU64, Ordering};
-// The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, Ordering};
 
 use crate::clock::{Clock, Epoch};
-use crate::ring::Ring;
+// The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
+use crate::ring::{AtomicU64, Ordering, Ring};
 
 /// Thousandths of a token: the ratio is kept to three decimals, as gRPC does.
 const MILLI: u64 = 1000;
@@ -66,10 +62,8 @@ pub struct RetryBudget {
     tokens: AtomicU64,
     max: u64,
     ratio: u64,
-    /// For a [`ratio`](Self::ratio) budget, the width of a bucket of its
-    /// window in milliseconds; 0 for gRPC's rule.
-    bucket_ms: u64,
-    /// A ratio budget's first attempts and retries.
+    /// A [`ratio`](Self::ratio) budget's first attempts and retries; for
+    /// gRPC's rule, a ring of buckets 0 ms wide, unused.
     window: Ring,
     epoch: Epoch,
 }
@@ -78,13 +72,12 @@ pub struct RetryBudget {
 /// `bucket_ms` above 0, retries up to `ratio` of the first attempts.
 macro_rules! budget {
     ($max_tokens:expr, $ratio:expr, $bucket_ms:expr) => {{
-        let (max, ratio) = scaled($max_tokens, $ratio);
+        let max = $max_tokens as u64 * MILLI;
         RetryBudget {
             tokens: AtomicU64::new(max),
             max,
-            ratio,
-            bucket_ms: $bucket_ms,
-            window: Ring::new(),
+            ratio: milli($ratio),
+            window: Ring::new($bucket_ms),
             epoch: Epoch::new(),
         }
     }};
@@ -189,7 +182,7 @@ impl RetryBudget {
     /// token and says whether a retry is allowed. A [`ratio`](Self::ratio)
     /// budget takes nothing for a failure, only for the retry made.
     pub fn record_failure(&self) -> bool {
-        if self.bucket_ms != 0 {
+        if self.is_ratio() {
             return self.allows_retry();
         }
         let before = self
@@ -212,7 +205,7 @@ impl RetryBudget {
     /// without being allowed (as asking `allows_retry` and then
     /// `record_failure` could, when another failure came between them).
     pub(crate) fn try_take(&self) -> bool {
-        if self.bucket_ms != 0 {
+        if self.is_ratio() {
             let allowed = self.allows_retry();
             if allowed {
                 RetryBudget::retrying(Some(self));
@@ -233,11 +226,7 @@ impl RetryBudget {
     /// refused it), up to `max_tokens`. A [`ratio`](Self::ratio) budget
     /// keeps it counted as a retry.
     pub(crate) fn refund(&self) {
-        let _ = self
-            .tokens
-            .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
-                (tokens < self.max).then(|| tokens.saturating_add(MILLI).min(self.max))
-            });
+        self.give(MILLI);
     }
 
     /// A call starts: a [`ratio`](Self::ratio) `budget`, if any, counts its
@@ -245,26 +234,28 @@ impl RetryBudget {
     /// every 16th call).
     #[inline]
     pub(crate) fn first_attempt(budget: Option<&Self>) {
-        if let Some(b) = budget.filter(|b| b.bucket_ms != 0 && !b.window.count_latest()) {
-            let _ = b.window.add(b.bucket_ms, b.now_ms(), 1, 0);
+        if let Some(b) = budget.filter(|b| b.is_ratio() && !b.window.count_latest()) {
+            let _ = b.window.add(b.now_ms(), 1, 0);
         }
     }
 
     /// A retry is made: a [`ratio`](Self::ratio) `budget`, if any, counts
     /// it (gRPC's rule took its token at the failure).
     pub(crate) fn retrying(budget: Option<&Self>) {
-        if let Some(b) = budget.filter(|b| b.bucket_ms != 0) {
-            let _ = b.window.add(b.bucket_ms, b.now_ms(), 0, 1);
+        if let Some(b) = budget.filter(|b| b.is_ratio()) {
+            let _ = b.window.add(b.now_ms(), 0, 1);
         }
     }
 
     /// A ratio budget's first attempts and retries in the window now;
     /// `None` for gRPC's rule.
     fn window_counts(&self) -> Option<(u64, u64)> {
-        (self.bucket_ms != 0).then(|| {
-            self.window
-                .sum(self.window.stamp(self.bucket_ms, self.now_ms()))
-        })
+        self.is_ratio().then(|| self.window.counts(self.now_ms()))
+    }
+
+    /// A [`ratio`](Self::ratio) budget, rather than gRPC's rule.
+    fn is_ratio(&self) -> bool {
+        self.window.bucket_ms != 0
     }
 
     fn now_ms(&self) -> u64 {
@@ -274,24 +265,26 @@ impl RetryBudget {
     /// Records a success: gives back `token_ratio`, up to `max_tokens`
     /// (nothing, for a [`ratio`](Self::ratio) budget).
     pub fn record_success(&self) {
-        if self.ratio == 0 || self.bucket_ms != 0 {
-            return;
+        if self.ratio != 0 && !self.is_ratio() {
+            self.give(self.ratio);
         }
+    }
+
+    /// Gives back `milli` thousandths of a token, up to `max_tokens`.
+    fn give(&self, milli: u64) {
         let _ = self
             .tokens
             .fetch_update(Ordering::AcqRel, Ordering::Acquire, |tokens| {
-                (tokens < self.max).then(|| tokens.saturating_add(self.ratio).min(self.max))
+                (tokens < self.max).then(|| tokens.saturating_add(milli).min(self.max))
             });
     }
 }
 
-/// The size and the ratio in thousandths of a token.
-const fn scaled(max_tokens: u32, token_ratio: f32) -> (u64, u64) {
+/// Thousandths from `value`, rounded: a ratio, a budget's or a breaker's,
+/// kept to three decimals.
+pub(crate) const fn milli(value: f32) -> u64 {
     // Float-to-integer `as` saturates: negative and NaN become 0.
-    (
-        max_tokens as u64 * MILLI,
-        (token_ratio as f64 * MILLI as f64 + 0.5) as u64,
-    )
+    (value as f64 * MILLI as f64 + 0.5) as u64
 }
 
 fn milli_to_tokens(milli: u64) -> f64 {
@@ -312,64 +305,4 @@ impl fmt::Debug for RetryBudget {
 }
 
 #[cfg(all(test, not(loom)))]
-mod tests {
-    use super::RetryBudget;
-
-    /// A hedge's token: taken only while a retry is allowed after taking
-    /// it, and nothing taken once it is not; a refund gives one back.
-    #[test]
-    fn a_hedge_takes_a_token_only_when_allowed() {
-        let budget = RetryBudget::new(10, 0.0);
-        // 10 -> 9, 8, 7, 6: each leaves more than half.
-        for _ in 0..4 {
-            assert!(budget.try_take());
-        }
-        assert!(!budget.try_take(), "6 -> 5 would not be above half");
-        assert!((budget.tokens() - 6.0).abs() < 1e-9, "nothing taken");
-        budget.refund();
-        assert!((budget.tokens() - 7.0).abs() < 1e-9);
-        assert!(budget.try_take());
-    }
-
-    #[test]
-    fn failures_take_a_token_and_retries_stop_at_half() {
-        let budget = RetryBudget::new(10, 0.5);
-        // 10 -> 9, 8, 7, 6: still above 5.
-        for _ in 0..4 {
-            assert!(budget.record_failure());
-        }
-        // 6 -> 5: not above half.
-        assert!(!budget.record_failure());
-        assert!((budget.tokens() - 5.0).abs() < 1e-9);
-        // Two successes give back one token: 6, above half again.
-        budget.record_success();
-        budget.record_success();
-        assert!(!budget.allows_retry());
-        assert!((budget.tokens() - 6.0).abs() < 1e-9);
-    }
-
-    #[test]
-    fn the_count_stays_between_zero_and_the_maximum() {
-        let budget = RetryBudget::new(3, 1.0);
-        for _ in 0..10 {
-            budget.record_failure();
-        }
-        assert_eq!(budget.tokens(), 0.0);
-        for _ in 0..10 {
-            budget.record_success();
-        }
-        assert_eq!(budget.tokens(), 3.0);
-    }
-
-    #[test]
-    fn odd_ratios_and_sizes_do_not_panic() {
-        for ratio in [f32::NAN, -1.0, 0.0, 0.001, 1e30, f32::INFINITY] {
-            let budget = RetryBudget::new(u32::MAX, ratio);
-            budget.record_success();
-            budget.record_failure();
-            assert!(budget.tokens() <= budget.max_tokens());
-        }
-        let empty = RetryBudget::new(0, 1.0);
-        assert!(!empty.record_failure());
-    }
-}
+mod tests;

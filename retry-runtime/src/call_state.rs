@@ -11,7 +11,7 @@ use crate::context::{self, Below, Scope};
 use crate::decision::{self, Classification, Failure, Stop, TimeLeft};
 use crate::observe::{self, Name, Record};
 use crate::policy::Params;
-use crate::{AttemptContext, CircuitBreaker, Nested, RetryBudget};
+use crate::{CircuitBreaker, Nested, RetryBudget};
 
 /// The state of one call across its attempts. Holds no error and no value,
 /// so it never makes the caller's future `!Send`.
@@ -91,10 +91,6 @@ impl<'p> CallState<'p> {
 
     pub(crate) fn name(&self) -> &'static str {
         self.name.get()
-    }
-
-    pub(crate) fn context(&self) -> AttemptContext {
-        self.scope.context()
     }
 
     /// How long the next attempt may run: the policy's timeout, shortened to
@@ -265,7 +261,9 @@ impl<'p> CallState<'p> {
         }
         let record = Record::new(Some(Classification::Done), budget, breaker);
         observe::succeeded(self.name(), self.attempt(), self.elapsed(), record);
-        self.finished();
+        // The call returns: the attempt it runs inside no longer counts it
+        // in flight.
+        self.scope.finished();
     }
 
     /// A failure that is returned to the caller, judged as `record` says.
@@ -276,14 +274,6 @@ impl<'p> CallState<'p> {
         self.stopped(Stop::NotRetryable, inner_gave_up, record)
     }
 
-    /// The call returns: the attempt it runs inside no longer counts it in
-    /// flight.
-    // Inlined: on every call's success path, where it is one test.
-    #[inline]
-    pub(crate) fn finished(&mut self) {
-        self.scope.finished();
-    }
-
     /// Tells the outside world, and the attempt this call runs inside: a
     /// failure retried here (or by a layer below) as far as the rules allow
     /// is not to be retried again around it. A call that never retries
@@ -292,7 +282,9 @@ impl<'p> CallState<'p> {
     pub(crate) fn stopped(&mut self, stop: Stop, inner_gave_up: bool, record: Record<'_>) -> Stop {
         let attempt = self.scope.frame.attempt();
         observe::stopped_after(self.name(), attempt, attempt, stop, self.elapsed(), record);
-        self.finished();
+        // The call returns: the attempt it runs inside no longer counts it
+        // in flight.
+        self.scope.finished();
         context::report_stop(self.policy.max_attempts, stop, inner_gave_up);
         stop
     }

@@ -123,34 +123,19 @@ impl Name {
     }
 
     pub(crate) fn as_str(&self) -> &str {
-        match (self.fixed, &self.owned) {
-            (Some(name), _) => name,
-            (None, Some(name)) => name,
-            (None, None) => Self::DEFAULT,
-        }
+        self.fixed
+            .or(self.owned.as_deref())
+            .unwrap_or(Self::DEFAULT)
     }
 
     /// The name as a metrics label value: borrowed or shared, never copied.
     #[cfg(feature = "metrics")]
     fn label(&self) -> ::metrics::SharedString {
         match (self.fixed, &self.owned) {
-            (Some(name), _) => ::metrics::SharedString::const_str(name),
             (None, Some(name)) => ::metrics::SharedString::from(Arc::clone(name)),
-            (None, None) => ::metrics::SharedString::const_str(Self::DEFAULT),
+            (fixed, _) => ::metrics::SharedString::const_str(fixed.unwrap_or(Self::DEFAULT)),
         }
     }
-}
-
-/// What a breaker tells the outside world of a transition: `breaker` is its
-/// name, `probes` its probe limit, and `open_ms` the open period just
-/// started, in milliseconds, when it opened.
-#[derive(Clone, Copy, Debug)]
-#[cfg_attr(not(feature = "tracing"), allow(dead_code))]
-pub(crate) struct Report<'a> {
-    pub(crate) breaker: &'a Name,
-    pub(crate) transition: Transition,
-    pub(crate) probes: u64,
-    pub(crate) open_ms: Option<u64>,
 }
 
 /// Sets the state gauge of a breaker that has not changed state, so that
@@ -162,16 +147,14 @@ pub(crate) fn publish(breaker: &Name, state: CircuitState) {
     ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(state.gauge());
 }
 
-/// Tells the facade and `tracing` of a transition.
+/// Tells the facade and `tracing` of a transition of the breaker named
+/// `breaker`, whose probe limit is `probes`; `open_ms` is the open period
+/// just started, in milliseconds, when it opened.
 #[cold]
-#[cfg_attr(
-    not(any(feature = "metrics", feature = "tracing")),
-    allow(unused_variables)
-)]
-pub(crate) fn report(report: Report<'_>) {
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
+pub(crate) fn report(breaker: &Name, transition: Transition, probes: u64, open_ms: Option<u64>) {
     #[cfg(feature = "metrics")]
     {
-        let (breaker, transition) = (report.breaker, report.transition);
         ::metrics::counter!(
             CIRCUIT_TRANSITIONS_TOTAL,
             "breaker" => breaker.label(),
@@ -182,19 +165,19 @@ pub(crate) fn report(report: Report<'_>) {
         ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(transition.to.gauge());
     }
     #[cfg(feature = "tracing")]
-    let breaker = report.breaker.as_str();
+    let breaker = breaker.as_str();
     #[cfg(feature = "tracing")]
-    match report.transition.to {
+    match transition.to {
         CircuitState::Open => tracing::warn!(
             target: "retry_runtime",
             breaker,
-            open_ms = report.open_ms.unwrap_or(0),
+            open_ms = open_ms.unwrap_or(0),
             "circuit opened; refusing calls"
         ),
         CircuitState::HalfOpen => tracing::info!(
             target: "retry_runtime",
             breaker,
-            probes = report.probes,
+            probes,
             "circuit half-open; probing"
         ),
         CircuitState::Closed => tracing::info!(

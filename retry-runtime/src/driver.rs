@@ -10,12 +10,11 @@ use core::time::Duration;
 mod policies;
 
 use crate::attempts::Attempts;
-use crate::breaker::CircuitPermit;
 use crate::clock::{sleep_blocking, Clock};
-use crate::guard::{Guard, Guarded, Keep, Refusal, Unguarded};
+use crate::guard::{Guard, Guarded, Keep, Unguarded};
 use crate::observe::Name;
 use crate::policy::Params;
-use crate::rules::{RuleSet, RulesFor};
+use crate::rules::{RuleSet, RulesOf};
 use crate::timeout::Limit;
 use crate::{CircuitBreaker, CircuitOpen, RetryBudget};
 
@@ -64,7 +63,6 @@ pub struct Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br = Unguarded> {
     limit: Limit<E>,
     /// The loop's name in events and metrics ([`named`](Retry::named)).
     name: Name,
-    types: PhantomData<fn(&T, &E)>,
 }
 
 /// A [`Retry`] with only `on` set, by default to retry every error: no `Ok`
@@ -93,7 +91,6 @@ macro_rules! with_rule {
             rules: RuleSet { $field: $value, $($keep: $self.rules.$keep,)* types: PhantomData },
             limit: $self.limit,
             name: $self.name,
-            types: PhantomData,
         }
     };
 }
@@ -243,7 +240,6 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
             rules: self.rules,
             limit: self.limit,
             name: self.name,
-            types: PhantomData,
         }
     }
 
@@ -278,7 +274,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 where
-    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesOf<T, E>,
     Br: Guard<'p, E> + Keep<T, E>,
 {
     /// Runs `attempt` until it succeeds, fails with an error `on` rejects, or
@@ -311,10 +307,10 @@ where
             rules,
             limit,
             name,
-            types: _,
         } = self;
         async move {
-            let mut attempts = start(policy, budget, breaker.parts(), name, false);
+            let mut attempts = Attempts::new(policy, budget, name.get(), Clock::Async)
+                .with_breaker_if(breaker.parts().map(|(breaker, _)| breaker));
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back. Without one, `kept` is `()` and the outcome is dropped
@@ -344,7 +340,7 @@ where
                         // reached.
                         continue;
                     };
-                    match attempts.next(&rules, &outcome) {
+                    match attempts.step(&rules, &outcome) {
                         ControlFlow::Break(()) => return outcome,
                         ControlFlow::Continue(wait) => {
                             Br::keep(&mut kept, outcome);
@@ -371,20 +367,21 @@ where
     where
         F: FnMut() -> Result<T, E>,
     {
-        let breaker = self.breaker;
-        let mut attempts = start(self.policy, self.budget, breaker.parts(), self.name, true);
-        let (limit, rules) = (self.limit, self.rules);
+        let breaker = self.breaker.parts().map(|(breaker, _)| breaker);
+        let mut attempts =
+            Attempts::new(self.policy, self.budget, self.name.get(), Clock::Blocking)
+                .with_breaker_if(breaker);
         let mut kept = Br::Kept::default();
         loop {
             let outcome = if attempts.acquire() {
-                attempts.call_limited(limit, &mut attempt)
-            } else if let Some(outcome) = breaker.refused(&mut kept) {
+                attempts.call_limited(self.limit, &mut attempt)
+            } else if let Some(outcome) = self.breaker.refused(&mut kept) {
                 outcome
             } else {
                 // Without a breaker every attempt is made: not reached.
                 continue;
             };
-            match attempts.next(&rules, &outcome) {
+            match attempts.step(&self.rules, &outcome) {
                 ControlFlow::Break(()) => return outcome,
                 ControlFlow::Continue(wait) => {
                     Br::keep(&mut kept, outcome);
@@ -393,19 +390,4 @@ where
             }
         }
     }
-}
-
-/// The loop's state, with the breaker if there is one.
-#[allow(clippy::type_complexity)]
-// Inlined: on the closure API's success path (benches/instructions.sh).
-#[inline]
-fn start<'p, E>(
-    policy: &'p Params,
-    budget: Option<&'p RetryBudget>,
-    breaker: Option<(&'p CircuitBreaker, Refusal<E>)>,
-    name: Name,
-    blocking: bool,
-) -> Attempts<'p, Option<CircuitPermit<'p>>, Option<&'p RetryBudget>> {
-    Attempts::new(policy, budget, name.get(), Clock::of(blocking))
-        .with_breaker_if(breaker.map(|(breaker, _)| breaker))
 }

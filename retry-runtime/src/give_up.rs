@@ -9,7 +9,7 @@ use core::marker::PhantomData;
 
 use crate::guard::{Guard, Keep};
 use crate::hedge::HedgedRetry;
-use crate::rules::{RuleSet, RulesFor};
+use crate::rules::{RuleSet, RulesFor, RulesOf};
 use crate::stopped::{self, Stopped};
 use crate::{Retry, Stop};
 
@@ -292,7 +292,7 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, G>
     WithGiveUp<Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>, G>
 where
-    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesFor<Result<T, E>>,
+    RuleSet<T, E, On, OnOk, Ra, RaOk, Hook, HookOk>: RulesOf<T, E>,
     Br: Guard<'p, E> + Keep<T, E>,
     G: OnGiveUp<Result<T, E>>,
 {

@@ -119,9 +119,12 @@ impl IdempotencyKey {
     #[cfg_attr(docsrs, doc(cfg(feature = "http")))]
     #[must_use]
     pub fn header_value(self) -> ::http::HeaderValue {
+        use core::fmt::Write as _;
+        // One allocation, of the 36 bytes the key takes.
+        let mut text = String::with_capacity(36);
+        let _ = write!(text, "{self}");
         // 36 ASCII hex digits and dashes are always a valid header value.
-        ::http::HeaderValue::try_from(self.to_string())
-            .unwrap_or(::http::HeaderValue::from_static(""))
+        ::http::HeaderValue::try_from(text).unwrap_or(::http::HeaderValue::from_static(""))
     }
 }
 

@@ -61,11 +61,10 @@
 //!   using (or, if every one is in use, the least recently used) before
 //!   taking a new one, so that an upstream still being called keeps its
 //!   breaker's state while others come and go; calls holding a forgotten
-//!   entry keep using it. (Making room walks from the least recent entry
-//!   past those in use.)
-//! - A lookup takes one lock for a hash lookup, two or three links moved
-//!   (the entry becomes the most recent) and an `Arc` clone, and allocates
-//!   nothing once the entry is made. `make` runs under the lock, once per
+//!   entry keep using it. (Making room looks at every entry's last use.)
+//! - A lookup takes one lock for a hash lookup, the entry's last use
+//!   stamped and an `Arc` clone, and allocates nothing once the entry is
+//!   made. `make` runs under the lock, once per
 //!   key made. No lock is held while a caller uses its entry, and a
 //!   poisoned lock is recovered, so a panicking `make` cannot wedge the
 //!   registry.
@@ -95,20 +94,16 @@ impl Upstream {
 
     /// With a circuit breaker of its own.
     #[must_use]
-    pub fn with_breaker(self, breaker: CircuitBreaker) -> Self {
-        Upstream {
-            breaker: Some(breaker),
-            budget: self.budget,
-        }
+    pub fn with_breaker(mut self, breaker: CircuitBreaker) -> Self {
+        self.breaker = Some(breaker);
+        self
     }
 
     /// With a retry budget of its own.
     #[must_use]
-    pub fn with_budget(self, budget: RetryBudget) -> Self {
-        Upstream {
-            breaker: self.breaker,
-            budget: Some(budget),
-        }
+    pub fn with_budget(mut self, budget: RetryBudget) -> Self {
+        self.budget = Some(budget);
+        self
     }
 
     /// Its circuit breaker, if it has one.
@@ -132,26 +127,13 @@ pub struct Registry {
     make: Box<dyn Fn(&str) -> Upstream + Send + Sync>,
 }
 
-/// No slot: the end of the recency list.
-const NONE: usize = usize::MAX;
-
-/// The entries, in slots linked from the most recently used to the least:
-/// a slot is taken over by the next new key when its entry is forgotten,
-/// so there are never more slots than the capacity.
+/// The entries, each with the tick of its last use: the least recently
+/// used has the smallest.
+#[derive(Default)]
 struct Entries {
-    slots: Vec<Slot>,
-    by_key: HashMap<Arc<str>, usize>,
-    newest: usize,
-    oldest: usize,
-}
-
-struct Slot {
-    key: Arc<str>,
-    value: Arc<Upstream>,
-    /// The slot used just after this one, or [`NONE`].
-    newer: usize,
-    /// The slot used just before this one, or [`NONE`].
-    older: usize,
+    by_key: HashMap<Arc<str>, (Arc<Upstream>, u64)>,
+    /// The tick of the latest lookup.
+    now: u64,
 }
 
 impl Registry {
@@ -161,12 +143,7 @@ impl Registry {
     /// [Names](self#names)).
     pub fn new(capacity: usize, make: impl Fn(&str) -> Upstream + Send + Sync + 'static) -> Self {
         Registry {
-            entries: Mutex::new(Entries {
-                slots: Vec::new(),
-                by_key: HashMap::new(),
-                newest: NONE,
-                oldest: NONE,
-            }),
+            entries: Mutex::default(),
             capacity: capacity.max(1),
             make: Box::new(make),
         }
@@ -174,11 +151,12 @@ impl Registry {
 
     /// The entry for `key`, made now if there is none.
     pub fn get(&self, key: &str) -> Arc<Upstream> {
-        let mut entries = self.lock();
-        if let Some(&slot) = entries.by_key.get(key) {
-            if let Some(value) = entries.use_slot(slot) {
-                return value;
-            }
+        let mut guard = self.lock();
+        let entries = &mut *guard;
+        entries.now = entries.now.wrapping_add(1);
+        if let Some((value, used)) = entries.by_key.get_mut(key) {
+            *used = entries.now;
+            return Arc::clone(value);
         }
         let key: Arc<str> = key.into();
         let mut upstream = (self.make)(&key);
@@ -190,7 +168,19 @@ impl Registry {
             breaker.publish_state();
         }
         let value = Arc::new(upstream);
-        entries.insert(key, Arc::clone(&value), self.capacity);
+        if entries.by_key.len() >= self.capacity {
+            // The least recently used entry that no call holds, or the least
+            // recently used if every one is held.
+            let oldest = entries
+                .by_key
+                .iter()
+                .min_by_key(|(_, (value, used))| (Arc::strong_count(value) > 1, *used));
+            if let Some(oldest) = oldest.map(|(key, _)| Arc::clone(key)) {
+                entries.by_key.remove(&oldest);
+            }
+        }
+        let entry = (Arc::clone(&value), entries.now);
+        entries.by_key.insert(key, entry);
         value
     }
 
@@ -208,90 +198,6 @@ impl Registry {
 
     fn lock(&self) -> MutexGuard<'_, Entries> {
         self.entries.lock().unwrap_or_else(PoisonError::into_inner)
-    }
-}
-
-impl Entries {
-    /// Makes `slot` the most recently used, and its entry.
-    fn use_slot(&mut self, slot: usize) -> Option<Arc<Upstream>> {
-        if slot != self.newest {
-            self.unlink(slot);
-            self.push_newest(slot);
-        }
-        self.slots.get(slot).map(|slot| Arc::clone(&slot.value))
-    }
-
-    /// Holds `value` for `key` as the most recently used entry, forgetting
-    /// one first when `capacity` are held.
-    fn insert(&mut self, key: Arc<str>, value: Arc<Upstream>, capacity: usize) {
-        let slot = Slot {
-            key: Arc::clone(&key),
-            value,
-            newer: NONE,
-            older: NONE,
-        };
-        let index = if self.slots.len() < capacity {
-            self.slots.push(slot);
-            self.slots.len() - 1
-        } else {
-            let index = self.victim();
-            self.unlink(index);
-            let Some(taken) = self.slots.get_mut(index) else {
-                return;
-            };
-            let forgotten = core::mem::replace(taken, slot);
-            self.by_key.remove(&forgotten.key);
-            index
-        };
-        self.push_newest(index);
-        self.by_key.insert(key, index);
-    }
-
-    /// The least recently used slot whose entry no call holds, or the
-    /// least recently used if every one is held.
-    fn victim(&self) -> usize {
-        let mut index = self.oldest;
-        while let Some(slot) = self.slots.get(index) {
-            if Arc::strong_count(&slot.value) == 1 {
-                return index;
-            }
-            index = slot.newer;
-        }
-        self.oldest
-    }
-
-    fn links(&mut self, index: usize) -> Option<(&mut usize, &mut usize)> {
-        self.slots
-            .get_mut(index)
-            .map(|slot| (&mut slot.newer, &mut slot.older))
-    }
-
-    /// Takes `index` out of the recency list.
-    fn unlink(&mut self, index: usize) {
-        let Some((newer, older)) = self.links(index).map(|(n, o)| (*n, *o)) else {
-            return;
-        };
-        match self.links(newer) {
-            Some((_, newers_older)) => *newers_older = older,
-            None => self.newest = older,
-        }
-        match self.links(older) {
-            Some((olders_newer, _)) => *olders_newer = newer,
-            None => self.oldest = newer,
-        }
-    }
-
-    /// Puts `index`, out of the list, at its most recent end.
-    fn push_newest(&mut self, index: usize) {
-        let newest = self.newest;
-        if let Some((newer, older)) = self.links(index) {
-            (*newer, *older) = (NONE, newest);
-        }
-        match self.links(newest) {
-            Some((newests_newer, _)) => *newests_newer = index,
-            None => self.oldest = index,
-        }
-        self.newest = index;
     }
 }
 

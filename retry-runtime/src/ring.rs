@@ -27,10 +27,12 @@
 
 use core::time::Duration;
 
+// The atomics of the crate's lock-free counts (the ring, the breaker's
+// state, the budget): loom's under its models (`tests/loom_*.rs`).
 #[cfg(not(loom))]
-use core::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use core::sync::atomic::{AtomicU64, Ordering};
 #[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, Ordering};
+pub(crate) use loom::sync::atomic::{AtomicU64, Ordering};
 
 /// The window is a ring of this many time buckets.
 pub(crate) const BUCKETS: usize = 10;
@@ -61,9 +63,18 @@ fn tick_of(index: u64) -> u64 {
     (index << SLOT_BITS) | (index % BUCKETS as u64)
 }
 
-/// Two counts over the last [`BUCKETS`] buckets of a width its owner keeps.
+/// The first and the second count of a bucket word.
+fn counts_of(bucket: u64) -> (u64, u64) {
+    (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
+}
+
+/// Two counts over the last [`BUCKETS`] buckets of `bucket_ms`.
 #[derive(Debug)]
 pub(crate) struct Ring {
+    /// The width of a bucket in milliseconds, at least 1 (see
+    /// [`Ring::bucket_ms`]); 0 for a ring its owner does not use (a budget
+    /// on gRPC's rule).
+    pub(crate) bucket_ms: u64,
     buckets: [AtomicU64; BUCKETS],
     /// The bucket of the latest clock reading, as its number shifted left
     /// by [`SLOT_BITS`] beside its place in the ring, so that
@@ -74,16 +85,18 @@ pub(crate) struct Ring {
 
 impl Ring {
     #[cfg(not(loom))]
-    pub(crate) const fn new() -> Self {
+    pub(crate) const fn new(bucket_ms: u64) -> Self {
         Ring {
+            bucket_ms,
             buckets: [const { AtomicU64::new(0) }; BUCKETS],
             tick: AtomicU64::new(0),
         }
     }
 
     #[cfg(loom)]
-    pub(crate) fn new() -> Self {
+    pub(crate) fn new(bucket_ms: u64) -> Self {
         Ring {
+            bucket_ms,
             buckets: core::array::from_fn(|_| AtomicU64::new(0)),
             tick: AtomicU64::new(0),
         }
@@ -140,16 +153,16 @@ impl Ring {
     }
 
     /// Adds `first` and `second` to the counts of the bucket of `now`
-    /// (milliseconds, the time just read) in buckets `bucket_ms` wide, or of
-    /// a later reading's (see the module's comment), and returns that
-    /// bucket's stamp, for [`sum`](Self::sum).
+    /// (milliseconds, the time just read), or of a later reading's (see the
+    /// module's comment), and returns that bucket's stamp, for
+    /// [`sum`](Self::sum).
     ///
     /// Whoever writes a bucket has moved the tick to it first (release, with
     /// the bucket's write), and whoever finds a bucket that is not theirs
     /// reads the tick again (after an acquire of the bucket) before taking
     /// the bucket for older.
-    pub(crate) fn add(&self, bucket_ms: u64, now: u64, first: u64, second: u64) -> u64 {
-        let mut index = self.index(bucket_ms, now);
+    pub(crate) fn add(&self, now: u64, first: u64, second: u64) -> u64 {
+        let mut index = self.index(now);
         // The latest reading. Read first: a write on every reading would
         // bounce the cache line for nothing.
         let tick = tick_of(index);
@@ -160,7 +173,7 @@ impl Ring {
         loop {
             let stamp = index & STAMP_MASK;
             let (a, b) = if bucket >> STAMP_SHIFT == stamp {
-                (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
+                counts_of(bucket)
             } else {
                 let moved_on = self.latest();
                 if moved_on > index {
@@ -185,15 +198,15 @@ impl Ring {
         index & STAMP_MASK
     }
 
-    /// The stamp of the bucket of `now`, or of the latest reading if later,
-    /// for [`sum`](Self::sum) without adding.
-    pub(crate) fn stamp(&self, bucket_ms: u64, now: u64) -> u64 {
-        self.index(bucket_ms, now) & STAMP_MASK
+    /// Both counts in the window ending with the bucket of `now`, or of the
+    /// latest reading if later.
+    pub(crate) fn counts(&self, now: u64) -> (u64, u64) {
+        self.sum(self.index(now) & STAMP_MASK)
     }
 
     /// The number of the bucket of `now`, or of the latest reading if later.
-    fn index(&self, bucket_ms: u64, now: u64) -> u64 {
-        (now / bucket_ms.max(1)).max(self.latest())
+    fn index(&self, now: u64) -> u64 {
+        (now / self.bucket_ms.max(1)).max(self.latest())
     }
 
     fn latest(&self) -> u64 {
@@ -216,12 +229,8 @@ impl Ring {
             .filter(|bucket| {
                 (stamp.wrapping_sub(bucket >> STAMP_SHIFT) & STAMP_MASK) < BUCKETS as u64
             })
-            .fold((0, 0), |(a, b), bucket| {
-                (
-                    a + (bucket & COUNT_MASK),
-                    b + ((bucket >> SECOND_SHIFT) & COUNT_MASK),
-                )
-            })
+            .map(counts_of)
+            .fold((0, 0), |(a, b), (first, second)| (a + first, b + second))
     }
 
     /// Forgets every count. The tick stays (time did not go back); the

@@ -8,10 +8,6 @@ use core::time::Duration;
 
 use crate::decision::Classification;
 
-mod judged;
-
-pub use judged::{Judged, RulesOf};
-
 /// What an attempt returns: a `Result`, possibly behind an alias such as
 /// `io::Result<T>`. Lets the expansion name the success and error types of a
 /// return type it only knows as tokens.
@@ -45,27 +41,19 @@ impl<T, E> Outcome for Result<T, E> {
     }
 }
 
-/// Which errors (or `Ok` values) to retry: `Fn(&X) -> bool`. One bound, so
-/// that a mismatch is one error. (Not `tower::Classify`, which judges a
-/// request's whole outcome.)
+/// What `on` and `on_ok` are, `Fn(&X) -> bool` (which errors, or `Ok`
+/// values, to retry), and `retry_after` and `retry_after_ok`, `Fn(&X) ->
+/// Option<Duration>` (the wait a server asked for). One bound, so that a
+/// mismatch is one error. (Not `tower::Classify`, which judges a request's
+/// whole outcome.)
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
-    message = "expected a function or closure that takes `&{X}` and returns `bool`",
-    label = "expected `Fn(&{X}) -> bool`"
+    message = "expected a function or closure that takes `&{X}` and returns `{O}`",
+    label = "expected `Fn(&{X}) -> {O}`"
 )]
-pub trait RetryIf<X>: Fn(&X) -> bool {}
+pub trait RuleFn<X, O>: Fn(&X) -> O {}
 
-impl<X, F: Fn(&X) -> bool> RetryIf<X> for F {}
-
-/// The wait a server asked for: `Fn(&E) -> Option<Duration>`.
-#[doc(hidden)]
-#[diagnostic::on_unimplemented(
-    message = "expected a function or closure that takes `&{E}` and returns `Option<Duration>`",
-    label = "expected `Fn(&{E}) -> Option<Duration>`"
-)]
-pub trait Hint<E>: Fn(&E) -> Option<Duration> {}
-
-impl<E, F: Fn(&E) -> Option<Duration>> Hint<E> for F {}
+impl<X, O, F: Fn(&X) -> O> RuleFn<X, O> for F {}
 
 /// Called before each wait: `Fn(&E, u32, Duration)`, or `Fn(&T, u32,
 /// Duration)` for retried `Ok` values.
@@ -89,14 +77,18 @@ pub trait RulesFor<R> {
     fn before_wait(&self, _outcome: &R, _attempt: u32, _wait: Duration) {}
 }
 
-/// The class of error a failed attempt failed with, for OpenTelemetry's
-/// `error.type`: the error's type name; `None` for a retried `Ok` value.
-#[cfg(feature = "tracing")]
-pub(crate) fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
-    outcome
-        .as_result()
-        .err()
-        .map(|_| core::any::type_name::<R::Error>())
+/// Hands the event about to be emitted the class of error `failure` failed
+/// with, for OpenTelemetry's `error.type`: the error's type name, none for a
+/// retried `Ok` value. Set just before the event, so that no other call's
+/// event, interleaved on the thread while this call waits, can take it.
+#[inline]
+pub(crate) fn failed_with<R: Outcome>(failure: &R) {
+    #[cfg(feature = "tracing")]
+    if failure.as_result().is_err() {
+        crate::observe::error_type::set(core::any::type_name::<R::Error>());
+    }
+    #[cfg(not(feature = "tracing"))]
+    let _ = failure;
 }
 
 /// The rules of one retried function, built key by key from its return type
@@ -121,10 +113,10 @@ pub(crate) fn error_type<R: Outcome>(outcome: &R) -> Option<&'static str> {
 pub fn rules<T, E>() -> RuleSet<
     T,
     E,
-    impl Check<E>,
-    impl Check<T>,
-    impl ReadHint<E>,
-    impl ReadHint<T>,
+    impl Reads<E, bool>,
+    impl Reads<T, bool>,
+    impl Reads<E, Option<Duration>>,
+    impl Reads<T, Option<Duration>>,
     impl Hook<E>,
     impl Hook<T>,
 > {
@@ -139,11 +131,11 @@ pub fn rules<T, E>() -> RuleSet<
     }
 }
 
-/// A rule, and how to call it: a closure made where the rule's bound was
-/// checked, so that calling it asks nothing more of the rule's type. A rule
-/// of the wrong type is then one error, where it is set, and not again
-/// wherever the rules are used. The closure captures nothing: it takes no
-/// room, and the call compiles to the rule's own.
+/// A rule, and how to call it: a function pointer (or, for a default, a
+/// closure that captures nothing) made where the rule's bound was checked,
+/// so that calling it asks nothing more of the rule's type. A rule of the
+/// wrong type is then one error, where it is set, and not again wherever
+/// the rules are used.
 #[doc(hidden)]
 pub struct Rule<F, Call> {
     rule: F,
@@ -156,43 +148,26 @@ impl<F, Call> Rule<F, Call> {
     }
 }
 
-/// `on` or `on_ok`, as a [`RuleSet`] holds it.
+/// `on`, `on_ok` (`O` is `bool`), `retry_after` or `retry_after_ok` (`O`
+/// is `Option<Duration>`), as a [`RuleSet`] holds it: what it reads from an
+/// error or an `Ok` value.
 #[doc(hidden)]
-pub trait Check<X> {
-    fn check(&self, x: &X) -> bool;
+pub trait Reads<X, O> {
+    fn read(&self, x: &X) -> O;
 }
 
-impl<X, F, Call: Fn(&F, &X) -> bool> Check<X> for Rule<F, Call> {
+impl<X, O, F, Call: Fn(&F, &X) -> O> Reads<X, O> for Rule<F, Call> {
     #[inline]
-    fn check(&self, x: &X) -> bool {
+    fn read(&self, x: &X) -> O {
         (self.call)(&self.rule, x)
     }
 }
 
-/// A rule as the closure API holds it: the function itself.
-impl<X, F: Fn(&X) -> bool> Check<X> for F {
-    #[inline]
-    fn check(&self, x: &X) -> bool {
-        self(x)
-    }
-}
-
-/// `retry_after` or `retry_after_ok`, as a [`RuleSet`] holds it.
-#[doc(hidden)]
-pub trait ReadHint<X> {
-    fn hint(&self, x: &X) -> Option<Duration>;
-}
-
-impl<X, F, Call: Fn(&F, &X) -> Option<Duration>> ReadHint<X> for Rule<F, Call> {
-    #[inline]
-    fn hint(&self, x: &X) -> Option<Duration> {
-        (self.call)(&self.rule, x)
-    }
-}
-
-impl<X, F: Fn(&X) -> Option<Duration>> ReadHint<X> for F {
-    #[inline]
-    fn hint(&self, x: &X) -> Option<Duration> {
+/// A rule as the closure API holds it: the function itself. Not hinted
+/// `#[inline]` (nor the hook's twin below): the closure API's success path
+/// is 13 instructions shorter without (benches/instructions.sh, 231 -> 218).
+impl<X, O, F: Fn(&X) -> O> Reads<X, O> for F {
+    fn read(&self, x: &X) -> O {
         self(x)
     }
 }
@@ -211,7 +186,6 @@ impl<X, F, Call: Fn(&F, &X, u32, Duration)> Hook<X> for Rule<F, Call> {
 }
 
 impl<X, F: Fn(&X, u32, Duration)> Hook<X> for F {
-    #[inline]
     fn call(&self, x: &X, attempt: u32, wait: Duration) {
         self(x, attempt, wait);
     }
@@ -247,80 +221,22 @@ macro_rules! set_rule {
 /// Each method bounds its rule by the error or value type, so that a closure
 /// such as `|e| e.is_timeout()` needs no annotation (the compiler infers a
 /// closure's argument type from a bound on the closure itself), and a rule
-/// of the wrong type is one error, on that rule.
+/// of the wrong type is one error, on that rule. Each rule's call is a
+/// function pointer, made where the bound holds, rather than a closure of
+/// its own type: an opaque closure type would carry the rule's bound to
+/// every place the rules are used, and the error with it, however many
+/// rules are written.
+///
+/// Each is inlined where the rules are built, so that the function pointer
+/// it stores is a known constant where it is called: left to the compiler,
+/// with `breaker` written it was not, which cost the success path 15
+/// instructions (benches/instructions.sh, attribute-breaker 252.9, 237.9
+/// inlined, as with the closures the rules held before).
 #[allow(clippy::type_complexity)]
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     /// `on`: which errors may succeed on a repeat.
-    pub fn on<F: RetryIf<E>>(
-        self,
-        on: F,
-    ) -> RuleSet<T, E, impl Check<E>, OnOk, Ra, RaOk, HookE, HookOk> {
-        let on = Rule::new(on, |on: &F, error: &E| on(error));
-        set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `on_ok`: which `Ok` values are retried (an HTTP 503).
-    pub fn on_ok<F: RetryIf<T>>(
-        self,
-        on_ok: F,
-    ) -> RuleSet<T, E, On, impl Check<T>, Ra, RaOk, HookE, HookOk> {
-        let on_ok = Rule::new(on_ok, |on_ok: &F, value: &T| on_ok(value));
-        set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after`: the wait a server asked for, read from an error.
-    pub fn retry_after<F: Hint<E>>(
-        self,
-        retry_after: F,
-    ) -> RuleSet<T, E, On, OnOk, impl ReadHint<E>, RaOk, HookE, HookOk> {
-        let retry_after = Rule::new(retry_after, |hint: &F, error: &E| hint(error));
-        set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
-    pub fn retry_after_ok<F: Hint<T>>(
-        self,
-        retry_after_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, impl ReadHint<T>, HookE, HookOk> {
-        let retry_after_ok = Rule::new(retry_after_ok, |hint: &F, value: &T| hint(value));
-        set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
-    }
-
-    /// `on_retry`: called before each wait that follows an error.
-    pub fn on_retry<F: OnRetry<E>>(
-        self,
-        on_retry: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, impl Hook<E>, HookOk> {
-        let on_retry = Rule::new(on_retry, |hook: &F, error: &E, attempt, wait| {
-            hook(error, attempt, wait);
-        });
-        set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
-    }
-
-    /// `on_retry_ok`: called before each wait that follows a retried `Ok`
-    /// value.
-    pub fn on_retry_ok<F: OnRetry<T>>(
-        self,
-        on_retry_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, impl Hook<T>> {
-        let on_retry_ok = Rule::new(on_retry_ok, |hook: &F, value: &T, attempt, wait| {
-            hook(value, attempt, wait);
-        });
-        set_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
-    }
-}
-
-/// The same methods, for a function that writes several rules: each rule's
-/// call is a function pointer rather than a closure of its own type. A
-/// rule of the wrong type is then one error, on the rule, however many are
-/// written (an opaque closure type would carry the rule's bound to every
-/// place the rules are used, and the error with it). With one rule written,
-/// the expansion locates every use at the rule, and the closures, which
-/// compile to the rule's own call, are used.
-#[allow(clippy::type_complexity)]
-impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
-    /// `on`, among several rules.
-    pub fn on_among<F: RetryIf<E>>(
+    #[inline(always)]
+    pub fn on<F: RuleFn<E, bool>>(
         self,
         on: F,
     ) -> RuleSet<T, E, Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk> {
@@ -328,8 +244,9 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `on_ok`, among several rules.
-    pub fn on_ok_among<F: RetryIf<T>>(
+    /// `on_ok`: which `Ok` values are retried (an HTTP 503).
+    #[inline(always)]
+    pub fn on_ok<F: RuleFn<T, bool>>(
         self,
         on_ok: F,
     ) -> RuleSet<T, E, On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk> {
@@ -337,8 +254,9 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `retry_after`, among several rules.
-    pub fn retry_after_among<F: Hint<E>>(
+    /// `retry_after`: the wait a server asked for, read from an error.
+    #[inline(always)]
+    pub fn retry_after<F: RuleFn<E, Option<Duration>>>(
         self,
         retry_after: F,
     ) -> RuleSet<T, E, On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk> {
@@ -347,8 +265,9 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
     }
 
-    /// `retry_after_ok`, among several rules.
-    pub fn retry_after_ok_among<F: Hint<T>>(
+    /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
+    #[inline(always)]
+    pub fn retry_after_ok<F: RuleFn<T, Option<Duration>>>(
         self,
         retry_after_ok: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk> {
@@ -357,8 +276,9 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
     }
 
-    /// `on_retry`, among several rules.
-    pub fn on_retry_among<F: OnRetry<E>>(
+    /// `on_retry`: called before each wait that follows an error.
+    #[inline(always)]
+    pub fn on_retry<F: OnRetry<E>>(
         self,
         on_retry: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk> {
@@ -369,8 +289,10 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
         set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
     }
 
-    /// `on_retry_ok`, among several rules.
-    pub fn on_retry_ok_among<F: OnRetry<T>>(
+    /// `on_retry_ok`: called before each wait that follows a retried `Ok`
+    /// value.
+    #[inline(always)]
+    pub fn on_retry_ok<F: OnRetry<T>>(
         self,
         on_retry_ok: F,
     ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>> {
@@ -382,34 +304,57 @@ impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, 
     }
 }
 
-impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
-    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
+/// The rules of a [`RuleSet`] for an outcome that succeeds with `T` and
+/// fails with `E`: what [`Attempts::step`](crate::__private::Attempts::step)
+/// takes, so that its bound on the outcome (`R: Outcome<Ok = T, Error = E>`)
+/// is apart from its bound on the rules, and the expansion can report each
+/// where it belongs: a return type that is not a `Result` on the return
+/// type, once, and a rule of the wrong type on the rule.
+#[doc(hidden)]
+pub trait RulesOf<T, E> {
+    /// As [`RulesFor::verdict`].
+    fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification;
+    /// As [`RulesFor::before_wait`].
+    fn before_wait_of<R: Outcome<Ok = T, Error = E>>(
+        &self,
+        outcome: &R,
+        attempt: u32,
+        wait: Duration,
+    );
+}
+
+impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RulesOf<T, E>
+    for RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk>
 where
-    R: Outcome,
-    On: Check<R::Error>,
-    OnOk: Check<R::Ok>,
-    Ra: ReadHint<R::Error>,
-    RaOk: ReadHint<R::Ok>,
-    HookE: Hook<R::Error>,
-    HookOk: Hook<R::Ok>,
+    On: Reads<E, bool>,
+    OnOk: Reads<T, bool>,
+    Ra: Reads<E, Option<Duration>>,
+    RaOk: Reads<T, Option<Duration>>,
+    HookE: Hook<E>,
+    HookOk: Hook<T>,
 {
     #[inline]
-    fn verdict(&self, outcome: &R) -> Classification {
+    fn verdict_of<R: Outcome<Ok = T, Error = E>>(&self, outcome: &R) -> Classification {
         crate::context::judging();
         match outcome.as_result() {
-            Ok(value) if self.on_ok.check(value) => {
-                Classification::Transient(self.retry_after_ok.hint(value))
+            Ok(value) if self.on_ok.read(value) => {
+                Classification::Transient(self.retry_after_ok.read(value))
             }
             Ok(_) => Classification::Done,
-            Err(error) if self.on.check(error) => {
-                Classification::Transient(self.retry_after.hint(error))
+            Err(error) if self.on.read(error) => {
+                Classification::Transient(self.retry_after.read(error))
             }
             Err(_) => Classification::Permanent,
         }
     }
 
     #[inline]
-    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
+    fn before_wait_of<R: Outcome<Ok = T, Error = E>>(
+        &self,
+        outcome: &R,
+        attempt: u32,
+        wait: Duration,
+    ) {
         match outcome.as_result() {
             Ok(value) => self.on_retry_ok.call(value, attempt, wait),
             Err(error) => self.on_retry.call(error, attempt, wait),
@@ -417,24 +362,38 @@ where
     }
 }
 
+/// The rules of a [`RuleSet`], as the hedged call takes them.
+impl<R, On, OnOk, Ra, RaOk, HookE, HookOk> RulesFor<R>
+    for RuleSet<R::Ok, R::Error, On, OnOk, Ra, RaOk, HookE, HookOk>
+where
+    R: Outcome,
+    Self: RulesOf<R::Ok, R::Error>,
+{
+    #[inline]
+    fn verdict(&self, outcome: &R) -> Classification {
+        self.verdict_of(outcome)
+    }
+
+    #[inline]
+    fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
+        self.before_wait_of(outcome, attempt, wait);
+    }
+}
+
 /// The classifier of `on` when none is given: every error is retried.
-#[doc(hidden)]
-pub fn every_error<E>(_: &E) -> bool {
+pub(crate) fn every_error<E>(_: &E) -> bool {
     true
 }
 
 /// The classifier of `on_ok` when none is given: no `Ok` value is retried.
-#[doc(hidden)]
-pub fn no_value<T>(_: &T) -> bool {
+pub(crate) fn no_value<T>(_: &T) -> bool {
     false
 }
 
 /// `retry_after` when none is given.
-#[doc(hidden)]
-pub fn no_hint<T>(_: &T) -> Option<Duration> {
+pub(crate) fn no_hint<T>(_: &T) -> Option<Duration> {
     None
 }
 
 /// `on_retry` and `on_retry_ok` when none is given.
-#[doc(hidden)]
-pub fn no_hook<X>(_: &X, _: u32, _: Duration) {}
+pub(crate) fn no_hook<X>(_: &X, _: u32, _: Duration) {}

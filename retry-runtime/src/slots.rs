@@ -11,13 +11,20 @@ use crate::{CircuitBreaker, RetryBudget};
 #[doc(hidden)]
 pub trait BreakerSlot {
     /// Whether the next attempt may be made: a permit is acquired for it.
-    fn acquire(&mut self, blocking: bool) -> bool;
+    /// Always, unless the call asks a breaker.
+    fn acquire(&mut self, _blocking: bool) -> bool {
+        true
+    }
     /// Records the attempt's outcome (`success`: not a failure the rules
     /// retry); `false` when the breaker refused the attempt, which then
     /// never ran.
-    fn record(&mut self, success: bool) -> bool;
+    fn record(&mut self, _success: bool) -> bool {
+        true
+    }
     /// The breaker, if there is one.
-    fn breaker(&self) -> Option<&CircuitBreaker>;
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        None
+    }
     /// What the attempt running marks its thread with while it holds a
     /// permit, so that a retried function it calls with the same breaker
     /// runs under that permit: nothing without a breaker.
@@ -34,21 +41,8 @@ pub trait BreakerSlot {
 pub struct NoBreaker;
 
 impl BreakerSlot for NoBreaker {
-    fn acquire(&mut self, _: bool) -> bool {
-        true
-    }
-
-    fn record(&mut self, _: bool) -> bool {
-        true
-    }
-
-    fn breaker(&self) -> Option<&CircuitBreaker> {
-        None
-    }
-
     type Mark<'a> = ();
 
-    #[inline]
     fn mark(&mut self) {}
 }
 
@@ -61,14 +55,6 @@ impl BreakerSlot for NoBreaker {
 pub(crate) struct Watching<'p>(pub(crate) Option<&'p CircuitBreaker>);
 
 impl BreakerSlot for Watching<'_> {
-    fn acquire(&mut self, _: bool) -> bool {
-        true
-    }
-
-    fn record(&mut self, _: bool) -> bool {
-        true
-    }
-
     fn breaker(&self) -> Option<&CircuitBreaker> {
         self.0
     }
@@ -78,7 +64,6 @@ impl BreakerSlot for Watching<'_> {
     where
         Self: 'a;
 
-    #[inline]
     fn mark(&mut self) {}
 }
 

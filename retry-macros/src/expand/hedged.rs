@@ -58,10 +58,7 @@ impl Expansion<'_> {
                     "breaker",
                 )
             }
-            (None, _) => (
-                TokenStream::new(),
-                quote!(#private::hedge::no_breaker::<#output>()),
-            ),
+            (None, _) => (TokenStream::new(), quote!(#private::None)),
         };
         let mut bind = bind_breaker;
         let budget = match &config.budget {

@@ -64,16 +64,9 @@ impl Expansion<'_> {
         // `RuleSet::on(rules, ..)` rather than `rules.on(..)`: a method
         // call's span starts at its receiver, and the whole call must be on
         // the rule for an error about it to be reported there only.
-        // Several rules: each through a function pointer (see `RuleSet`'s
-        // `*_among`), so that a wrong one is one error.
-        let several = written.iter().filter(|(_, rule)| rule.is_some()).count() > 1;
         let set = written.into_iter().filter_map(|(key, rule)| {
             let rule = rule.as_ref()?;
-            let method = if several {
-                Ident::new(&format!("{key}_among"), Span::call_site())
-            } else {
-                Ident::new(key, Span::call_site())
-            };
+            let method = Ident::new(key, Span::call_site());
             let value = self.rule_value(rule);
             let call = call_spanned(
                 quote!(#private::RuleSet::#method),

@@ -50,12 +50,7 @@ impl CircuitBreaker {
                 if word.probes_out() >= self.probes {
                     return Err(Err(CircuitOpen));
                 }
-                Ok(Word::half_open(
-                    word.trips(),
-                    word.round(),
-                    word.probes_out() + 1,
-                    word.probe_successes(),
-                ))
+                Ok(word.with_probes(word.probes_out() + 1, word.probe_successes()))
             }
         });
         let answer = match step {
@@ -100,7 +95,7 @@ impl CircuitBreaker {
         if !current.is_closed() || current.is_forced() {
             return;
         }
-        if success && self.window.count_success() {
+        if success && self.count_success() {
             return;
         }
         self.settle_closed_now(current, success, clock);
@@ -112,7 +107,7 @@ impl CircuitBreaker {
     #[inline(never)]
     fn settle_closed_now(&self, current: Word, success: bool, clock: Clock) {
         let now = self.now_ms(clock);
-        if !self.window.record(&self.thresholds, now, success) {
+        if !self.record(now, success) {
             return;
         }
         let opened = Word::open(1, current.round(), now.saturating_add(self.open_period(1)));
@@ -141,17 +136,16 @@ impl CircuitBreaker {
             if word.state() != CircuitState::HalfOpen || word.round() != round {
                 return Err(());
             }
-            let (trips, out) = (word.trips(), word.probes_out().saturating_sub(1));
-            let successes = word.probe_successes();
+            let (out, successes) = (word.probes_out().saturating_sub(1), word.probe_successes());
             Ok(match outcome {
-                None => Word::half_open(trips, round, out, successes),
+                None => word.with_probes(out, successes),
                 Some(true) if successes + 1 >= self.close_after => {
                     Word::closed(round, self.is_adaptive())
                 }
-                Some(true) => Word::half_open(trips, round, out, successes + 1),
+                Some(true) => word.with_probes(out, successes + 1),
                 Some(false) => {
                     let now = *now.get_or_insert_with(|| self.now_ms(clock));
-                    let trips = trips + 1;
+                    let trips = word.trips() + 1;
                     Word::open(trips, round, now.saturating_add(self.open_period(trips)))
                 }
             })
@@ -160,7 +154,7 @@ impl CircuitBreaker {
             return;
         };
         if after.state() == CircuitState::Closed {
-            self.window.clear();
+            self.clear_window();
         }
         self.announce(before, after, now);
     }
@@ -183,8 +177,7 @@ impl CircuitBreaker {
     /// The chance an adaptive breaker refuses a call at `now`, as a
     /// fraction `over / out_of` (`out_of` above 0).
     pub(super) fn refusal(&self, now: u64) -> (u64, u64) {
-        let ring = self.window.ring();
-        let (requests, accepts) = ring.sum(ring.stamp(self.thresholds.bucket_ms, now));
+        let (requests, accepts) = self.ring.counts(now);
         let over =
             (requests * 1000).saturating_sub(self.requests_per_accept.saturating_mul(accepts));
         (over, (requests + 1) * 1000)
@@ -193,8 +186,7 @@ impl CircuitBreaker {
     /// An adaptive breaker's request at `now`, refused or settled: and an
     /// accept if the dependency answered with success.
     fn count_request(&self, now: u64, accepted: bool) {
-        let ring = self.window.ring();
-        let _ = ring.add(self.thresholds.bucket_ms, now, 1, u64::from(accepted));
+        let _ = self.ring.add(now, 1, u64::from(accepted));
     }
 
     /// The open period after `trips` openings in a row, jittered, in

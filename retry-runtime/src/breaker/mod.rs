@@ -24,6 +24,7 @@ use core::fmt;
 
 use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
+use crate::ring::{AtomicU64, Ring};
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
@@ -31,7 +32,6 @@ pub(crate) use permit::HedgedMark;
 #[doc(hidden)]
 pub use permit::{Mark, MarkThread};
 
-use window::{Thresholds, Window};
 use word::{StateCell, Word};
 
 /// A circuit breaker shared by every call that names it.
@@ -139,15 +139,24 @@ use word::{StateCell, Word};
 /// and every sum saturates.
 pub struct CircuitBreaker {
     state: StateCell,
-    window: Window,
-    thresholds: Thresholds,
+    /// The closed circuit's calls and failures (`window.rs`); an adaptive
+    /// breaker's requests and accepts.
+    ring: Ring,
+    /// Failures in a row since the last success.
+    streak: AtomicU64,
+    /// The fewest finished calls in the window before the ratio is judged.
+    min_calls: u64,
+    /// The failure ratio, in thousandths.
+    failure_ratio: u64,
+    /// Failures in a row that open the circuit whatever the window holds.
+    consecutive_failures: u64,
     /// The breaker's time zero, taken at its first use, since a `static`
     /// cannot read the clock.
     #[cfg(not(loom))]
     epoch: Epoch,
     /// The model's clock, in milliseconds, moved by the model alone.
     #[cfg(loom)]
-    now: loom::sync::atomic::AtomicU64,
+    now: AtomicU64,
     open_ms: u64,
     max_open_ms: u64,
     probes: u64,
@@ -193,11 +202,10 @@ impl CircuitBreaker {
     /// circuit lets its probes through). For a dashboard, or a test.
     #[must_use]
     pub fn refusal_probability(&self) -> f64 {
-        let word = self.state.load();
         if self.is_open(false) {
             return 1.0;
         }
-        if !word.is_adaptive() {
+        if !self.state.load().is_adaptive() {
             return 0.0;
         }
         let (over, out_of) = self.refusal(self.now_ms(Clock::Async));
@@ -221,7 +229,11 @@ impl CircuitBreaker {
     /// [`CircuitOpen`] while the circuit is open, or half-open with every
     /// probe place taken.
     pub fn acquire(&self) -> Result<CircuitPermit<'_>, CircuitOpen> {
-        CircuitPermit::acquire(self, Clock::Async)
+        let mut permit = CircuitPermit::new(self);
+        permit
+            .acquire_next(false)
+            .then_some(permit)
+            .ok_or(CircuitOpen)
     }
 
     /// Opens the circuit until [`reset`](Self::reset) or
@@ -229,10 +241,7 @@ impl CircuitBreaker {
     /// probe is let through however long it stays open. For an operator
     /// taking a dependency out of service.
     pub fn force_open(&self) {
-        let before = self.state.load();
-        let open = Word::open(before.trips(), before.round().wrapping_add(1), 0).forced();
-        let before = self.state.swap(open);
-        self.announce(before, open, None);
+        self.set(|word, round| Word::open(word.trips(), round, 0).forced());
     }
 
     /// Closes the circuit until [`reset`](Self::reset) or
@@ -240,10 +249,7 @@ impl CircuitBreaker {
     /// outcome is counted, so nothing opens it. For an operator who knows
     /// better than the window (a dependency failing on purpose in a test).
     pub fn force_closed(&self) {
-        let closed = Word::closed(self.state.load().round().wrapping_add(1), false).forced();
-        let before = self.state.swap(closed);
-        self.window.clear();
-        self.announce(before, closed, None);
+        self.set(|_, round| Word::closed(round, false).forced());
     }
 
     /// Closes the circuit with an empty window and resumes normal work:
@@ -251,13 +257,20 @@ impl CircuitBreaker {
     /// [`force_closed`](Self::force_closed), and forgets past failures and
     /// open periods.
     pub fn reset(&self) {
-        let closed = Word::closed(
-            self.state.load().round().wrapping_add(1),
-            self.is_adaptive(),
-        );
-        let before = self.state.swap(closed);
-        self.window.clear();
-        self.announce(before, closed, None);
+        self.set(|_, round| Word::closed(round, self.is_adaptive()));
+    }
+
+    /// An operator's change: the word `next` makes of the current one and
+    /// the next probe round, whatever the current one is; a closed circuit
+    /// starts with an empty window.
+    fn set(&self, next: impl FnOnce(Word, u8) -> Word) {
+        let current = self.state.load();
+        let next = next(current, current.round().wrapping_add(1));
+        let before = self.state.swap(next);
+        if next.state() == CircuitState::Closed {
+            self.clear_window();
+        }
+        self.announce(before, next, None);
     }
 
     /// Whether the breaker throttles (`adaptive`) rather than opens.
@@ -285,22 +298,21 @@ impl CircuitBreaker {
     /// The model's clock.
     #[cfg(loom)]
     fn now_ms(&self, _: Clock) -> u64 {
-        self.now.load(loom::sync::atomic::Ordering::SeqCst)
+        self.now.load(crate::ring::Ordering::SeqCst)
     }
 
     /// Moves the model's clock on by `ms`.
     #[cfg(loom)]
     #[doc(hidden)]
     pub fn advance(&self, ms: u64) {
-        self.now.fetch_add(ms, loom::sync::atomic::Ordering::SeqCst);
+        self.now.fetch_add(ms, crate::ring::Ordering::SeqCst);
     }
 
     /// The calls and failures the window holds now, for the model's checks.
     #[cfg(loom)]
     #[doc(hidden)]
     pub fn window_counts(&self) -> (u64, u64) {
-        self.window
-            .counts(&self.thresholds, self.now_ms(Clock::Async))
+        self.ring.counts(self.now_ms(Clock::Async))
     }
 
     /// The probe round and the probes out, for the model's checks.
@@ -308,11 +320,8 @@ impl CircuitBreaker {
     #[doc(hidden)]
     pub fn probes_out(&self) -> (u8, u64) {
         let word = self.state.load();
-        let out = match word.state() {
-            CircuitState::HalfOpen => word.probes_out(),
-            _ => 0,
-        };
-        (word.round(), out)
+        let half_open = word.state() == CircuitState::HalfOpen;
+        (word.round(), if half_open { word.probes_out() } else { 0 })
     }
 
     /// Tells the outside world of a change from `before` to `after`, if the
@@ -327,12 +336,7 @@ impl CircuitBreaker {
         let transition = Transition::new(from, to);
         let open_ms = (to == CircuitState::Open && !after.is_forced())
             .then(|| after.open_until().saturating_sub(now.unwrap_or(0)));
-        circuit::report(circuit::Report {
-            breaker: &self.name,
-            transition,
-            probes: self.probes,
-            open_ms,
-        });
+        circuit::report(&self.name, transition, self.probes, open_ms);
         if let Some(callback) = self.on_transition {
             callback(self, transition);
         }

@@ -7,7 +7,7 @@
 
 use core::cell::Cell;
 
-use super::{CircuitBreaker, CircuitOpen};
+use super::CircuitBreaker;
 use crate::clock::Clock;
 
 /// How a call was let through.
@@ -52,14 +52,6 @@ pub struct CircuitPermit<'p> {
 }
 
 impl<'p> CircuitPermit<'p> {
-    /// [`CircuitBreaker::acquire`].
-    pub(super) fn acquire(breaker: &'p CircuitBreaker, clock: Clock) -> Result<Self, CircuitOpen> {
-        let mut permit = CircuitPermit::new(breaker);
-        permit.kind = Some(breaker.enter(clock)?);
-        permit.clock = clock;
-        Ok(permit)
-    }
-
     /// Whether this call is one of the half-open breaker's probes.
     #[must_use]
     pub fn is_probe(&self) -> bool {
@@ -136,11 +128,7 @@ impl<'p> CircuitPermit<'p> {
     /// The attempt's mark for the thread while it runs, if it holds a
     /// permit; see [`Mark::hold`].
     pub(crate) fn mark(&mut self) -> Option<Mark<'_, 'p>> {
-        if self.kind.is_some() {
-            Some(Mark { permit: self })
-        } else {
-            None
-        }
+        self.kind.is_some().then_some(Mark { permit: self })
     }
 }
 
@@ -286,22 +274,19 @@ impl Mark<'_, '_> {
     // Inlined: around every poll of an attempt holding a permit
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn hold(&mut self) -> Hold<'_, &mut bool> {
+    pub(crate) fn hold(&mut self) -> Hold<'_> {
         let permit = &mut *self.permit;
-        hold(
-            address(permit.breaker),
-            &mut permit.refused_inside,
-            &mut permit.nested_failed,
-        )
+        let last = Some(&mut permit.nested_failed);
+        hold(address(permit.breaker), &mut permit.refused_inside, last)
     }
 }
 
 /// Marks the thread with the breaker at `breaker` (its [`address`], or 0
 /// for none) until the [`Hold`] is dropped, which then hands `refused`
-/// whether a breaker refused a call meanwhile, and `nested_failed` whether
+/// whether a breaker refused a call meanwhile, and `last` whether
 /// the last call made under the permit failed, if one was made.
 #[inline]
-fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Hold<'_, N> {
+fn hold<'a>(breaker: usize, refused: &'a mut bool, last: Option<&'a mut bool>) -> Hold<'a> {
     let (len, outer_refused) = HELD.with(|held| {
         let len = held.len.get();
         if let Some(slot) = held.breakers.get(len) {
@@ -314,7 +299,7 @@ fn hold<N: LastCall>(breaker: usize, refused: &mut bool, nested_failed: N) -> Ho
         len,
         outer_refused,
         refused,
-        nested_failed,
+        nested_failed: last,
     }
 }
 
@@ -333,10 +318,9 @@ impl<'a, 'p> HedgedMark<'a, 'p> {
     /// The mark of an attempt running under `permit`, if it holds one, or
     /// one that hands a refusal inside it to `refused`.
     pub(crate) fn of(permit: Option<&'a mut CircuitPermit<'p>>, refused: &'a mut bool) -> Self {
-        match permit.and_then(CircuitPermit::mark) {
-            Some(mark) => HedgedMark::Permit(mark),
-            None => HedgedMark::Watch(refused),
-        }
+        permit
+            .and_then(CircuitPermit::mark)
+            .map_or(HedgedMark::Watch(refused), HedgedMark::Permit)
     }
 }
 
@@ -344,11 +328,7 @@ impl MarkThread for HedgedMark<'_, '_> {
     #[inline]
     fn hold(&mut self) -> impl Sized {
         match self {
-            HedgedMark::Permit(mark) => {
-                let permit = &mut *mark.permit;
-                let last = Some(&mut permit.nested_failed);
-                hold(address(permit.breaker), &mut permit.refused_inside, last)
-            }
+            HedgedMark::Permit(mark) => mark.hold(),
             HedgedMark::Watch(refused) => hold(0, refused, None),
         }
     }
@@ -365,40 +345,19 @@ impl MarkThread for HedgedMark<'_, '_> {
 /// The thread's marks while an attempt runs. On drop, sets back the marks
 /// before and hands the attempt whether a breaker refused a call inside it.
 #[doc(hidden)]
+#[derive(Debug)]
 #[must_use]
-pub struct Hold<'a, N: LastCall> {
+pub struct Hold<'a> {
     len: usize,
     outer_refused: bool,
     refused: &'a mut bool,
-    nested_failed: N,
+    /// Where to hand how the last call made under the permit ended: the
+    /// permit's, which records it ([`CircuitPermit::record`]); none for a
+    /// hedged attempt without a permit ([`HedgedMark`]).
+    nested_failed: Option<&'a mut bool>,
 }
 
-/// Where a [`Hold`] hands how the last call made under its permit ended:
-/// the retry loop's permit, which records it ([`CircuitPermit::record`]),
-/// or a hedged attempt's ([`HedgedMark`], which may hold none).
-#[doc(hidden)]
-pub trait LastCall {
-    /// The last call made under the permit ended, failed or not.
-    fn heard(&mut self, failed: bool);
-}
-
-impl LastCall for &mut bool {
-    #[inline]
-    fn heard(&mut self, failed: bool) {
-        **self = failed;
-    }
-}
-
-impl LastCall for Option<&mut bool> {
-    #[inline]
-    fn heard(&mut self, failed: bool) {
-        if let Some(last) = self {
-            **last = failed;
-        }
-    }
-}
-
-impl<N: LastCall> Drop for Hold<'_, N> {
+impl Drop for Hold<'_> {
     #[inline]
     fn drop(&mut self) {
         HELD.with(|held| {
@@ -410,17 +369,11 @@ impl<N: LastCall> Drop for Hold<'_, N> {
                 .breakers
                 .get(self.len)
                 .map_or(0, |slot| slot.get() & LAST_CALL);
-            if last != 0 {
-                self.nested_failed.heard(last == FAILED);
+            if let Some(nested_failed) = self.nested_failed.as_deref_mut().filter(|_| last != 0) {
+                *nested_failed = last == FAILED;
             }
             held.len.set(self.len);
         });
-    }
-}
-
-impl<N: LastCall> core::fmt::Debug for Hold<'_, N> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.debug_struct("Hold").finish_non_exhaustive()
     }
 }
 

@@ -5,11 +5,11 @@
 use core::time::Duration;
 use std::sync::Arc;
 
-use super::window::{Thresholds, Window};
 use super::word::{StateCell, Word, COUNT_MAX};
 use super::CircuitBreaker;
+use crate::budget::milli;
 use crate::circuit::{Name, Transition};
-use crate::ring::Ring;
+use crate::ring::{AtomicU64, Ring};
 
 /// A millisecond count from a duration, saturating.
 const fn millis(d: Duration) -> u64 {
@@ -21,26 +21,16 @@ const fn millis(d: Duration) -> u64 {
     }
 }
 
-/// Thousandths from a ratio in `[0, 1]`; NaN and negatives are 0, more than
-/// 1 is 1.
-const fn thousandths(ratio: f32) -> u64 {
-    // Float-to-integer `as` saturates, and NaN becomes 0.
-    let value = (ratio as f64 * 1000.0 + 0.5) as u64;
-    if value > 1000 {
-        1000
+/// `value` within `[low, high]`: what every setter below keeps to (a
+/// ratio to `[0, 1]` in thousandths, a count to `[1, COUNT_MAX]`), since
+/// `Ord::clamp` is not `const`.
+const fn clamp(value: u64, low: u64, high: u64) -> u64 {
+    if value < low {
+        low
+    } else if value > high {
+        high
     } else {
         value
-    }
-}
-
-const fn clamp_count(count: u32) -> u64 {
-    let count = count as u64;
-    if count == 0 {
-        1
-    } else if count > COUNT_MAX {
-        COUNT_MAX
-    } else {
-        count
     }
 }
 
@@ -56,16 +46,17 @@ macro_rules! breaker {
     ($adaptive:expr) => {
         CircuitBreaker {
             state: StateCell::new(Word::closed(0, $adaptive)),
-            window: Window::new(),
-            thresholds: if $adaptive {
-                Thresholds::ADAPTIVE
-            } else {
-                Thresholds::DEFAULT
-            },
+            // A 10 s window; an adaptive breaker's, 2 s, was chosen in the
+            // overload model (docs/overload.md).
+            ring: Ring::new(if $adaptive { 200 } else { 1000 }),
+            streak: AtomicU64::new(0),
+            min_calls: 20,
+            failure_ratio: 500,
+            consecutive_failures: 10,
             #[cfg(not(loom))]
             epoch: crate::clock::Epoch::new(),
             #[cfg(loom)]
-            now: loom::sync::atomic::AtomicU64::new(0),
+            now: AtomicU64::new(0),
             open_ms: 5000,
             max_open_ms: 30_000,
             probes: 3,
@@ -138,9 +129,7 @@ impl CircuitBreaker {
     #[must_use]
     pub const fn with_requests_per_accept(mut self, k: f32) -> Self {
         if self.requests_per_accept != 0 {
-            // Float-to-integer `as` saturates, and NaN becomes 0.
-            let k = (k as f64 * 1000.0 + 0.5) as u64;
-            self.requests_per_accept = if k < 1000 { 1000 } else { k };
+            self.requests_per_accept = clamp(milli(k), 1000, u64::MAX);
         }
         self
     }
@@ -148,7 +137,7 @@ impl CircuitBreaker {
     /// How far back outcomes count, in tenths (at least a millisecond each).
     #[must_use]
     pub const fn with_window(mut self, window: Duration) -> Self {
-        self.thresholds.bucket_ms = Ring::bucket_ms(window);
+        self.ring.bucket_ms = Ring::bucket_ms(window);
         self
     }
 
@@ -156,7 +145,7 @@ impl CircuitBreaker {
     /// that two failures out of three do not open the circuit.
     #[must_use]
     pub const fn with_min_calls(mut self, min_calls: u32) -> Self {
-        self.thresholds.min_calls = if min_calls == 0 { 1 } else { min_calls as u64 };
+        self.min_calls = clamp(min_calls as u64, 1, u64::MAX);
         self
     }
 
@@ -164,7 +153,7 @@ impl CircuitBreaker {
     /// from 0 to 1 (kept to three decimals).
     #[must_use]
     pub const fn with_failure_ratio(mut self, failure_ratio: f32) -> Self {
-        self.thresholds.failure_ratio = thousandths(failure_ratio);
+        self.failure_ratio = clamp(milli(failure_ratio), 0, 1000);
         self
     }
 
@@ -172,7 +161,7 @@ impl CircuitBreaker {
     /// the window holds; 0 for none.
     #[must_use]
     pub const fn with_consecutive_failures(mut self, failures: u32) -> Self {
-        self.thresholds.consecutive_failures = if failures == 0 {
+        self.consecutive_failures = if failures == 0 {
             u64::MAX
         } else {
             failures as u64
@@ -198,14 +187,14 @@ impl CircuitBreaker {
     /// The most probe calls at a time when half-open (1 to 65535).
     #[must_use]
     pub const fn with_probes(mut self, probes: u32) -> Self {
-        self.probes = clamp_count(probes);
+        self.probes = clamp(probes as u64, 1, COUNT_MAX);
         self
     }
 
     /// The probe successes that close the circuit (1 to 65535).
     #[must_use]
     pub const fn with_close_after(mut self, successes: u32) -> Self {
-        self.close_after = clamp_count(successes);
+        self.close_after = clamp(successes as u64, 1, COUNT_MAX);
         self
     }
 
@@ -213,7 +202,7 @@ impl CircuitBreaker {
     /// period) to 1 (uniform between zero and the period).
     #[must_use]
     pub const fn with_jitter(mut self, jitter: f32) -> Self {
-        self.jitter = thousandths(jitter);
+        self.jitter = clamp(milli(jitter), 0, 1000);
         self
     }
 

@@ -8,9 +8,10 @@ use core::time::Duration;
 
 use tokio::time::advance;
 
-use super::window::READ_EVERY;
+use super::word::{Word, COUNT_MAX, PAYLOAD_MASK};
 use super::CircuitBreaker;
 use crate::circuit::CircuitState;
+use crate::ring::READ_EVERY;
 
 thread_local! {
     static READINGS: Cell<u64> = const { Cell::new(0) };
@@ -234,4 +235,24 @@ fn a_name_is_static_or_made_at_run_time_and_the_last_given_wins() {
         format!("{renamed:?}"),
         "CircuitBreaker { name: \"c\", state: Closed, .. }"
     );
+}
+
+#[test]
+fn every_field_reads_back_what_was_packed_and_saturates() {
+    let open = Word::open(70, 255, u64::MAX);
+    assert_eq!(open.state(), CircuitState::Open);
+    assert_eq!((open.trips(), open.round()), (63, 255));
+    assert_eq!(open.open_until(), PAYLOAD_MASK);
+    assert!(!open.is_forced() && open.forced().is_forced());
+    assert_eq!(open.forced().state(), CircuitState::Open);
+
+    let half = Word::half_open(3, 7, 2, u64::MAX);
+    assert_eq!(half.state(), CircuitState::HalfOpen);
+    assert_eq!((half.trips(), half.round()), (3, 7));
+    assert_eq!((half.probes_out(), half.probe_successes()), (2, COUNT_MAX));
+
+    let closed = Word::closed(9, false);
+    assert_eq!(closed.state(), CircuitState::Closed);
+    assert_eq!((closed.trips(), closed.round()), (0, 9));
+    assert!(Word::closed(9, true).is_adaptive() && !Word::closed(9, true).is_closed());
 }

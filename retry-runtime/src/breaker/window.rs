@@ -1,6 +1,6 @@
 //! The closed circuit's record of recent outcomes, and the rule that opens
-//! it: calls and failures in a [`Ring`] of time buckets, and the failures
-//! in a row.
+//! it: calls and failures in the breaker's [`Ring`] of time buckets, and
+//! the failures in a row.
 //!
 //! # Successes read no clock
 //!
@@ -42,82 +42,19 @@
 //!
 //! An outcome whose reading is older than the ring's latest counts in the
 //! latest's bucket, so that no bucket is rolled back ([`Ring::add`]).
+//!
+//! [`Ring`]: crate::ring::Ring
+//! [`Ring::add`]: crate::ring::Ring::add
+//! [`Ring::count_latest`]: crate::ring::Ring::count_latest
 
-use crate::ring::Ring;
-#[cfg(all(test, not(loom)))]
-pub(super) use crate::ring::READ_EVERY;
+use super::CircuitBreaker;
+use crate::ring::Ordering;
 
-#[cfg(not(loom))]
-use core::sync::atomic::{AtomicU64, Ordering};
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, Ordering};
-
-/// When the circuit opens while closed.
-#[derive(Clone, Copy, Debug)]
-pub(super) struct Thresholds {
-    /// The width of a bucket in milliseconds, at least 1.
-    pub(super) bucket_ms: u64,
-    /// The fewest finished calls in the window before the ratio is judged.
-    pub(super) min_calls: u64,
-    /// The failure ratio, in thousandths.
-    pub(super) failure_ratio: u64,
-    /// Failures in a row that open the circuit whatever the window holds.
-    pub(super) consecutive_failures: u64,
-}
-
-impl Thresholds {
-    /// The defaults: a 10 s window, 20 calls, half of them failed, or 10
-    /// failures in a row.
-    pub(super) const DEFAULT: Thresholds = Thresholds {
-        bucket_ms: 1000,
-        min_calls: 20,
-        failure_ratio: 500,
-        consecutive_failures: 10,
-    };
-
-    /// An adaptive breaker's: a 2 s window, chosen in the overload model
-    /// (docs/overload.md); it never opens on its own.
-    pub(super) const ADAPTIVE: Thresholds = Thresholds {
-        bucket_ms: 200,
-        ..Thresholds::DEFAULT
-    };
-}
-
-/// The outcomes of the last ten buckets, and the failures in a row.
-#[derive(Debug)]
-pub(super) struct Window {
-    /// Calls, and failures among them.
-    ring: Ring,
-    /// Failures in a row since the last success.
-    streak: AtomicU64,
-}
-
-impl Window {
-    #[cfg(not(loom))]
-    pub(super) const fn new() -> Self {
-        Window {
-            ring: Ring::new(),
-            streak: AtomicU64::new(0),
-        }
-    }
-
-    #[cfg(loom)]
-    pub(super) fn new() -> Self {
-        Window {
-            ring: Ring::new(),
-            streak: AtomicU64::new(0),
-        }
-    }
-
-    /// The ring itself: an adaptive breaker, which never opens on its own,
-    /// counts its requests and accepts in it.
-    pub(super) fn ring(&self) -> &Ring {
-        &self.ring
-    }
-
+impl CircuitBreaker {
     /// Counts a success in the bucket of the latest clock reading, without
     /// reading the clock. `false` when the clock must be read, and
-    /// [`record`](Self::record) called, instead ([`Ring::count_latest`]).
+    /// [`record`](Self::record) called, instead
+    /// ([`Ring::count_latest`](crate::ring::Ring::count_latest)).
     #[inline]
     pub(super) fn count_success(&self) -> bool {
         if !self.ring.count_latest() {
@@ -128,9 +65,12 @@ impl Window {
     }
 
     /// Counts an outcome that finished at `now` (milliseconds), the time
-    /// just read, and says whether the circuit should open.
-    pub(super) fn record(&self, rules: &Thresholds, now: u64, success: bool) -> bool {
-        let stamp = self.ring.add(rules.bucket_ms, now, 1, u64::from(!success));
+    /// just read, and says whether the circuit should open: after
+    /// `consecutive_failures` failures in a row, or once at least
+    /// `min_calls` calls in the window have finished and the share that
+    /// failed reaches `failure_ratio`.
+    pub(super) fn record(&self, now: u64, success: bool) -> bool {
+        let stamp = self.ring.add(now, 1, u64::from(!success));
         if success {
             self.end_streak();
             return false;
@@ -139,15 +79,8 @@ impl Window {
         // circuit would only open a little later.
         let streak = self.streak.fetch_add(1, Ordering::Relaxed).wrapping_add(1);
         let (calls, failures) = self.ring.sum(stamp);
-        streak >= rules.consecutive_failures
-            || (calls >= rules.min_calls && failures * 1000 >= rules.failure_ratio * calls)
-    }
-
-    /// The calls and failures in the window ending at `now`, for the loom
-    /// model's checks.
-    #[cfg(loom)]
-    pub(super) fn counts(&self, rules: &Thresholds, now: u64) -> (u64, u64) {
-        self.ring.sum(self.ring.stamp(rules.bucket_ms, now))
+        streak >= self.consecutive_failures
+            || (calls >= self.min_calls && failures * 1000 >= self.failure_ratio * calls)
     }
 
     /// A success ends the failures in a row.
@@ -161,7 +94,7 @@ impl Window {
     }
 
     /// Forgets every outcome: the circuit closed.
-    pub(super) fn clear(&self) {
+    pub(super) fn clear_window(&self) {
         self.ring.clear();
         self.streak.store(0, Ordering::Relaxed);
     }

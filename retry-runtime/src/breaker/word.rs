@@ -2,12 +2,8 @@
 //! accessors, in a [`StateCell`] changed by one compare-and-swap helper
 //! (as tokio's task state is).
 
-#[cfg(not(loom))]
-use core::sync::atomic::{AtomicU64, Ordering};
-#[cfg(loom)]
-use loom::sync::atomic::{AtomicU64, Ordering};
-
 use crate::circuit::CircuitState;
+use crate::ring::{AtomicU64, Ordering};
 
 // The layout. Bits 62-63: the phase (an adaptive breaker rests in its own
 // phase instead of closed, and shows as closed). Bit 61: set by an operator
@@ -35,7 +31,7 @@ pub(super) const COUNT_MAX: u64 = 0xffff;
 const SUCCESS_SHIFT: u32 = 16;
 
 /// One value of the breaker's state.
-#[derive(Clone, Copy, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub(super) struct Word(u64);
 
 impl Word {
@@ -67,6 +63,12 @@ impl Word {
     pub(super) fn half_open(trips: u64, round: u8, out: u64, successes: u64) -> Word {
         let payload = out.min(COUNT_MAX) | (successes.min(COUNT_MAX) << SUCCESS_SHIFT);
         Word::pack(HALF_OPEN, trips, round, payload)
+    }
+
+    /// The same half-open word, with `out` probes out and `successes` probe
+    /// successes.
+    pub(super) fn with_probes(self, out: u64, successes: u64) -> Word {
+        Word::half_open(self.trips(), self.round(), out, successes)
     }
 
     /// The same word, held in its phase by an operator.
@@ -125,24 +127,6 @@ impl Word {
     }
 }
 
-impl core::fmt::Debug for Word {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        let mut out = f.debug_struct("Word");
-        out.field("state", &self.state())
-            .field("forced", &self.is_forced())
-            .field("trips", &self.trips())
-            .field("round", &self.round());
-        match self.state() {
-            CircuitState::Open => out.field("until", &self.open_until()),
-            CircuitState::HalfOpen => out
-                .field("out", &self.probes_out())
-                .field("successes", &self.probe_successes()),
-            _ => &mut out,
-        };
-        out.finish()
-    }
-}
-
 /// The atomic cell holding the breaker's [`Word`].
 #[derive(Debug)]
 pub(super) struct StateCell(AtomicU64);
@@ -191,31 +175,5 @@ impl StateCell {
                 Err(actual) => current = Word(actual),
             }
         }
-    }
-}
-
-#[cfg(all(test, not(loom)))]
-mod tests {
-    use super::{Word, COUNT_MAX, PAYLOAD_MASK};
-    use crate::circuit::CircuitState;
-
-    #[test]
-    fn every_field_reads_back_what_was_packed_and_saturates() {
-        let open = Word::open(70, 255, u64::MAX);
-        assert_eq!(open.state(), CircuitState::Open);
-        assert_eq!((open.trips(), open.round()), (63, 255));
-        assert_eq!(open.open_until(), PAYLOAD_MASK);
-        assert!(!open.is_forced() && open.forced().is_forced());
-        assert_eq!(open.forced().state(), CircuitState::Open);
-
-        let half = Word::half_open(3, 7, 2, u64::MAX);
-        assert_eq!(half.state(), CircuitState::HalfOpen);
-        assert_eq!((half.trips(), half.round()), (3, 7));
-        assert_eq!((half.probes_out(), half.probe_successes()), (2, COUNT_MAX));
-
-        let closed = Word::closed(9, false);
-        assert_eq!(closed.state(), CircuitState::Closed);
-        assert_eq!((closed.trips(), closed.round()), (0, 9));
-        assert!(Word::closed(9, true).is_adaptive() && !Word::closed(9, true).is_closed());
     }
 }

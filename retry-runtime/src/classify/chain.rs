@@ -170,20 +170,12 @@ impl Chain {
 
 /// Whether `error` is an attempt cut off by a timeout of this crate's
 /// (`TimedOut`) or tower's (`Elapsed`).
-fn is_cut_off(error: &(dyn Error + 'static)) -> bool {
+pub(crate) fn is_cut_off(error: &(dyn Error + 'static)) -> bool {
     #[cfg(feature = "tower")]
     if error.is::<::tower::timeout::error::Elapsed>() {
         return true;
     }
     error.is::<crate::TimedOut>()
-}
-
-/// Whether an attempt cut off by a timeout is in `error`'s chain: its
-/// request may have been sent and acted on, so one that may not be repeated
-/// is not retried for it.
-#[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
-pub(crate) fn was_cut_off(error: &(dyn Error + 'static)) -> bool {
-    sources(error).any(is_cut_off)
 }
 
 /// [`Chain::new`]'s verdict on an `anyhow::Error`, `eyre::Report`,

@@ -320,19 +320,6 @@ impl Scope {
             count_in_flight(-1);
         }
     }
-
-    /// What the body can know of the attempt, with the call's own
-    /// deadline.
-    pub(crate) fn context(&self) -> AttemptContext {
-        AttemptContext {
-            attempt: self.frame.attempt(),
-            max_attempts: self.frame.max_attempts(),
-            deadline: self.deadline().get(),
-            blocking: self.has(BLOCKING),
-            // The nil key unless [`KEYED`].
-            key: self.key(),
-        }
-    }
 }
 
 /// The context of the attempts running on this thread: the innermost

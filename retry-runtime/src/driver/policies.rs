@@ -15,8 +15,13 @@ use crate::rules::{every_error, no_hint, no_hook, no_value, RuleSet};
 use crate::timeout::{Limit, TimedOut};
 use crate::Policy;
 
-/// The loop's entry points for any error type: the policy has no timeout,
-/// so no attempt is ever cut off.
+/// The loop's entry points. Under a [`Policy`], which has no timeout, any
+/// error type will do: no attempt is ever cut off. Under a
+/// `Policy<TimedOut>`, an attempt past the timeout fails with
+/// `E::from(TimedOut)`, so the error type must have that `From`
+/// (`std::io::Error`, `anyhow::Error` and `Box<dyn Error + Send + Sync>`
+/// do), or the loop is made with [`timed_out`](Policy::timed_out), which
+/// says how one fails.
 ///
 /// ```
 /// use retry_runtime::Policy;
@@ -31,16 +36,17 @@ use crate::Policy;
 /// assert!(result.is_err());
 /// # }
 /// ```
-impl Policy {
+impl<Timeout> Policy<Timeout> {
     /// A retry loop under this policy, to be given its rules and run.
-    pub fn retrying<T, E>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(&self.params, Limit::untimed())
+    pub fn retrying<T, E: CutOff<Timeout>>(&self) -> DefaultRetry<'_, T, E> {
+        retrying(&self.params, E::limit())
     }
 
     /// A retry loop that retries only the errors `on` accepts.
     pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
     where
         On: Fn(&E) -> bool,
+        E: CutOff<Timeout>,
     {
         self.retrying().on(on)
     }
@@ -55,22 +61,13 @@ impl Policy {
     where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
+        E: CutOff<Timeout>,
     {
         self.retrying().run(attempt).await
     }
 }
 
-/// The same entry points under a policy whose attempts can be cut off: an
-/// attempt past the timeout fails with `E::from(TimedOut)`, so the error
-/// type must have that `From` (`std::io::Error`, `anyhow::Error` and
-/// `Box<dyn Error + Send + Sync>` do), or the loop is made with
-/// [`timed_out`](Policy::timed_out), which says how one fails.
 impl Policy<TimedOut> {
-    /// A retry loop under this policy, to be given its rules and run.
-    pub fn retrying<T, E: CutOff>(&self) -> DefaultRetry<'_, T, E> {
-        retrying(&self.params, Limit::new(E::from))
-    }
-
     /// A retry loop under this policy whose attempts, cut off by its
     /// timeout, fail with `timed_out(TimedOut)`: for an error type without
     /// `From<TimedOut>` (`tonic::Status`), as the attribute's `timed_out`
@@ -102,30 +99,6 @@ impl Policy<TimedOut> {
     pub fn timed_out<T, E>(&self, timed_out: fn(TimedOut) -> E) -> DefaultRetry<'_, T, E> {
         retrying(&self.params, Limit::new(timed_out))
     }
-
-    /// A retry loop that retries only the errors `on` accepts.
-    pub fn on<T, E, On>(&self, on: On) -> DefaultRetry<'_, T, E, On>
-    where
-        On: Fn(&E) -> bool,
-        E: CutOff,
-    {
-        self.retrying().on(on)
-    }
-
-    /// Runs `attempt` until it succeeds, retrying every error under this
-    /// policy. Returns the last attempt's result unchanged.
-    ///
-    /// # Errors
-    ///
-    /// The last attempt's error, when attempts or the deadline run out.
-    pub async fn retry<T, E, F, Fut>(&self, attempt: F) -> Result<T, E>
-    where
-        F: FnMut() -> Fut,
-        Fut: Future<Output = Result<T, E>>,
-        E: CutOff,
-    {
-        self.retrying().run(attempt).await
-    }
 }
 
 fn retrying<T, E>(policy: &Params, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
@@ -144,6 +117,5 @@ fn retrying<T, E>(policy: &Params, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
         },
         limit,
         name: crate::observe::Name::CLOSURE,
-        types: PhantomData,
     }
 }

@@ -23,6 +23,7 @@ use crate::clock::{Clock, Instant};
 use crate::context::{scoped_call, Scoped};
 use crate::decision::{self, Stop};
 use crate::rules::{Outcome, RulesFor};
+use crate::slots::BreakerSlot;
 use crate::{observe, CircuitOpen};
 
 impl<'p, R, Mk, J, S, L> Future for Hedged<'p, R, Mk, J, S, L>
@@ -41,7 +42,7 @@ where
         if poll.is_pending() {
             this.call.scope().pending(); // In flight in the attempt it runs inside.
         } else {
-            this.call.finished(); // Answered or not: no longer in flight.
+            this.call.scope().finished(); // Answered or not: no longer in flight.
         }
         poll
     }
@@ -111,7 +112,8 @@ where
                 let ended = Ended {
                     number: *attempt.number,
                     started: *attempt.started,
-                    refused_inside: (permit.as_ref())
+                    refused_inside: permit
+                        .as_ref()
                         .map_or(*attempt.refused_inside, CircuitPermit::refused_inside),
                     permit,
                     inner_gave_up: attempt.nesting.1,
@@ -199,14 +201,8 @@ where
     /// it retries a failure (rather than hedging).
     fn place(&mut self, now: Option<Instant>, after_failure: bool) -> bool {
         // The retry loop's permit, one per attempt running.
-        let mut permit = self
-            .setup
-            .breaker
-            .map(|(breaker, _)| CircuitPermit::new(breaker));
-        if permit
-            .as_mut()
-            .is_some_and(|permit| !permit.acquire_next(false))
-        {
+        let mut permit = self.setup.circuit().map(CircuitPermit::new);
+        if !permit.acquire(false) {
             self.halt(Stop::Open);
             return false;
         }

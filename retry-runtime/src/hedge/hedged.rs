@@ -16,7 +16,7 @@ use crate::sleep::Sleep as Timer;
 pin_project_lite::pin_project! {
     /// A hedged call in flight. Made by [`Hedged::new`]; its output is the
     /// answer that ended the call, or the last failure.
-    #[project = HedgedProjection]
+    #[project = This]
     #[must_use = "futures do nothing unless polled"]
     pub struct Hedged<'p, R, Mk, J, S, L = Limit<<R as Outcome>::Error>>
     where
@@ -47,15 +47,12 @@ pin_project_lite::pin_project! {
         pub(super) halted: bool,
         // The next start retries a failure (which took a token): no hedge.
         pub(super) retrying: bool,
-        // The last failure to arrive.
-        pub(super) last: Option<R>,
-        // A retried function called by the attempt that failed last gave
-        // up after retrying: the call passes the mark on.
-        pub(super) last_inner_gave_up: bool,
-        // The last failure is an attempt's failure on a refusal that the
-        // rules do not retry: returned, it is not retryable, as it is from
-        // the retry loop, and no give-up.
-        pub(super) last_rejected: bool,
+        // The last failure to arrive, with whether a retried function its
+        // attempt called gave up after retrying (the call passes the mark
+        // on), and whether it is an attempt's failure on a refusal that the
+        // rules do not retry (returned, it is not retryable, as it is from
+        // the retry loop, and no give-up).
+        pub(super) last: Option<(R, bool, bool)>,
         #[pin]
         pub(super) timer: Option<Timer>,
         // The instant `timer` is set for.
@@ -87,8 +84,6 @@ impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
             halted: false,
             retrying: false,
             last: None,
-            last_inner_gave_up: false,
-            last_rejected: false,
             timer: None,
             armed: None,
             unscheduled: false,
@@ -96,8 +91,6 @@ impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
         }
     }
 }
-
-pub(super) type This<'a, 'p, R, Mk, J, S, L> = HedgedProjection<'a, 'p, R, Mk, J, S, L>;
 
 impl<R: Outcome, Mk, J, S, L> This<'_, '_, R, Mk, J, S, L> {
     /// No attempt is due, for `stop` (no hedge fits before the deadline, or

@@ -219,7 +219,6 @@ pub mod private {
 
     /// `breaker = ...` for a hedged function: every attempt asks it, and a
     /// refused call fails with `E::from(CircuitOpen)`.
-    #[inline]
     pub fn breaker<R>(breaker: &CircuitBreaker) -> super::Breaker<'_, R::Error>
     where
         R: Outcome,
@@ -233,7 +232,6 @@ pub mod private {
     /// `breaker = ...` with `circuit_open = ...` for a hedged function: a
     /// refused call fails with the error the key builds. A function pointer,
     /// kept by the call: the key's closure may capture nothing.
-    #[inline]
     pub fn breaker_with<R: Outcome>(
         breaker: &CircuitBreaker,
         circuit_open: fn(CircuitOpen) -> R::Error,
@@ -241,15 +239,7 @@ pub mod private {
         Some((breaker, circuit_open))
     }
 
-    /// No breaker.
-    #[inline]
-    #[must_use]
-    pub const fn no_breaker<R: Outcome>() -> super::Breaker<'static, R::Error> {
-        None
-    }
-
     /// The hedged call of an attribute.
-    #[inline]
     #[allow(clippy::too_many_arguments)]
     pub fn run<'p, Timeout, R, Mk, Fut, J, S, L>(
         policy: &'p Policy<Timeout>,

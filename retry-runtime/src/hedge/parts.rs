@@ -49,7 +49,6 @@ where
 {
     type Attempt = Fut;
 
-    #[inline]
     fn make(&mut self) -> Option<Fut> {
         Some(self())
     }
@@ -71,7 +70,6 @@ where
 {
     type Attempt = Limited<F, E, fn(E) -> F::Output>;
 
-    #[inline]
     fn bound(&self, timeout: Option<Duration>, attempt: F) -> Self::Attempt {
         self.attempt(timeout, attempt)
     }
@@ -84,7 +82,6 @@ pub struct Unbounded;
 impl<F: Future> Bound<F> for Unbounded {
     type Attempt = F;
 
-    #[inline]
     fn bound(&self, _: Option<Duration>, attempt: F) -> F {
         attempt
     }
@@ -139,11 +136,12 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     /// hedge or a refusal), with its budget and breaker, for a test's
     /// record.
     pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
-        Record::new(
-            outcome,
-            self.budget,
-            self.breaker.map(|(breaker, _)| breaker),
-        )
+        Record::new(outcome, self.budget, self.circuit())
+    }
+
+    /// The breaker, without what a refused call returns.
+    pub(super) fn circuit(&self) -> Option<&'p CircuitBreaker> {
+        self.breaker.map(|(breaker, _)| breaker)
     }
 }
 
@@ -154,17 +152,4 @@ pub(super) struct Ended<'p> {
     pub(super) permit: Option<CircuitPermit<'p>>,
     pub(super) refused_inside: bool,
     pub(super) inner_gave_up: bool,
-}
-
-/// Hands the event about to be emitted the class of error `failure` failed
-/// with (`error.type`): set just before it, so that no other call's event,
-/// interleaved on the thread while this call waits, can take it.
-#[inline]
-pub(super) fn failed_with<R: Outcome>(failure: Option<&R>) {
-    #[cfg(feature = "tracing")]
-    if let Some(class) = failure.and_then(crate::rules::error_type) {
-        crate::observe::error_type::set(class);
-    }
-    #[cfg(not(feature = "tracing"))]
-    let _ = failure;
 }

@@ -38,9 +38,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // loop returns it.
             self.halt(Stop::Open);
             if self.last.is_none() {
-                *self.last = Some(outcome);
-                *self.last_inner_gave_up = ended.inner_gave_up;
-                *self.last_rejected = !verdict.retries();
+                *self.last = Some((outcome, ended.inner_gave_up, !verdict.retries()));
             }
             return None;
         }
@@ -55,8 +53,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // The call made every attempt it started, whichever answered;
                 // the budget gets its share back.
                 self.call.set_attempt(*self.started);
-                let breaker = self.setup.breaker.map(|(breaker, _)| breaker);
-                self.call.succeeded(self.setup.budget, breaker);
+                self.call.succeeded(self.setup.budget, self.setup.circuit());
                 Some(outcome)
             }
             Classification::Permanent | Classification::Unrepeatable => {
@@ -73,7 +70,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // on, so the layers around do not retry it again. The event
                 // names the attempt that failed; the call made every attempt
                 // it started.
-                super::parts::failed_with(Some(&outcome));
+                crate::rules::failed_with(&outcome);
                 let (elapsed, record) = (self.call.elapsed(), self.setup.record(Some(verdict)));
                 let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
                 observe::stopped_after(name, ended.number, made, stop, elapsed, record);
@@ -85,9 +82,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // next copy starts at once anyway.
             Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
                 self.retry_after_failure(&outcome, ended.number, verdict, ended.inner_gave_up);
-                *self.last = Some(outcome);
-                *self.last_inner_gave_up = ended.inner_gave_up;
-                *self.last_rejected = false;
+                *self.last = Some((outcome, ended.inner_gave_up, false));
                 None
             }
         }
@@ -112,7 +107,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             }
             return;
         }
-        let breaker = self.setup.breaker.map(|(breaker, _)| breaker);
+        let breaker = self.setup.circuit();
         let (started, budget) = (*self.started, self.setup.budget);
         // An instant a server named on an earlier failure still holds: no
         // attempt starts before it, whichever attempt failed now (never early).
@@ -121,11 +116,11 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             .named
             .map(|named| named.saturating_duration_since(now))
             .filter(|left| !left.is_zero());
-        let asked = match (hint, named_left) {
-            (Some(hint), Some(left)) => Some(hint.max(left)),
-            (hint, left) => hint.or(left),
-        };
-        let decided = (self.call).decide(started, asked, inner_gave_up, true, budget, breaker);
+        // The longer of the two, either if only one is given.
+        let asked = hint.max(named_left);
+        let decided = self
+            .call
+            .decide(started, asked, inner_gave_up, true, budget, breaker);
         let wait = match decided {
             Ok((wait, _)) => wait,
             Err(stop) => return self.halt(stop),
@@ -133,13 +128,12 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let Some(at) = now.checked_add(wait) else {
             return self.halt(Stop::Deadline);
         };
-        if let Some(named) = hint.and_then(|hint| now.checked_add(hint)) {
-            *self.named = Some(self.named.map_or(named, |before| before.max(named)));
-        }
+        // The later of the instants named, either if only one is.
+        *self.named = (*self.named).max(hint.and_then(|hint| now.checked_add(hint)));
         self.judge.before_wait(outcome, number, wait);
         // Told now, as the retry loop tells it: the attempt that failed (not
         // the newest one, which may still run), before the wait.
-        super::parts::failed_with(Some(outcome));
+        crate::rules::failed_with(outcome);
         let record = self.setup.record(Some(verdict));
         observe::retry_decided(self.setup.name, number, wait, record);
         // A retry after a failure, not a hedge: the failure took the token.
@@ -151,21 +145,17 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// Every attempt failed and none may start: the last failure, unchanged,
     /// stopped as the retry loop stops.
     pub(super) fn give_up(&mut self) -> Option<R> {
-        let stop = if *self.last_rejected {
-            Stop::NotRetryable
-        } else {
-            *self.stop
-        };
-        super::parts::failed_with(self.last.as_ref());
-        self.call.set_attempt(*self.started);
+        let (last, inner_gave_up, rejected) = self.last.take()?;
         // The last failure's kind: the hedged call keeps no hint of it.
-        let outcome = if *self.last_rejected {
-            Classification::Permanent
+        let (stop, outcome) = if rejected {
+            (Stop::NotRetryable, Classification::Permanent)
         } else {
-            Classification::Transient(None)
+            (*self.stop, Classification::Transient(None))
         };
+        crate::rules::failed_with(&last);
+        self.call.set_attempt(*self.started);
         let record = self.setup.record(Some(outcome));
-        self.call.stopped(stop, *self.last_inner_gave_up, record);
-        self.last.take()
+        self.call.stopped(stop, inner_gave_up, record);
+        Some(last)
     }
 }

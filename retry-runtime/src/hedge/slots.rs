@@ -45,24 +45,20 @@ impl<T, Rest> Slot<T, Rest> {
 }
 
 impl<T> Slots<T> for End {
-    #[inline]
     fn capacity(&self) -> usize {
         0
     }
 
-    #[inline]
     fn slot(self: Pin<&mut Self>, _: usize) -> Option<Pin<&mut Option<T>>> {
         None
     }
 }
 
 impl<T, Rest: Slots<T>> Slots<T> for Slot<T, Rest> {
-    #[inline]
     fn capacity(&self) -> usize {
         self.rest.capacity().saturating_add(1)
     }
 
-    #[inline]
     fn slot(self: Pin<&mut Self>, index: usize) -> Option<Pin<&mut Option<T>>> {
         let this = self.project();
         match index.checked_sub(1) {

@@ -188,15 +188,9 @@ impl Params {
             let ceiling = self.ceiling_nanos(u32::try_from(step).unwrap_or(u32::MAX));
             return (self.draw(ceiling, 0, sample), step.saturating_add(1));
         }
-        // A whole multiplier steps from the carried ceiling.
-        let factor = self.factor;
-        let ceiling = if n > 0 && factor != 0 {
-            let cap = self.cap_nanos;
-            if carry >= cap {
-                cap
-            } else {
-                carry.saturating_mul(factor).min(cap)
-            }
+        // A whole multiplier (2 or more) steps from the carried ceiling.
+        let ceiling = if n > 0 && self.factor != 0 {
+            carry.saturating_mul(self.factor).min(self.cap_nanos)
         } else {
             self.ceiling_nanos(n)
         };

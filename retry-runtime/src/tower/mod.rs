@@ -189,7 +189,6 @@ pub(crate) use self::upstreams::PerKey;
 pub use self::upstreams::{NoUpstreams, OneBreaker, PerAuthority};
 pub use crate::classify::http::{BoxedHttpClassifier, Classify, HttpClassifier};
 use crate::give_up::Hooked;
-use crate::integration::Func;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, Policy, Shared};
 
@@ -383,7 +382,7 @@ impl<C, U, G> RetryLayer<C, U, G> {
     where
         F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static,
     {
-        self.with_upstreams(PerKey(registry.into(), Func(key)))
+        self.with_upstreams(PerKey(registry.into(), key))
     }
 
     fn with_upstreams<U2>(self, upstreams: U2) -> RetryLayer<C, U2, G> {

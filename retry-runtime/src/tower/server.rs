@@ -121,8 +121,8 @@ where
         let deadline = crate::propagate::time_left(request.headers())
             .and_then(|left| clock.now().checked_add(left));
         let grpc = is_grpc(request.headers());
-        let clone = self.inner.clone();
-        let mut service = core::mem::replace(&mut self.inner, clone);
+        // This layer never polls its own `inner` ready: a clone is as good.
+        let mut service = self.inner.clone();
         Box::pin(async move {
             poll_fn(|cx| service.poll_ready(cx)).await?;
             if deadline.is_some_and(|deadline| clock.now() > deadline) {

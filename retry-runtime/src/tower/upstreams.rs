@@ -4,7 +4,7 @@
 //! your own. The choice itself is [`Selected`], as the middleware's is.
 
 use super::breaker::BreakerError;
-use crate::integration::{Func, Selected};
+use crate::integration::Selected;
 use crate::registry::{host_key, Registry};
 use crate::{CircuitBreaker, CircuitOpen, Shared};
 
@@ -81,7 +81,7 @@ with_breaker_error! {
         Selected::keyed(&this.0, key.as_deref(), Selected::Own)
     };
     impl[F] PerKey<F> [where F: Fn(&http::request::Parts) -> Option<String> + Clone + Send + Sync + 'static], |this, head| {
-        Selected::keyed(&this.0, (this.1 .0)(head).as_deref(), Selected::Own)
+        Selected::keyed(&this.0, (this.1)(head).as_deref(), Selected::Own)
     };
 }
 
@@ -129,8 +129,18 @@ pub struct PerAuthority(pub(super) Shared<Registry>);
 /// path prefix, a host from another header)
 /// ([`RetryLayer::per_key`](super::RetryLayer::per_key)). A request it
 /// gives no key uses the layer's budget and no breaker.
-#[derive(Clone, Debug)]
-pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) Func<F>);
+#[derive(Clone)]
+pub struct PerKey<F>(pub(super) Shared<Registry>, pub(super) F);
+
+/// Whatever `F` is (a closure is not `Debug`), as `RetryLayer`'s derived
+/// `Debug` needs: the function shows as `..`.
+impl<F> core::fmt::Debug for PerKey<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.debug_tuple("PerKey")
+            .field(&self.0)
+            .finish_non_exhaustive()
+    }
+}
 
 /// The registry key of a request's upstream: its host, in lower case, and
 /// port, the scheme's default when the URI gives none (`host:port`, as the

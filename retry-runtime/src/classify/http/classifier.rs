@@ -5,7 +5,7 @@
 
 use std::error::Error;
 
-use crate::classify::chain::Chain;
+use crate::classify::chain::{is_cut_off, Chain};
 use crate::classify::grpc::{report_pushback, Pushback, RetryableCodes, PUSHBACK};
 use crate::Classification;
 
@@ -289,9 +289,10 @@ impl HttpClassifier {
                     if Chain::repeatable().is_transient(error) {
                         return Classification::Transient(None);
                     }
-                } else if crate::classify::chain::was_cut_off(error) {
-                    // Cut off by a timeout: the request may have been sent and
-                    // acted on, so one that may not be repeated is not.
+                } else if crate::classify::source::sources(error).any(is_cut_off) {
+                    // Cut off by a timeout (anywhere in the chain): the request
+                    // may have been sent and acted on, so one that may not be
+                    // repeated is not.
                     return Classification::Unrepeatable;
                 } else if Chain::new().is_transient(error) {
                     return Classification::Transient(None);
