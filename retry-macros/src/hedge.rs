@@ -114,7 +114,6 @@ fn mut_binding(pat: &Pat) -> Option<&syn::PatIdent> {
 pub struct Parts<'a> {
     pub hedge: Hedge,
     pub private: &'a TokenStream,
-    pub krate: &'a TokenStream,
     /// `&Policy`.
     pub policy: TokenStream,
     /// Set when the policy comes from `policy = ...`, known at run time.
@@ -146,7 +145,6 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
     let Parts {
         hedge,
         private,
-        krate,
         policy,
         max,
         budget,
@@ -180,9 +178,12 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
     // future; a policy known only at run time gets them on the heap.
     let slots = match max {
         Some(max) => {
+            // `Slot::new(Slot::new(.. End))`, one `Slot` per attempt.
             let count = usize::try_from(max).unwrap_or(usize::MAX).min(16);
-            let slots = (0..count).map(|_| quote!(_));
-            quote!(#krate::__hedge_slots!(#(#slots)*))
+            (0..count).fold(
+                quote!(#private::hedge::End),
+                |rest, _| quote!(#private::hedge::Slot::new(#rest)),
+            )
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };

@@ -69,10 +69,9 @@ impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
         crate::RetryBudget::first_attempt(setup.budget);
-        let call = CallState::new(setup.policy, setup.name, Clock::Async);
         Hedged {
+            call: CallState::new(setup.policy, setup.name, Clock::Async),
             setup,
-            call,
             make,
             judge,
             started: 0,

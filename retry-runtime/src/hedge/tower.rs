@@ -194,14 +194,14 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        // No hedge for a request that is not safe to repeat (its failure is
-        // still retried if the classifier says so).
+        // No hedge for a request that is not safe to repeat (the delay never
+        // ends; its failure is still retried if the classifier says so).
         let layer = Arc::clone(&self.layer);
         let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
         let hedge = if layer.all_repeatable || repeatable {
             layer.hedge
         } else {
-            Hedge::never()
+            Hedge::after(core::time::Duration::MAX)
         };
         // The service polled ready sends the first copy; a clone of it stays
         // behind for the next request (as tower's `Retry` does).
