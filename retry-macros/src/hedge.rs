@@ -166,13 +166,18 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
                 quote!(#private::hedge::Hedge::after(::core::time::Duration::new(#secs, #nanos))),
             )
         }
-        Hedge::Percentile(per_mille) => (
-            // One histogram per function, shared by every call of it.
-            quote! {
-                static #latencies: #private::hedge::Latencies = #private::hedge::Latencies::new();
-            },
-            quote!(#private::hedge::Hedge::per_mille(#per_mille, &#latencies)),
-        ),
+        Hedge::Percentile(per_mille) => {
+            // `99.9` for 999: written in tenths, read back exactly.
+            let tenths = format!("{}.{}", per_mille / 10, per_mille % 10);
+            let percentile = syn::LitFloat::new(&tenths, span);
+            (
+                // One histogram per function, shared by every call of it.
+                quote! {
+                    static #latencies: #private::hedge::Latencies = #private::hedge::Latencies::new();
+                },
+                quote!(#private::hedge::Hedge::percentile(#percentile, &#latencies)),
+            )
+        }
     };
     // One slot per attempt that may run at once, inside the caller's
     // future; a policy known only at run time gets them on the heap.

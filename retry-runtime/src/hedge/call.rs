@@ -201,12 +201,8 @@ where
             self.halt(Stop::Open);
             return false;
         }
-        let free = (0..self.slots.capacity()).find(|&index| {
-            self.slots
-                .as_mut()
-                .slot(index)
-                .is_some_and(|slot| slot.is_none())
-        });
+        let free = (0..self.slots.capacity())
+            .find(|&index| matches!(self.slots.as_mut().slot(index), Some(slot) if slot.is_none()));
         let Some(mut slot) = free.and_then(|free| self.slots.as_mut().slot(free)) else {
             return false;
         };

@@ -173,12 +173,7 @@ pub(crate) fn per_mille(percentile: f64) -> u64 {
     // Saturating: NaN and anything negative are 0.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let tenths = (percentile * 10.0).round() as u64;
-    clamp(tenths)
-}
-
-/// A per-mille clamped to 500 ..= 999.
-pub(crate) fn clamp(per_mille: u64) -> u64 {
-    per_mille.clamp(500, 999)
+    tenths.clamp(500, 999)
 }
 
 /// The bucket of a latency in microseconds: the latency itself below

@@ -149,17 +149,9 @@ impl Hedge {
     /// ```
     #[must_use]
     pub fn percentile(percentile: f64, latencies: &'static Latencies) -> Self {
-        Self::per_mille(latencies::per_mille(percentile), latencies)
-    }
-
-    /// `percentile` in thousandths: `950` is p95. What the attribute's
-    /// `"p95"` becomes.
-    #[doc(hidden)]
-    #[must_use]
-    pub fn per_mille(per_mille: u64, latencies: &'static Latencies) -> Self {
         Hedge {
             kind: Kind::Percentile {
-                per_mille: latencies::clamp(per_mille),
+                per_mille: latencies::per_mille(percentile),
                 latencies,
             },
         }

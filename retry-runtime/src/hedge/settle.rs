@@ -1,6 +1,7 @@
 //! How a hedged call takes an attempt's answer: the call ends with it, or
-//! it is kept as the last failure and the next start is scheduled; and what
-//! the call returns when no attempt is left.
+//! it is kept as the last failure and the next start is scheduled; what
+//! the call returns when no attempt is left; and the steps `call` and this
+//! take when no attempt may start for now, or any more.
 
 use super::hedged::This;
 use super::parts::Known;
@@ -154,5 +155,20 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let record = self.setup.record(Some(outcome));
         self.call.stopped(stop, inner_gave_up, record);
         Some(last)
+    }
+
+    /// No attempt is due, for `stop` (no hedge fits before the deadline, or
+    /// the budget refused one); those running go on, and a failure may still
+    /// start one.
+    pub(super) fn no_more(&mut self, stop: Stop) {
+        *self.next = None;
+        *self.stop = stop;
+    }
+
+    /// What stops the retry loop stops the call, for `stop`: no attempt starts
+    /// any more, and a later failure does not undo it (§4.15).
+    pub(super) fn halt(&mut self, stop: Stop) {
+        self.no_more(stop);
+        *self.halted = true;
     }
 }
