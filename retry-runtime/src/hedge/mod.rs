@@ -214,18 +214,14 @@ pub mod private {
         L: Bound<Fut>,
         S: Slots<Running<'p, L::Attempt>>,
     {
-        Hedged::new(
-            Setup {
-                policy: &policy.params,
-                hedge,
-                budget,
-                breaker,
-                limit,
-                name,
-            },
-            slots,
-            judge,
-            make,
-        )
+        let setup = Setup {
+            policy: &policy.params,
+            hedge,
+            budget,
+            breaker,
+            limit,
+            name,
+        };
+        Hedged::new(setup, slots, judge, make)
     }
 }
