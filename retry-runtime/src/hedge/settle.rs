@@ -43,9 +43,8 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // not retryable when the rules do not retry it, as the retry
             // loop returns it.
             self.halt(Stop::Open);
-            if self.last.is_none() {
-                *self.last = Some((outcome, inner_gave_up, !verdict.retries()));
-            }
+            self.last
+                .get_or_insert((outcome, inner_gave_up, !verdict.retries()));
             return None;
         }
         match verdict {
