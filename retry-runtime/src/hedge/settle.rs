@@ -20,6 +20,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let (verdict, below) = self.call.below(self.judge.verdict(&outcome));
         ended.nesting.1 |= below;
         let inner_gave_up = ended.nesting.1;
+        // An attempt with a permit hears of a refusal inside it there.
         if let Some(permit) = &ended.permit {
             ended.refused_inside = permit.refused_inside();
         }
