@@ -79,81 +79,56 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
     fn(&T, u32, Duration),
 >;
 
-/// `self` with the rule `field` set to `value`, the rules listed after the
-/// `;` kept. The struct expression names every rule once, so the compiler
-/// checks that none is lost or doubled.
-macro_rules! with_rule {
-    ($self:ident, $field:ident: $value:expr; $($keep:ident),*) => {
-        Retry {
-            policy: $self.policy,
-            budget: $self.budget,
-            breaker: $self.breaker,
-            rules: RuleSet { $field: $value, $($keep: $self.rules.$keep,)* types: PhantomData },
-            limit: $self.limit,
-            name: $self.name,
+/// The setters of the rules: each gives `self` with the rule of its name
+/// set to its argument, of a type `F` with the bound written after the
+/// name, as the `Retry` of the rule types after `=>`, the rules listed
+/// after `keep` kept. The struct expression names every rule once, so the
+/// compiler checks that none is lost or doubled.
+macro_rules! rule_setters {
+    ($(
+        $(#[doc = $doc:literal])*
+        $rule:ident: $bound:path => $($types:ident),+; keep $($keep:ident),+;
+    )+) => {$(
+        $(#[doc = $doc])*
+        pub fn $rule<F: $bound>(self, $rule: F) -> Retry<'p, T, E, $($types),+, Br> {
+            Retry {
+                policy: self.policy,
+                budget: self.budget,
+                breaker: self.breaker,
+                rules: RuleSet { $rule, $($keep: self.rules.$keep,)+ types: PhantomData },
+                limit: self.limit,
+                name: self.name,
+            }
         }
-    };
+    )+};
 }
 
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 {
-    /// Retries only the errors `on` accepts.
-    pub fn on<F: Fn(&E) -> bool>(
-        self,
-        on: F,
-    ) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk, Br> {
-        with_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
-    /// response with status 503. When no retry is left, the caller gets the
-    /// last such value as it came.
-    pub fn on_ok<F: Fn(&T) -> bool>(
-        self,
-        on_ok: F,
-    ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk, Br> {
-        with_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Reads the wait a server asked for from a retried error.
-    pub fn retry_after<F>(
-        self,
-        retry_after: F,
-    ) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook, HookOk, Br>
-    where
-        F: Fn(&E) -> Option<Duration>,
-    {
-        with_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Reads the wait a server asked for from a retried `Ok` value.
-    pub fn retry_after_ok<F>(
-        self,
-        retry_after_ok: F,
-    ) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook, HookOk, Br>
-    where
-        F: Fn(&T) -> Option<Duration>,
-    {
-        with_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
-    }
-
-    /// Calls `on_retry` before each wait after an error, with the error, the
-    /// number of the attempt that failed, and the wait.
-    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F, HookOk, Br>
-    where
-        F: Fn(&E, u32, Duration),
-    {
-        with_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
-    }
-
-    /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
-    /// retries, with the value, the attempt number, and the wait.
-    pub fn on_retry_ok<F>(self, on_retry_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, F, Br>
-    where
-        F: Fn(&T, u32, Duration),
-    {
-        with_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
+    rule_setters! {
+        /// Retries only the errors `on` accepts.
+        on: Fn(&E) -> bool => F, OnOk, Ra, RaOk, Hook, HookOk;
+            keep on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
+        /// response with status 503. When no retry is left, the caller gets the
+        /// last such value as it came.
+        on_ok: Fn(&T) -> bool => On, F, Ra, RaOk, Hook, HookOk;
+            keep on, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// Reads the wait a server asked for from a retried error.
+        retry_after: Fn(&E) -> Option<Duration> => On, OnOk, F, RaOk, Hook, HookOk;
+            keep on, on_ok, retry_after_ok, on_retry, on_retry_ok;
+        /// Reads the wait a server asked for from a retried `Ok` value.
+        retry_after_ok: Fn(&T) -> Option<Duration> => On, OnOk, Ra, F, Hook, HookOk;
+            keep on, on_ok, retry_after, on_retry, on_retry_ok;
+        /// Calls `on_retry` before each wait after an error, with the error, the
+        /// number of the attempt that failed, and the wait.
+        on_retry: Fn(&E, u32, Duration) => On, OnOk, Ra, RaOk, F, HookOk;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry_ok;
+        /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
+        /// retries, with the value, the attempt number, and the wait.
+        on_retry_ok: Fn(&T, u32, Duration) => On, OnOk, Ra, RaOk, Hook, F;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry;
     }
 
     /// Names the loop in `tracing` events and metrics (the `function`

@@ -379,21 +379,3 @@ where
         self.before_wait_of(outcome, attempt, wait);
     }
 }
-
-/// The classifier of `on` when none is given: every error is retried.
-pub(crate) fn every_error<E>(_: &E) -> bool {
-    true
-}
-
-/// The classifier of `on_ok` when none is given: no `Ok` value is retried.
-pub(crate) fn no_value<T>(_: &T) -> bool {
-    false
-}
-
-/// `retry_after` when none is given.
-pub(crate) fn no_hint<T>(_: &T) -> Option<Duration> {
-    None
-}
-
-/// `on_retry` and `on_retry_ok` when none is given.
-pub(crate) fn no_hook<X>(_: &X, _: u32, _: Duration) {}
