@@ -230,16 +230,15 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     where
         Br: Guard<'p, E>,
     {
-        let setup = crate::hedge::private::Setup {
-            policy: self.policy,
-            hedge,
-            budget: self.budget,
-            breaker: self.breaker.parts(),
-            limit: self.limit,
-            name: self.name.get(),
-        };
         crate::hedge::HedgedRetry {
-            setup,
+            setup: crate::hedge::private::Setup {
+                policy: self.policy,
+                hedge,
+                budget: self.budget,
+                breaker: self.breaker.parts(),
+                limit: self.limit,
+                name: self.name.get(),
+            },
             rules: self.rules,
         }
     }
