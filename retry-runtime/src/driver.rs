@@ -262,9 +262,9 @@ where
     ///
     /// The last attempt's error, unchanged.
     // Not an `async fn`: its arguments would stay in the future beside the
-    // state made from them (the rules twice); the block below keeps only
-    // what the loop uses (`benches --bench footprint`). The call's state is
-    // still made on the first poll, where the deadline starts.
+    // state made from them (the rules twice); the block below holds `self`
+    // and uses its parts in place (`benches --bench footprint`). The call's
+    // state is still made on the first poll, where the deadline starts.
     #[allow(clippy::manual_async_fn)]
     pub fn run<F, Fut>(
         self,
@@ -274,17 +274,11 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let Retry {
-            policy,
-            budget,
-            breaker,
-            rules,
-            limit,
-            name,
-        } = self;
         async move {
-            let mut attempts = Attempts::new(policy, budget, name.get(), Clock::Async)
-                .with_breaker_if(breaker.parts().map(|(breaker, _)| breaker));
+            let breaker = self.breaker.parts().map(|(breaker, _)| breaker);
+            let mut attempts =
+                Attempts::new(self.policy, self.budget, self.name.get(), Clock::Async)
+                    .with_breaker_if(breaker);
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back. Without one, `kept` is `()` and the outcome is dropped
@@ -304,17 +298,17 @@ where
                         {
                             let future = attempts.make(&mut attempt);
                             let timeout = attempts.attempt_timeout();
-                            attempts.scoped(limit.attempt_result(timeout, future))
+                            attempts.scoped(self.limit.attempt_result(timeout, future))
                         }
                         .await
-                    } else if let Some(outcome) = breaker.refused(&mut kept) {
+                    } else if let Some(outcome) = self.breaker.refused(&mut kept) {
                         outcome
                     } else {
                         // Without a breaker every attempt is made: not
                         // reached.
                         continue;
                     };
-                    match attempts.step(&rules, &outcome) {
+                    match attempts.step(&self.rules, &outcome) {
                         ControlFlow::Break(()) => return outcome,
                         ControlFlow::Continue(wait) => {
                             Br::keep(&mut kept, outcome);
