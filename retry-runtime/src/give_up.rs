@@ -146,7 +146,7 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl OnGiveUp<R> {
 /// the `Fn` bound of [`give_up_hook`] for its arguments to be inferred; the
 /// attribute checks its arity itself.)
 #[doc(hidden)]
-pub struct GiveUpProbe<R, G>(PhantomData<(fn(&R), fn(&G))>);
+pub struct GiveUpProbe<R, G>(PhantomData<fn(&R, &G)>);
 
 /// The probe of `hook`, for the outcome `R`.
 #[doc(hidden)]

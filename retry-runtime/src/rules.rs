@@ -82,13 +82,12 @@ pub trait RulesFor<R> {
 /// retried `Ok` value. Set just before the event, so that no other call's
 /// event, interleaved on the thread while this call waits, can take it.
 #[inline]
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 pub(crate) fn failed_with<R: Outcome>(failure: &R) {
     #[cfg(feature = "tracing")]
     if failure.as_result().is_err() {
         crate::observe::error_type::set(core::any::type_name::<R::Error>());
     }
-    #[cfg(not(feature = "tracing"))]
-    let _ = failure;
 }
 
 /// The rules of one retried function, built key by key from its return type
