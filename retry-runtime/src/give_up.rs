@@ -240,48 +240,8 @@ fn report<R, H: OnGiveUp<R>>(hook: &H, started: &Started, outcome: &R, ended: St
 /// run with [`run`](Self::run) or [`run_blocking`](Self::run_blocking).
 #[must_use = "a retry loop does nothing until `.run(...)` is awaited"]
 pub struct WithGiveUp<L, G> {
-    retry: L,
-    hook: G,
-}
-
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
-    Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
-{
-    /// Calls `on_give_up` once when the call returns an error, or an `Ok`
-    /// value `on_ok` retried, with what the caller gets and how the call
-    /// stopped: the reason, the attempts made and the time taken. Not
-    /// called for a success. Set it last, after the other rules: what it
-    /// returns has only [`run`](Retry::run) and
-    /// [`run_blocking`](Retry::run_blocking) (a hedged call's, only `run`).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use retry_runtime::{Policy, Stop};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let policy = Policy::new().with_max_attempts(3).with_base(Duration::from_millis(100));
-    /// let result: std::io::Result<()> = policy
-    ///     .retrying()
-    ///     .on_give_up(|result: &std::io::Result<()>, stopped| {
-    ///         // "stopped: exhausted after 3 attempts in ...ms: connection reset"
-    ///         eprintln!("stopped: {stopped}: {}", result.as_ref().unwrap_err());
-    ///         assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
-    ///     })
-    ///     .run(|| async { Err(std::io::ErrorKind::ConnectionReset.into()) })
-    ///     .await;
-    /// assert!(result.is_err());
-    /// # }
-    /// ```
-    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
-    where
-        G: OnGiveUp<Result<T, E>>,
-    {
-        WithGiveUp {
-            retry: self,
-            hook: on_give_up,
-        }
-    }
+    pub(crate) retry: L,
+    pub(crate) hook: G,
 }
 
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, G>
