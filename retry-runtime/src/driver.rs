@@ -81,17 +81,19 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
 >;
 
 /// The setters of the rules: each gives `self` with the rule of its name
-/// set to its argument, of a type `F` with the bound written after the
+/// set to its argument, of a type `F` with the bound in brackets after the
 /// name, as the `Retry` of the rule types after `=>`, the rules listed
 /// after `keep` kept. The struct expression names every rule once, so the
-/// compiler checks that none is lost or doubled.
+/// compiler checks that none is lost or doubled. The bound's tokens are
+/// kept as written, so that a rule of the wrong type is reported on the
+/// bound in the table, not inside the macro.
 macro_rules! rule_setters {
     ($(
         $(#[doc = $doc:literal])*
-        $rule:ident: $bound:path => $($types:ident),+; keep $($keep:ident),+;
+        $rule:ident: [$($bound:tt)+] => $($types:ident),+; keep $($keep:ident),+;
     )+) => {$(
         $(#[doc = $doc])*
-        pub fn $rule<F: $bound>(self, $rule: F) -> Retry<'p, T, E, $($types),+, Br> {
+        pub fn $rule<F: $($bound)+>(self, $rule: F) -> Retry<'p, T, E, $($types),+, Br> {
             Retry {
                 policy: self.policy,
                 budget: self.budget,
@@ -109,26 +111,26 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 {
     rule_setters! {
         /// Retries only the errors `on` accepts.
-        on: Fn(&E) -> bool => F, OnOk, Ra, RaOk, Hook, HookOk;
+        on: [Fn(&E) -> bool] => F, OnOk, Ra, RaOk, Hook, HookOk;
             keep on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok;
         /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
         /// response with status 503. When no retry is left, the caller gets the
         /// last such value as it came.
-        on_ok: Fn(&T) -> bool => On, F, Ra, RaOk, Hook, HookOk;
+        on_ok: [Fn(&T) -> bool] => On, F, Ra, RaOk, Hook, HookOk;
             keep on, retry_after, retry_after_ok, on_retry, on_retry_ok;
         /// Reads the wait a server asked for from a retried error.
-        retry_after: Fn(&E) -> Option<Duration> => On, OnOk, F, RaOk, Hook, HookOk;
+        retry_after: [Fn(&E) -> Option<Duration>] => On, OnOk, F, RaOk, Hook, HookOk;
             keep on, on_ok, retry_after_ok, on_retry, on_retry_ok;
         /// Reads the wait a server asked for from a retried `Ok` value.
-        retry_after_ok: Fn(&T) -> Option<Duration> => On, OnOk, Ra, F, Hook, HookOk;
+        retry_after_ok: [Fn(&T) -> Option<Duration>] => On, OnOk, Ra, F, Hook, HookOk;
             keep on, on_ok, retry_after, on_retry, on_retry_ok;
         /// Calls `on_retry` before each wait after an error, with the error, the
         /// number of the attempt that failed, and the wait.
-        on_retry: Fn(&E, u32, Duration) => On, OnOk, Ra, RaOk, F, HookOk;
+        on_retry: [Fn(&E, u32, Duration)] => On, OnOk, Ra, RaOk, F, HookOk;
             keep on, on_ok, retry_after, retry_after_ok, on_retry_ok;
         /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
         /// retries, with the value, the attempt number, and the wait.
-        on_retry_ok: Fn(&T, u32, Duration) => On, OnOk, Ra, RaOk, Hook, F;
+        on_retry_ok: [Fn(&T, u32, Duration)] => On, OnOk, Ra, RaOk, Hook, F;
             keep on, on_ok, retry_after, retry_after_ok, on_retry;
     }
 

@@ -212,18 +212,21 @@ pub struct RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
 
 /// The setters of a [`RuleSet`]'s rules (see below): each gives `self` with
 /// the rule of its name set to its argument, of a type `F` with the bound
-/// written after the name, called through the function pointer after `=`,
-/// as the `RuleSet` of the rule types after `=>`, the rules listed after
-/// `keep` kept. The struct expression names every rule once, so the
-/// compiler checks that none is lost or doubled.
+/// in brackets after the name, called through the function pointer after
+/// `=`, as the `RuleSet` of the rule types after `=>`, the rules listed
+/// after `keep` kept. The struct expression names every rule once, so the
+/// compiler checks that none is lost or doubled. The bound's tokens are
+/// kept as written, so that a rule of the wrong type is reported on the
+/// bound in the table, as it was on a setter written out, and not inside
+/// the macro.
 macro_rules! rule_setters {
     ($(
         $(#[doc = $doc:literal])*
-        $rule:ident: $bound:path = $call:expr => $($types:ty),+; keep $($keep:ident),+;
+        $rule:ident: [$($bound:tt)+] = $call:expr => $($types:ty),+; keep $($keep:ident),+;
     )+) => {$(
         $(#[doc = $doc])*
         #[inline(always)]
-        pub fn $rule<F: $bound>(self, $rule: F) -> RuleSet<T, E, $($types),+> {
+        pub fn $rule<F: $($bound)+>(self, $rule: F) -> RuleSet<T, E, $($types),+> {
             RuleSet { $rule: Rule::new($rule, $call), $($keep: self.$keep,)+ types: PhantomData }
         }
     )+};
@@ -247,28 +250,28 @@ macro_rules! rule_setters {
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     rule_setters! {
         /// `on`: which errors may succeed on a repeat.
-        on: RuleFn<E, bool> = |on, error| on(error)
+        on: [RuleFn<E, bool>] = |on, error| on(error)
             => Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk;
             keep on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok;
         /// `on_ok`: which `Ok` values are retried (an HTTP 503).
-        on_ok: RuleFn<T, bool> = |on_ok, value| on_ok(value)
+        on_ok: [RuleFn<T, bool>] = |on_ok, value| on_ok(value)
             => On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk;
             keep on, retry_after, retry_after_ok, on_retry, on_retry_ok;
         /// `retry_after`: the wait a server asked for, read from an error.
-        retry_after: RuleFn<E, Option<Duration>> = |hint, error| hint(error)
+        retry_after: [RuleFn<E, Option<Duration>>] = |hint, error| hint(error)
             => On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk;
             keep on, on_ok, retry_after_ok, on_retry, on_retry_ok;
         /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
-        retry_after_ok: RuleFn<T, Option<Duration>> = |hint, value| hint(value)
+        retry_after_ok: [RuleFn<T, Option<Duration>>] = |hint, value| hint(value)
             => On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk;
             keep on, on_ok, retry_after, on_retry, on_retry_ok;
         /// `on_retry`: called before each wait that follows an error.
-        on_retry: OnRetry<E> = |hook, error, attempt, wait| hook(error, attempt, wait)
+        on_retry: [OnRetry<E>] = |hook, error, attempt, wait| hook(error, attempt, wait)
             => On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk;
             keep on, on_ok, retry_after, retry_after_ok, on_retry_ok;
         /// `on_retry_ok`: called before each wait that follows a retried `Ok`
         /// value.
-        on_retry_ok: OnRetry<T> = |hook, value, attempt, wait| hook(value, attempt, wait)
+        on_retry_ok: [OnRetry<T>] = |hook, value, attempt, wait| hook(value, attempt, wait)
             => On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>;
             keep on, on_ok, retry_after, retry_after_ok, on_retry;
     }
