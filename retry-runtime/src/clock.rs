@@ -31,7 +31,7 @@ pub(crate) enum Clock {
 impl Clock {
     /// The clock of a call that blocks its thread or not.
     #[inline]
-    pub(crate) fn of(blocking: bool) -> Self {
+    pub(crate) const fn of(blocking: bool) -> Self {
         if blocking {
             Clock::Blocking
         } else {
@@ -44,12 +44,22 @@ impl Clock {
     #[inline]
     pub(crate) fn now(self) -> Instant {
         #[cfg(feature = "testing")]
-        if let Some(now) = crate::timer::simulated::now() {
-            return now;
+        if let Some(clock) = crate::timer::simulated::current() {
+            return clock.now();
         }
         match self {
-            Clock::Async => crate::timer::now(),
-            Clock::Blocking => crate::timer::real_now(),
+            // `tokio::time::Instant::now` is both of an `async fn`'s clocks:
+            // the real clock, unless tokio's `test-util` feature is on and a
+            // clock was paused in the process, and then the paused clock of
+            // the runtime the thread is in, or the real one outside any. So
+            // it needs no test of whether the thread is in a runtime (a
+            // handle cloned and dropped: about 30 instructions a reading).
+            // (With `test-util`, a paused clock, and tokio's own
+            // thread-locals already destroyed, tokio panics there; only a
+            // test can be in that state.)
+            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+            Clock::Async => tokio::time::Instant::now(),
+            _ => crate::timer::real_now(),
         }
     }
 
@@ -85,10 +95,26 @@ impl Epoch {
 /// Blocks the thread for a plain function's wait, for at least `wait`.
 ///
 /// Never panics: on a JS host, which cannot block, it spins on the host's
-/// clock (prefer an `async fn` there).
+/// clock (prefer an `async fn` there). On a simulated clock (feature
+/// `testing`), time moves on by `wait` at once.
 #[doc(hidden)]
 pub fn sleep_blocking(wait: Duration) {
-    crate::timer::block_for(wait);
+    #[cfg(feature = "testing")]
+    if let Some(clock) = crate::timer::simulated::current() {
+        clock.advance(wait);
+        return;
+    }
+    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+    std::thread::sleep(wait);
+    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+    {
+        // A JS host cannot block a thread (`std::thread::sleep` panics
+        // there): spin on its clock.
+        let end = crate::timer::end_of(crate::timer::real_now(), wait);
+        while crate::timer::real_now() < end {
+            core::hint::spin_loop();
+        }
+    }
 }
 
 /// A deadline, or none: an instant, ordered with none last, so that the
@@ -119,25 +145,9 @@ impl PartialOrd for Deadline {
 
 impl Ord for Deadline {
     fn cmp(&self, other: &Self) -> core::cmp::Ordering {
-        match (self.0, other.0) {
-            (Some(a), Some(b)) => a.cmp(&b),
-            (Some(_), None) => core::cmp::Ordering::Less,
-            (None, Some(_)) => core::cmp::Ordering::Greater,
-            (None, None) => core::cmp::Ordering::Equal,
-        }
+        // `None` sorts first in an `Option`: last here.
+        (self.0.is_none(), self.0).cmp(&(other.0.is_none(), other.0))
     }
-}
-
-/// A process-wide time zero, a year before it was first needed (so that a
-/// paused test clock started earlier is still after it): what the
-/// fallback seed of the jitter counts from.
-pub(crate) fn epoch() -> Instant {
-    static EPOCH: std::sync::OnceLock<Instant> = std::sync::OnceLock::new();
-    *EPOCH.get_or_init(|| {
-        let now = crate::timer::real_now();
-        now.checked_sub(Duration::from_secs(86_400 * 365))
-            .unwrap_or(now)
-    })
 }
 
 #[cfg(test)]

@@ -100,6 +100,7 @@ impl<'a> Record<'a> {
 
     /// Tells the record a test installed on this thread, if any.
     #[inline]
+    #[cfg_attr(not(feature = "testing"), allow(unused_variables))]
     fn decided(
         self,
         function: &'static str,
@@ -118,8 +119,6 @@ impl<'a> Record<'a> {
             budget: self.budget.map(RetryBudget::tokens),
             breaker: self.breaker.map(CircuitBreaker::state),
         });
-        #[cfg(not(feature = "testing"))]
-        let _ = (self, function, attempt, wait, stop);
     }
 }
 
@@ -164,6 +163,7 @@ pub(crate) fn retry_decided(
 #[cfg(any(feature = "tower", feature = "reqwest-middleware"))]
 #[cold]
 #[inline(never)]
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 pub(crate) fn sending_again(function: &'static str, attempt: u32) {
     #[cfg(feature = "tracing")]
     let error_type = error_type::take();
@@ -176,8 +176,6 @@ pub(crate) fn sending_again(function: &'static str, attempt: u32) {
         "error.type" = error_type,
         "attempt not processed; sending again"
     );
-    #[cfg(not(feature = "tracing"))]
-    let _ = (function, attempt);
 }
 
 /// A hedged call sends another attempt beside `attempt`, still running
@@ -250,31 +248,29 @@ pub(crate) fn stopped_after(
     let error_type = error_type::take();
     #[cfg(feature = "tracing")]
     let elapsed_ms = elapsed.map(|elapsed| elapsed.as_secs_f64() * 1000.0);
+    // The same event at either level (a `tracing` event's level is part of
+    // its callsite, so it cannot be chosen at run time).
+    #[cfg(feature = "tracing")]
+    macro_rules! gave_up {
+        ($level:ident, $message:literal) => {
+            tracing::$level!(
+                target: "retry_runtime",
+                function,
+                "code.function.name" = function,
+                attempt,
+                attempts = made,
+                elapsed_ms,
+                reason = reason.as_str(),
+                "error.type" = error_type,
+                $message
+            )
+        };
+    }
     #[cfg(feature = "tracing")]
     if reason == Stop::NotRetryable {
-        tracing::debug!(
-            target: "retry_runtime",
-            function,
-            "code.function.name" = function,
-            attempt,
-            attempts = made,
-            elapsed_ms,
-            reason = reason.as_str(),
-            "error.type" = error_type,
-            "attempt failed; not retrying"
-        );
+        gave_up!(debug, "attempt failed; not retrying");
     } else {
-        tracing::warn!(
-            target: "retry_runtime",
-            function,
-            "code.function.name" = function,
-            attempt,
-            attempts = made,
-            elapsed_ms,
-            reason = reason.as_str(),
-            "error.type" = error_type,
-            "attempt failed; giving up"
-        );
+        gave_up!(warn, "attempt failed; giving up");
     }
 }
 
@@ -318,13 +314,12 @@ pub(crate) mod error_type {
 /// retried `Ok` value, has none). Set only when an event follows, so that it
 /// never reaches another.
 #[allow(dead_code)]
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 pub(crate) fn failed_with<T, E>(result: &Result<T, E>, verdict: &crate::Classification) {
     #[cfg(feature = "tracing")]
     if result.is_err() && *verdict != crate::Classification::Done {
         error_type::set(core::any::type_name::<E>());
     }
-    #[cfg(not(feature = "tracing"))]
-    let _ = (result, verdict);
 }
 
 /// One attempt's span, entered each time the attempt is polled (feature
@@ -359,6 +354,7 @@ pub(crate) fn no_span() -> AttemptSpan {
 }
 
 /// The span of attempt `attempt` of `function`.
+#[cfg_attr(not(feature = "attempt-spans"), allow(unused_variables))]
 pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan {
     #[cfg(feature = "attempt-spans")]
     return tracing::info_span!(
@@ -368,10 +364,7 @@ pub(crate) fn attempt_span(function: &'static str, attempt: u32) -> AttemptSpan 
         attempt,
     );
     #[cfg(not(feature = "attempt-spans"))]
-    {
-        let _ = (function, attempt);
-        AttemptSpan
-    }
+    AttemptSpan
 }
 
 /// The span of HTTP attempt `attempt` of the layer or middleware named

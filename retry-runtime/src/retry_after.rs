@@ -77,19 +77,22 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     if !value.is_empty() && value.bytes().all(|b| b.is_ascii_digit()) {
         // All digits, so the parse fails only past `u64::MAX`: a very long
         // wait, not a malformed one.
-        return Some(
-            value
-                .parse::<u64>()
-                .map_or(Duration::MAX, Duration::from_secs),
-        );
+        return Some(value.parse().map_or(Duration::MAX, Duration::from_secs));
     }
-    // `now` in whole seconds since the epoch, rounded down.
-    let now_secs = match now.duration_since(UNIX_EPOCH) {
-        Ok(after) => i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+    // `now` in whole seconds since the epoch, rounded down, and the part of
+    // the current second already gone.
+    let (now_secs, gone) = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => (
+            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
+            after.subsec_nanos(),
+        ),
         Err(before) => {
             let before = before.duration();
             let whole = i64::try_from(before.as_secs()).unwrap_or(i64::MAX - 1);
-            -whole - i64::from(before.subsec_nanos() > 0)
+            let fraction = before.subsec_nanos();
+            // Before the epoch, rounding down leaves the complement.
+            let gone = (1_000_000_000 - fraction) % 1_000_000_000;
+            (-whole - i64::from(fraction > 0), gone)
         }
     };
     let date = http_date(value, now_secs)?;
@@ -99,14 +102,7 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     if seconds <= 0 {
         return Some(Duration::ZERO);
     }
-    let gone = match now.duration_since(UNIX_EPOCH) {
-        Ok(after) => Duration::from_nanos(u64::from(after.subsec_nanos())),
-        // Before the epoch, rounding down leaves the complement.
-        Err(before) => {
-            let fraction = before.duration().subsec_nanos();
-            Duration::from_nanos(u64::from((1_000_000_000 - fraction) % 1_000_000_000))
-        }
-    };
+    let gone = Duration::from_nanos(u64::from(gone));
     Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(gone))
 }
 
@@ -127,31 +123,25 @@ const MONTHS: [&str; 12] = [
 /// Seconds since the Unix epoch of an HTTP-date in any of its three forms.
 fn http_date(value: &str, now_secs: i64) -> Option<i64> {
     let bytes = value.as_bytes();
-    if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
-        // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
-        let [weekday, day, month, year, hour, minute, second] =
-            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?;
-        timestamp(
-            year,
-            month,
-            day,
-            time_of_day(hour, minute, second)?,
-            weekday,
-        )
-    } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
-        // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
-        let [weekday, month, day, hour, minute, second, year] =
-            read(value, "aaa bbb _9 99:99:99 9999")?;
-        timestamp(
-            year,
-            month,
-            day,
-            time_of_day(hour, minute, second)?,
-            weekday,
-        )
-    } else {
-        rfc850(value, now_secs)
-    }
+    let [weekday, day, month, year, hour, minute, second] =
+        if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
+            // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
+            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?
+        } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
+            // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
+            let [weekday, month, day, hour, minute, second, year] =
+                read(value, "aaa bbb _9 99:99:99 9999")?;
+            [weekday, day, month, year, hour, minute, second]
+        } else {
+            return rfc850(value, now_secs);
+        };
+    timestamp(
+        year,
+        month,
+        day,
+        time_of_day(hour, minute, second)?,
+        weekday,
+    )
 }
 
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
@@ -167,20 +157,15 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     // same month, day and time 50 years on from now is not "more than 50
     // years" ahead, one second later is. The year is chosen before the date
     // is checked: a February 29 in a chosen year without one is malformed.
-    let days = now_secs.div_euclid(86_400);
-    let (now_year, now_month, now_day) = civil_from_days(days);
-    let limit = (
-        now_year + 50,
-        now_month,
-        now_day,
-        now_secs.rem_euclid(86_400),
-    );
+    let (now_year, now_month, now_day) = civil_from_days(now_secs.div_euclid(86_400));
+    let now_time = now_secs.rem_euclid(86_400);
+    let limit = (now_year + 50, now_month, now_day, now_time);
     let century = now_year - now_year.rem_euclid(100);
     let candidates = [century - 100, century, century + 100].map(|c| c + i64::from(short_year));
     let chosen = candidates
         .into_iter()
         .rev()
-        .find(|&year| (year, month + 1, day, i64::from(time)) <= limit)?;
+        .find(|&year| (year, i64::from(month) + 1, i64::from(day), i64::from(time)) <= limit)?;
     let weekday = u32::try_from(weekday).ok()?;
     timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
@@ -238,47 +223,32 @@ fn time_of_day(hour: u32, minute: u32, second: u32) -> Option<u32> {
 /// Seconds since the epoch of a valid date and time, with its day name
 /// checked (`weekday` counts from Monday, `month` from 0).
 fn timestamp(year: u32, month: u32, day: u32, seconds: u32, weekday: u32) -> Option<i64> {
-    let timestamp = civil_seconds(year, month, day, seconds)?;
-    // 1970-01-01 was a Thursday, index 3 from Monday. The day is counted
-    // before adding the time, which may be a leap second into the next.
-    let days = (timestamp - i64::from(seconds)).div_euclid(86_400);
-    ((days + 3).rem_euclid(7) == i64::from(weekday)).then_some(timestamp)
-}
-
-/// Seconds since the epoch, if the day exists in that month.
-fn civil_seconds(year: u32, month: u32, day: u32, seconds: u32) -> Option<i64> {
-    let (year, month_number) = (i64::from(year), month + 1);
-    if day == 0 || day > days_in_month(year, month_number) {
-        return None;
-    }
-    Some(days_from_civil(year, month_number, day) * 86_400 + i64::from(seconds))
-}
-
-fn days_in_month(year: i64, month: u32) -> u32 {
-    match month {
-        2 if year % 4 == 0 && (year % 100 != 0 || year % 400 == 0) => 29,
-        2 => 28,
-        4 | 6 | 9 | 11 => 30,
-        _ => 31,
-    }
+    let (year, month, day) = (i64::from(year), i64::from(month) + 1, i64::from(day));
+    let days = days_from_civil(year, month, day);
+    // The day exists in that month (February 29 in leap years only) if it
+    // reads back as itself. 1970-01-01 was a Thursday, index 3 from Monday.
+    // The day is counted before adding the time, which may be a leap
+    // second into the next.
+    let valid = civil_from_days(days) == (year, month, day);
+    (valid && (days + 3).rem_euclid(7) == i64::from(weekday))
+        .then_some(days * 86_400 + i64::from(seconds))
 }
 
 /// Days since 1970-01-01 of a proleptic Gregorian date (Howard Hinnant's
 /// algorithm).
-fn days_from_civil(year: i64, month: u32, day: u32) -> i64 {
+fn days_from_civil(year: i64, month: i64, day: i64) -> i64 {
     let year = if month <= 2 { year - 1 } else { year };
     let era = year.div_euclid(400);
     let year_of_era = year - era * 400;
-    let month = i64::from(month);
-    let day_of_year =
-        (153 * (if month > 2 { month - 3 } else { month + 9 }) + 2) / 5 + i64::from(day) - 1;
+    // The month from March, when the leap day falls at the year's end.
+    let day_of_year = (153 * ((month + 9) % 12) + 2) / 5 + day - 1;
     let day_of_era = year_of_era * 365 + year_of_era / 4 - year_of_era / 100 + day_of_year;
     era * 146_097 + day_of_era - 719_468
 }
 
 /// The year, month (from 1) and day of a day counted from 1970-01-01: the
 /// inverse of `days_from_civil` (Howard Hinnant's algorithm).
-fn civil_from_days(days: i64) -> (i64, u32, u32) {
+fn civil_from_days(days: i64) -> (i64, i64, i64) {
     let days = days + 719_468;
     let era = days.div_euclid(146_097);
     let day_of_era = days - era * 146_097;
@@ -287,16 +257,8 @@ fn civil_from_days(days: i64) -> (i64, u32, u32) {
     let day_of_year = day_of_era - (365 * year_of_era + year_of_era / 4 - year_of_era / 100);
     let month_index = (5 * day_of_year + 2) / 153;
     let day = day_of_year - (153 * month_index + 2) / 5 + 1;
-    let month = if month_index < 10 {
-        month_index + 3
-    } else {
-        month_index - 9
-    };
+    // From March: back to a month of the calendar year.
+    let month = (month_index + 2) % 12 + 1;
     let year = year_of_era + era * 400 + i64::from(month <= 2);
-    // In range by construction: a month of 1 to 12 and a day of 1 to 31.
-    (
-        year,
-        u32::try_from(month).unwrap_or(1),
-        u32::try_from(day).unwrap_or(1),
-    )
+    (year, month, day)
 }

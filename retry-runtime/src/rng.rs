@@ -11,11 +11,7 @@
 use std::cell::Cell;
 
 thread_local! {
-    static STATE: Cell<u64> = Cell::new(fresh_seed());
-}
-
-fn fresh_seed() -> u64 {
-    getrandom::u64().unwrap_or_else(|_| fallback_seed())
+    static STATE: Cell<u64> = Cell::new(getrandom::u64().unwrap_or_else(|_| fallback_seed()));
 }
 
 /// A seed for a platform whose random source failed (a JS host without the
@@ -27,17 +23,18 @@ fn fresh_seed() -> u64 {
 /// drew the same first seed there. Different per client; never a panic.
 #[cold]
 pub(crate) fn fallback_seed() -> u64 {
-    use std::hash::{BuildHasher, Hasher};
+    use std::hash::{BuildHasher, Hash, Hasher};
     let mut hasher = std::collections::hash_map::RandomState::new().build_hasher();
     hasher.write_u64(0x5265_7472_7921);
-    let since = crate::timer::real_now().saturating_duration_since(crate::clock::epoch());
-    hasher.write_u128(since.as_nanos());
-    let wall = crate::timer::system_now()
-        .duration_since(std::time::UNIX_EPOCH)
-        .unwrap_or_default();
-    hasher.write_u128(wall.as_nanos());
+    crate::timer::real_now().hash(&mut hasher);
+    crate::timer::system_now().hash(&mut hasher);
+    // Two draws of the engine's `Math.random()`, which every JS engine
+    // seeds from the operating system in each process: not cryptographic,
+    // but different in every client.
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    hasher.write_u64(crate::timer::host::engine_random());
+    for _ in 0..2 {
+        hasher.write_u64(js_sys::Math::random().to_bits());
+    }
     hasher.finish()
 }
 

@@ -89,28 +89,24 @@ pin_project_lite::pin_project! {
     }
 }
 
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pin_project_lite::pin_project! {
     #[project = TimerProj]
     enum Timer {
         // Made, not yet polled: the timer is picked at the first poll, by
         // whether the thread is then inside a tokio runtime.
         Unpicked { end: crate::timer::Instant },
-        Tokio { #[pin] sleep: tokio::time::Sleep },
+        Tokio { #[pin] sleep: TokioSleep },
         Elsewhere { wait: Wait },
         // Made under a test's simulated clock (feature `testing`).
         Simulated { wait: Simulated },
     }
 }
 
+/// A wait on tokio's timer; nothing on a JS host, which has no tokio.
+#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
+type TokioSleep = tokio::time::Sleep;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-pin_project_lite::pin_project! {
-    #[project = TimerProj]
-    enum Timer {
-        Elsewhere { wait: Wait },
-        Simulated { wait: Simulated },
-    }
-}
+type TokioSleep = core::convert::Infallible;
 
 /// A wait on a test's simulated clock; nothing without the feature
 /// `testing`, which never makes one.
@@ -124,12 +120,22 @@ impl Future for Sleep {
 
     fn poll(self: Pin<&mut Self>, cx: &mut Context<'_>) -> Poll<()> {
         let mut timer = self.project().timer;
-        match timer.as_mut().project() {
+        // The end of a wait polled where its timer cannot go on.
+        let end = match timer.as_mut().project() {
+            // The first poll: tokio's timer inside a tokio runtime, the timer
+            // thread (or the JS host's) elsewhere.
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-            TimerProj::Unpicked { end } => {
+            TimerProj::Unpicked { end } if crate::timer::in_tokio() => {
                 let end = *end;
-                pick(timer, end, cx)
+                timer.set(Timer::Tokio {
+                    sleep: tokio::time::sleep_until(end),
+                });
+                let TimerProj::Tokio { sleep } = timer.project() else {
+                    return Poll::Pending;
+                };
+                return sleep.poll(cx);
             }
+            TimerProj::Unpicked { end } => *end,
             #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             TimerProj::Tokio { sleep } => {
                 // Fired: ended. Ready without asking tokio again, which
@@ -146,58 +152,32 @@ impl Future for Sleep {
                 // future moved to another executor), or its runtime shut
                 // down: tokio's timer may never fire again (an idle
                 // current-thread runtime) or panics when polled (one shut
-                // down), so the wait goes on on the timer thread, to the
-                // same instant.
-                let end = sleep.deadline();
-                elsewhere(timer, end, cx)
+                // down), so the wait goes on on the timer thread.
+                sleep.deadline()
             }
-            TimerProj::Elsewhere { wait } => wait.poll(cx),
+            #[cfg(all(target_family = "wasm", target_os = "unknown"))]
+            TimerProj::Tokio { sleep } => match *sleep {},
+            TimerProj::Elsewhere { wait } => return wait.poll(cx),
             #[cfg(feature = "testing")]
-            TimerProj::Simulated { wait } => wait.poll(cx),
+            TimerProj::Simulated { wait } => return wait.poll(cx),
             #[cfg(not(feature = "testing"))]
             TimerProj::Simulated { wait } => match *wait {},
-        }
-    }
-}
-
-/// The first poll: tokio's timer inside a tokio runtime, the timer thread
-/// elsewhere, set to `end` and polled.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-fn pick(mut timer: Pin<&mut Timer>, end: crate::timer::Instant, cx: &mut Context<'_>) -> Poll<()> {
-    if !crate::timer::in_tokio() {
-        return elsewhere(timer, end, cx);
-    }
-    timer.set(Timer::Tokio {
-        sleep: tokio::time::sleep_until(end),
-    });
-    match timer.project() {
-        TimerProj::Tokio { sleep } => sleep.poll(cx),
-        _ => Poll::Pending,
-    }
-}
-
-/// Moves the wait to the timer thread, to end at `end`, and polls it.
-#[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-fn elsewhere(
-    mut timer: Pin<&mut Timer>,
-    end: crate::timer::Instant,
-    cx: &mut Context<'_>,
-) -> Poll<()> {
-    timer.set(Timer::Elsewhere {
-        wait: Wait::new(end),
-    });
-    match timer.project() {
-        TimerProj::Elsewhere { wait } => wait.poll(cx),
-        _ => Poll::Pending,
+        };
+        // On the timer thread (or the JS host's), to the same instant.
+        timer.set(Timer::Elsewhere {
+            wait: Wait::new(end),
+        });
+        let TimerProj::Elsewhere { wait } = timer.project() else {
+            return Poll::Pending;
+        };
+        wait.poll(cx)
     }
 }
 
 impl core::fmt::Debug for Sleep {
     fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
         let timer = match self.timer {
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Unpicked { .. } => "unpicked",
-            #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
             Timer::Tokio { .. } => "tokio",
             Timer::Elsewhere { .. } => "runtime-free",
             Timer::Simulated { .. } => "simulated",
@@ -221,24 +201,17 @@ impl core::fmt::Debug for Sleep {
 #[inline]
 pub fn sleep(wait: Duration) -> Sleep {
     #[cfg(feature = "testing")]
-    if let Some(wait) = crate::timer::simulated::Wait::after(wait) {
-        return simulated(wait);
+    if let Some(clock) = crate::timer::simulated::current() {
+        return simulated(crate::timer::simulated::Wait::on(clock, wait));
     }
     // The end is read on the clock waits follow where the wait is made
     // (tokio's, paused in tests, inside a runtime), and the timer picked at
     // the first poll.
-    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    return Sleep {
+    Sleep {
         timer: Timer::Unpicked {
-            end: crate::timer::end_of(crate::timer::now(), wait),
+            end: crate::timer::end_of(crate::clock::Clock::Async.now(), wait),
         },
-    };
-    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    return Sleep {
-        timer: Timer::Elsewhere {
-            wait: Wait::new(crate::timer::end_of(crate::timer::real_now(), wait)),
-        },
-    };
+    }
 }
 
 /// A wait on a test's simulated clock.

@@ -231,13 +231,12 @@ impl fmt::Display for Decision {
             (None, Some(wait)) => write!(f, ", retry after {wait:?}")?,
             (None, None) => {}
         }
-        let state = match (self.budget, self.breaker) {
-            (None, None) => return Ok(()),
-            (Some(tokens), None) => format!("budget {tokens}"),
-            (None, Some(state)) => format!("breaker {}", state.as_str()),
-            (Some(tokens), Some(state)) => format!("budget {tokens}, breaker {}", state.as_str()),
-        };
-        write!(f, " ({state})")
+        match (self.budget, self.breaker.map(CircuitState::as_str)) {
+            (None, None) => Ok(()),
+            (Some(tokens), None) => write!(f, " (budget {tokens})"),
+            (None, Some(state)) => write!(f, " (breaker {state})"),
+            (Some(tokens), Some(state)) => write!(f, " (budget {tokens}, breaker {state})"),
+        }
     }
 }
 

@@ -63,6 +63,26 @@ impl<E> Clone for Limit<E> {
 
 impl<E> Copy for Limit<E> {}
 
+/// `$attempt` cut off after `$timeout`, if there is one and `$limit` can
+/// report it, its error made the attempt's outcome by `$outcome`: written
+/// out where each of `Limit`'s two makers of it is inlined, as a helper
+/// function did not inline as well (see `attempt_result`).
+macro_rules! limited {
+    ($limit:expr, $timeout:expr, $attempt:expr, $outcome:expr) => {
+        Limited {
+            attempt: $attempt,
+            cutoff: match ($timeout, $limit.timed_out) {
+                (Some(timeout), Some(timed_out)) => Some(Cutoff {
+                    sleep: crate::sleep::sleep(timeout),
+                    timed_out,
+                    outcome: $outcome,
+                }),
+                _ => None,
+            },
+        }
+    };
+}
+
 impl<E> Limit<E> {
     /// Attempts cut off fail with `timed_out(TimedOut)`.
     #[must_use]
@@ -94,27 +114,17 @@ impl<E> Limit<E> {
         F: Future<Output = R>,
         R: Outcome<Error = E>,
     {
-        Limited {
-            attempt,
-            cutoff: match (timeout, self.timed_out) {
-                (Some(timeout), Some(timed_out)) => Some(Cutoff {
-                    sleep: crate::sleep::sleep(timeout),
-                    timed_out,
-                    outcome: R::from_error,
-                }),
-                _ => None,
-            },
-        }
+        limited!(self, timeout, attempt, R::from_error)
     }
 
     /// As [`attempt`](Self::attempt), for an attempt whose outcome is a
     /// `Result` to begin with (the closure API's): the error becomes its
     /// outcome as `Err`, with no function pointer kept beside the timer.
-    // Inlined: around every attempt of the closure API. Built here rather
-    // than through a helper shared with `attempt` (an `#[inline(always)]`
-    // one taking the conversion as a parameter was tried): through it, the
-    // closure API's success path cost 6 instructions more
-    // (benches/instructions.sh).
+    // Inlined: around every attempt of the closure API. Built by a macro
+    // rather than through a helper shared with `attempt` (an
+    // `#[inline(always)]` one taking the conversion as a parameter was
+    // tried): through it, the closure API's success path cost 6
+    // instructions more (benches/instructions.sh).
     #[inline]
     pub(crate) fn attempt_result<T, F>(
         self,
@@ -124,17 +134,7 @@ impl<E> Limit<E> {
     where
         F: Future<Output = Result<T, E>>,
     {
-        Limited {
-            attempt,
-            cutoff: match (timeout, self.timed_out) {
-                (Some(timeout), Some(timed_out)) => Some(Cutoff {
-                    sleep: crate::sleep::sleep(timeout),
-                    timed_out,
-                    outcome: AsErr,
-                }),
-                _ => None,
-            },
-        }
+        limited!(self, timeout, attempt, AsErr)
     }
 
     /// Runs a blocking `attempt`, which cannot be interrupted: with a
@@ -227,16 +227,14 @@ where
         if let Poll::Ready(outcome) = this.attempt.poll(cx) {
             return Poll::Ready(outcome);
         }
-        match this.cutoff.as_pin_mut() {
-            Some(cutoff) => {
-                let cutoff = cutoff.project();
-                let (timed_out, outcome) = (*cutoff.timed_out, *cutoff.outcome);
-                cutoff
-                    .sleep
-                    .poll(cx)
-                    .map(|()| outcome.outcome(timed_out(TimedOut)))
-            }
-            None => Poll::Pending,
-        }
+        let Some(cutoff) = this.cutoff.as_pin_mut() else {
+            return Poll::Pending;
+        };
+        let cutoff = cutoff.project();
+        let (timed_out, outcome) = (*cutoff.timed_out, *cutoff.outcome);
+        cutoff
+            .sleep
+            .poll(cx)
+            .map(|()| outcome.outcome(timed_out(TimedOut)))
     }
 }

@@ -59,8 +59,9 @@ async fn a_timeout_shorter_than_the_hedge_delay_cuts_each_attempt_off() {
 #[retry(max = 3, hedge = "5ms", base = "1ms")]
 async fn all_fail(calls: &AtomicU32) -> Result<u32, Error> {
     let call = calls.fetch_add(1, Ordering::SeqCst) + 1;
-    // Attempt 1 fails last.
-    let wait = [60, 30, 15][call as usize - 1];
+    // Attempt 1 fails last, by a margin wide enough (100 ms and more) that
+    // a host timer late under load does not change the order.
+    let wait = [300, 150, 40][call as usize - 1];
     // A wait on the host's timer, through a retried call of its own.
     let _ = pause(wait).await;
     Err(Error::Busy(call))

@@ -171,8 +171,7 @@ mod tonic_status {
         /// §4.17).
         #[must_use]
         pub fn is_retryable(self, status: &Status) -> bool {
-            let (code, pushback) = (status.code() as i32, pushback_of(status));
-            super::report_pushback(code, pushback);
+            let (code, pushback) = judged(status);
             self.allows(code, pushback)
         }
     }
@@ -185,15 +184,14 @@ mod tonic_status {
         }
     }
 
-    /// The server's pushback on a status.
-    #[must_use]
-    pub(crate) fn pushback_of(status: &Status) -> Pushback {
-        Pushback::parse(
-            status
-                .metadata()
-                .get(PUSHBACK)
-                .map(|value| value.as_bytes()),
-        )
+    /// A status's code and the server's pushback on it, told to the call
+    /// judging it ([`report_pushback`](super::report_pushback)).
+    fn judged(status: &Status) -> (i32, Pushback) {
+        let code = status.code() as i32;
+        let value = status.metadata().get(PUSHBACK);
+        let pushback = Pushback::parse(value.map(|value| value.as_bytes()));
+        super::report_pushback(code, pushback);
+        (code, pushback)
     }
 
     /// Whether a status is `UNAVAILABLE` and its pushback, if any, allows a
@@ -225,9 +223,7 @@ mod tonic_status {
     /// ```
     #[must_use]
     pub fn pushback(status: &Status) -> Option<Duration> {
-        let pushback = pushback_of(status);
-        super::report_pushback(status.code() as i32, pushback);
-        pushback.hint()
+        judged(status).1.hint()
     }
 }
 

@@ -17,17 +17,13 @@ use std::io::{Error, ErrorKind};
 /// refused, reset, aborted or broken connections, unreachable hosts and
 /// networks, a busy resource, no free local address. Not found, permission
 /// denied, invalid input or data and the like are permanent.
+///
+/// For a bare `ErrorKind`, write `is_transient(&kind.into())`: an
+/// `io::Error` made from a kind allocates nothing.
 #[must_use]
 pub fn is_transient(error: &Error) -> bool {
-    is_transient_kind(error.kind())
-}
-
-/// [`is_transient`] for a bare `ErrorKind` (for one alone, write
-/// `is_transient(&kind.into())`: an `io::Error` made from a kind allocates
-/// nothing).
-fn is_transient_kind(kind: ErrorKind) -> bool {
     matches!(
-        kind,
+        error.kind(),
         ErrorKind::TimedOut
             | ErrorKind::Interrupted
             | ErrorKind::WouldBlock

@@ -26,20 +26,19 @@ pub trait DynError {
     fn as_dyn_error(&self) -> &(dyn Error + 'static);
 }
 
-impl DynError for dyn Error + 'static {
-    fn as_dyn_error(&self) -> &(dyn Error + 'static) {
-        self
-    }
+/// Each of the three `dyn Error`s is the head of its own chain.
+macro_rules! dyn_errors {
+    ($($error:ty),*) => {$(
+        impl DynError for $error {
+            fn as_dyn_error(&self) -> &(dyn Error + 'static) {
+                self
+            }
+        }
+    )*};
 }
 
-impl DynError for dyn Error + Send + 'static {
-    fn as_dyn_error(&self) -> &(dyn Error + 'static) {
-        self
-    }
-}
-
-impl DynError for dyn Error + Send + Sync + 'static {
-    fn as_dyn_error(&self) -> &(dyn Error + 'static) {
-        self
-    }
-}
+dyn_errors!(
+    dyn Error + 'static,
+    dyn Error + Send + 'static,
+    dyn Error + Send + Sync + 'static
+);

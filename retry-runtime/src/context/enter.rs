@@ -154,22 +154,17 @@ fn leave_slow_way(leave: &mut Leave<'_>) {
     THREAD.with(|thread| {
         let marks = thread.marks.get();
         thread.frame.set(leave.outer);
-        match leave.slow {
+        let saved = match leave.slow {
+            Some(SetAside::All(saved)) => Some(saved),
             Some(SetAside::Deadline(deadline)) => {
                 thread.deadline.set(deadline);
-                if marks != Marks::NONE {
-                    leave_slow_on(thread, leave.scope, marks, None);
-                }
-            }
-            Some(SetAside::All(saved)) => {
-                leave_slow_on(thread, leave.scope, marks, Some(saved));
+                None
             }
             // The usual way set nothing aside: only marks to hand over.
-            None => {
-                if marks != Marks::NONE {
-                    leave_slow_on(thread, leave.scope, marks, None);
-                }
-            }
+            None => None,
+        };
+        if saved.is_some() || marks != Marks::NONE {
+            leave_slow_on(thread, leave.scope, marks, saved);
         }
     });
 }

@@ -102,12 +102,7 @@ impl AttemptContext {
     /// passed), if there is one: a bound for a timeout inside the attempt.
     #[must_use]
     pub fn time_left(&self) -> Option<Duration> {
-        let clock = if self.blocking {
-            Clock::Blocking
-        } else {
-            Clock::Async
-        };
-        Some(clock.until(self.deadline?))
+        Some(Clock::of(self.blocking).until(self.deadline?))
     }
 }
 
@@ -284,11 +279,7 @@ impl Scope {
 
     /// The clock the call reads and waits on.
     pub(crate) const fn clock(&self) -> Clock {
-        if self.has(BLOCKING) {
-            Clock::Blocking
-        } else {
-            Clock::Async
-        }
+        Clock::of(self.has(BLOCKING))
     }
 
     /// The call's own deadline.
@@ -429,18 +420,12 @@ pub(crate) fn enclosing_deadline() -> Deadline {
 /// guard) is no retry layer: its own stop marks nothing.
 pub(crate) fn report_stop(max_attempts: u32, stop: Stop, inner_gave_up: bool) {
     if (max_attempts > 1 && stop.gave_up_retrying()) || inner_gave_up {
-        report_gave_up();
+        THREAD.with(|thread| {
+            if thread.frame.get().attempt() != 0 {
+                mark(thread, |marks| marks.with(GAVE_UP));
+            }
+        });
     }
-}
-
-/// Marks the attempt the calling code runs inside, if any: a retried
-/// function it called gave up after retrying.
-fn report_gave_up() {
-    THREAD.with(|thread| {
-        if thread.frame.get().attempt() != 0 {
-            mark(thread, |marks| marks.with(GAVE_UP));
-        }
-    });
 }
 
 /// Counts a retried function starting (`1`) or returning (`-1`) in the

@@ -35,7 +35,22 @@ impl Instant {
     /// Now, on the host's clock.
     #[must_use]
     pub fn now() -> Self {
-        Instant(since_origin())
+        let millis = HOST
+            .try_with(|host| match &host.performance {
+                Some((now, performance)) => now.call0(performance).ok()?.as_f64(),
+                None => Some(js_sys::Date::now()),
+            })
+            .ok()
+            .flatten();
+        let reading = millis
+            .and_then(|millis| Duration::try_from_secs_f64(millis / 1000.0).ok())
+            .unwrap_or(Duration::ZERO);
+        let latest = LATEST.try_with(|latest| {
+            let now = reading.max(latest.get());
+            latest.set(now);
+            now
+        });
+        Instant(latest.unwrap_or(reading))
     }
 
     /// `self + duration`, or `None` past what the clock can count.
@@ -72,21 +87,11 @@ pub(crate) fn system_now() -> std::time::SystemTime {
         .unwrap_or(std::time::UNIX_EPOCH)
 }
 
-/// 64 bits from the engine's `Math.random()`, which every JS engine seeds
-/// from the operating system in each process: not cryptographic, but
-/// different in every client. For the fallback seed of a host without the
-/// Web Crypto API ([`crate::rng::fallback_seed`]).
-pub(crate) fn engine_random() -> u64 {
-    let high = js_sys::Math::random().to_bits();
-    let low = js_sys::Math::random().to_bits();
-    high.rotate_left(32) ^ low
-}
-
 /// The host's functions, looked up once per thread.
 struct Host {
     global: JsValue,
-    /// `performance` and its `now`, if the host has them.
-    performance: Option<(JsValue, Function)>,
+    /// `performance.now` and `performance`, if the host has them.
+    performance: Option<(Function, JsValue)>,
     set_timeout: Option<Function>,
     clear_timeout: Option<Function>,
 }
@@ -104,10 +109,7 @@ impl Host {
         let performance = Reflect::get(&global, &JsValue::from_str("performance"))
             .ok()
             .filter(|performance| performance.is_object())
-            .and_then(|performance| {
-                let now = function(&performance, "now")?;
-                Some((performance, now))
-            });
+            .and_then(|performance| Some((function(&performance, "now")?, performance)));
         Host {
             set_timeout: function(&global, "setTimeout"),
             clear_timeout: function(&global, "clearTimeout"),
@@ -123,27 +125,16 @@ thread_local! {
     static LATEST: Cell<Duration> = const { Cell::new(Duration::ZERO) };
     /// The host timers set for waits on this thread, by ticket.
     static TIMERS: RefCell<BTreeMap<u64, Timer>> = const { RefCell::new(BTreeMap::new()) };
-    static NEXT_TICKET: Cell<u64> = const { Cell::new(1) };
 }
 
-fn since_origin() -> Duration {
-    let millis = HOST
-        .try_with(|host| match &host.performance {
-            Some((performance, now)) => now.call0(performance).ok().and_then(|now| now.as_f64()),
-            None => Some(js_sys::Date::now()),
-        })
+/// Runs `change` on this thread's host timers, unless the thread is ending
+/// or they are borrowed already (by a waker dropped or woken inside a
+/// change).
+fn timers<R>(change: impl FnOnce(&mut BTreeMap<u64, Timer>) -> Option<R>) -> Option<R> {
+    TIMERS
+        .try_with(|timers| change(&mut *timers.try_borrow_mut().ok()?))
         .ok()
-        .flatten();
-    let reading = millis
-        .and_then(|millis| Duration::try_from_secs_f64(millis / 1000.0).ok())
-        .unwrap_or(Duration::ZERO);
-    LATEST
-        .try_with(|latest| {
-            let now = reading.max(latest.get());
-            latest.set(now);
-            now
-        })
-        .unwrap_or(reading)
+        .flatten()
 }
 
 /// A host timer set for a wait.
@@ -153,7 +144,6 @@ struct Timer {
     _callback: Closure<dyn FnMut()>,
     /// The task to wake; taken when the timer fires.
     waker: Option<Waker>,
-    fired: bool,
 }
 
 /// One wait on the host's timer, ending at `end` on the host's clock.
@@ -179,17 +169,12 @@ impl Wait {
         // go: dropping it may drop a task holding another wait, whose
         // `cancel` borrows the map (as the thread timer's waits relock its
         // queue).
-        let replaced = TIMERS
-            .try_with(|timers| {
-                let mut timers = timers.try_borrow_mut().ok()?;
-                let timer = timers.get_mut(&self.ticket).filter(|timer| !timer.fired)?;
-                // Set when armed, taken only when fired.
-                let waker = timer.waker.get_or_insert_with(|| cx.waker().clone());
-                let stale = !waker.will_wake(cx.waker());
-                Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
-            })
-            .ok()
-            .flatten();
+        let replaced = timers(|timers| {
+            // Set when armed, taken only when fired.
+            let waker = timers.get_mut(&self.ticket)?.waker.as_mut()?;
+            let stale = !waker.will_wake(cx.waker());
+            Some(stale.then(|| core::mem::replace(waker, cx.waker().clone())))
+        });
         if replaced.is_some() {
             return Poll::Pending;
         }
@@ -209,11 +194,9 @@ impl Wait {
         if ticket == 0 {
             return;
         }
-        let timer = TIMERS
-            .try_with(|timers| timers.try_borrow_mut().ok()?.remove(&ticket))
-            .ok()
-            .flatten();
-        if let Some(timer) = timer.filter(|timer| !timer.fired) {
+        let timer = timers(|timers| timers.remove(&ticket));
+        // Not fired yet.
+        if let Some(timer) = timer.filter(|timer| timer.waker.is_some()) {
             clear(&timer.handle);
         }
     }
@@ -232,18 +215,17 @@ const MAX_DELAY_MS: u128 = (1 << 31) - 1;
 /// milliseconds, at most [`MAX_DELAY_MS`]): its ticket, or `None` when the
 /// host has no timer.
 fn arm(left: Duration, waker: &Waker) -> Option<u64> {
-    let ticket = NEXT_TICKET
-        .try_with(|next| {
-            let ticket = next.get();
-            next.set(ticket.checked_add(1).unwrap_or(1));
-            ticket
-        })
-        .ok()?;
+    let ticket = super::ticket();
     let millis = left.as_nanos().div_ceil(1_000_000).min(MAX_DELAY_MS);
     // Below 2^31, so exact as an `f64`.
     #[allow(clippy::cast_precision_loss)]
     let delay = JsValue::from_f64(millis as f64);
-    let callback = Closure::<dyn FnMut()>::new(move || fire(ticket));
+    // The host's callback: wakes the wait's task.
+    let callback = Closure::<dyn FnMut()>::new(move || {
+        if let Some(waker) = timers(|timers| timers.get_mut(&ticket)?.waker.take()) {
+            waker.wake();
+        }
+    });
     let handle = HOST
         .try_with(|host| {
             let set = host.set_timeout.as_ref()?;
@@ -255,16 +237,14 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
         handle: handle.clone(),
         _callback: callback,
         waker: Some(waker.clone()),
-        fired: false,
     };
-    let kept = TIMERS.try_with(|timers| {
-        let mut timers = timers.try_borrow_mut().ok()?;
+    let kept = timers(|timers| {
         timers.insert(ticket, timer);
         Some(ticket)
     });
     // Not kept (the thread is ending): cleared, so that the host never
     // calls the callback dropped with it.
-    kept.ok().flatten().or_else(|| {
+    kept.or_else(|| {
         clear(&handle);
         None
     })
@@ -273,24 +253,7 @@ fn arm(left: Duration, waker: &Waker) -> Option<u64> {
 /// Clears a host timer that has not fired.
 fn clear(handle: &JsValue) {
     let _ = HOST.try_with(|host| {
-        if let Some(clear) = &host.clear_timeout {
-            let _ = clear.call1(&host.global, handle);
-        }
+        let clear = host.clear_timeout.as_ref()?;
+        clear.call1(&host.global, handle).ok()
     });
-}
-
-/// The host's callback: wakes the wait's task.
-fn fire(ticket: u64) {
-    let waker = TIMERS
-        .try_with(|timers| {
-            let mut timers = timers.try_borrow_mut().ok()?;
-            let timer = timers.get_mut(&ticket)?;
-            timer.fired = true;
-            timer.waker.take()
-        })
-        .ok()
-        .flatten();
-    if let Some(waker) = waker {
-        waker.wake();
-    }
 }

@@ -21,6 +21,7 @@ pub(crate) mod simulated;
 #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
 pub(crate) mod thread;
 
+use core::sync::atomic::{AtomicU64, Ordering};
 use core::time::Duration;
 
 /// A point on a call's clock: tokio's `Instant` natively (a
@@ -34,6 +35,13 @@ pub(crate) type Instant = tokio::time::Instant;
 #[cfg(all(target_family = "wasm", target_os = "unknown"))]
 pub(crate) type Instant = host::Instant;
 
+/// A new ticket, from 1: what tells apart waits that end at the same
+/// instant, and on a JS host finds a wait's host timer (0 there is none).
+fn ticket() -> u64 {
+    static TICKETS: AtomicU64 = AtomicU64::new(1);
+    TICKETS.fetch_add(1, Ordering::Relaxed)
+}
+
 /// Whether this thread runs inside a tokio runtime, whose timer and clock
 /// a wait then uses.
 ///
@@ -46,24 +54,6 @@ pub(crate) type Instant = host::Instant;
 #[inline]
 pub(crate) fn in_tokio() -> bool {
     tokio::runtime::Handle::try_current().is_ok()
-}
-
-/// Now, on an `async fn`'s clock: tokio's inside a tokio runtime (paused in
-/// tests), the real one elsewhere.
-///
-/// `tokio::time::Instant::now` is both: the real clock, unless tokio's
-/// `test-util` feature is on and a clock was paused in the process, and then
-/// the paused clock of the runtime the thread is in, or the real one outside
-/// any. So it needs no test of whether the thread is in a runtime (a handle
-/// cloned and dropped: about 30 instructions a reading). (With `test-util`,
-/// a paused clock, and tokio's own thread-locals already destroyed, tokio
-/// panics there; only a test can be in that state.)
-#[inline]
-pub(crate) fn now() -> Instant {
-    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    return tokio::time::Instant::now();
-    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    return real_now();
 }
 
 /// Now, on the real clock.
@@ -96,25 +86,5 @@ pub(crate) fn end_of(start: Instant, wait: Duration) -> Instant {
         // Halving from `Duration::MAX` reaches a representable span within
         // a few steps; a span of zero always is.
         span /= 2;
-    }
-}
-
-/// Blocks the thread for at least `wait`, on the real clock (or moves a
-/// simulated clock on by `wait`).
-pub(crate) fn block_for(wait: Duration) {
-    #[cfg(feature = "testing")]
-    if simulated::block_for(wait) {
-        return;
-    }
-    #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
-    std::thread::sleep(wait);
-    #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    {
-        // A JS host cannot block a thread (`std::thread::sleep` panics
-        // there): spin on its clock.
-        let end = end_of(real_now(), wait);
-        while real_now() < end {
-            core::hint::spin_loop();
-        }
     }
 }

@@ -18,7 +18,6 @@ use core::task::{Context, Poll, Waker};
 use core::time::Duration;
 use std::cell::RefCell;
 use std::collections::BTreeMap;
-use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, PoisonError};
 
 use super::{end_of, Instant};
@@ -45,9 +44,6 @@ struct Inner {
 
 /// A wait's end, as time since the clock's origin, and its ticket.
 type Key = (Duration, u64);
-
-/// The tickets of waits, told apart when they end at the same instant.
-static TICKETS: AtomicU64 = AtomicU64::new(0);
 
 thread_local! {
     static CURRENT: RefCell<Option<Arc<Clock>>> = const { RefCell::new(None) };
@@ -89,13 +85,10 @@ impl Clock {
 fn wake(mut inner: MutexGuard<'_, Inner>, key: Option<Key>) {
     let removed = key.and_then(|key| inner.waiting.remove(&key));
     let (mut woken, elapsed) = (Vec::new(), inner.elapsed);
-    while let Some(entry) = inner.waiting.first_entry() {
-        if entry.key().0 > elapsed {
-            woken.push(entry.get().clone());
-            break;
-        }
+    while let Some(entry) = (inner.waiting.first_entry()).filter(|entry| entry.key().0 <= elapsed) {
         woken.push(entry.remove());
     }
+    woken.extend(inner.waiting.values().next().cloned());
     drop(inner);
     drop(removed);
     woken.into_iter().for_each(Waker::wake);
@@ -107,11 +100,6 @@ pub(crate) fn current() -> Option<Arc<Clock>> {
         .try_with(|current| current.borrow().clone())
         .ok()
         .flatten()
-}
-
-/// Now on the clock installed on this thread, if any.
-pub(crate) fn now() -> Option<Instant> {
-    current().map(|clock| clock.now())
 }
 
 /// Installs `clock` on this thread (or none): the one before it.
@@ -130,12 +118,6 @@ pub(crate) fn disarm() {
     }
 }
 
-/// A blocking wait of `wait` on the clock installed on this thread: time
-/// moves on at once. `false` when none is installed.
-pub(crate) fn block_for(wait: Duration) -> bool {
-    current().map(|clock| clock.advance(wait)).is_some()
-}
-
 /// One async wait on a simulated clock.
 #[derive(Debug)]
 pub(crate) struct Wait {
@@ -144,16 +126,10 @@ pub(crate) struct Wait {
 }
 
 impl Wait {
-    /// A wait of `wait` from now on the clock installed on this thread, if
-    /// any.
-    pub(crate) fn after(wait: Duration) -> Option<Self> {
-        current().map(|clock| Wait::on(clock, wait))
-    }
-
     /// A wait of `wait` from now on `clock`.
     pub(crate) fn on(clock: Arc<Clock>, wait: Duration) -> Self {
         let end = clock.elapsed().saturating_add(wait);
-        let key = (end, TICKETS.fetch_add(1, Ordering::Relaxed));
+        let key = (end, super::ticket());
         Wait { clock, key }
     }
 

@@ -17,6 +17,7 @@
 //! timeout) removes itself, so nothing piles up.
 
 use core::task::{Context, Poll, Waker};
+use core::time::Duration;
 use std::collections::BTreeMap;
 use std::sync::{Condvar, Mutex, MutexGuard, PoisonError};
 
@@ -26,24 +27,15 @@ use super::{real_now, Instant};
 /// apart waits that end at the same instant).
 struct Queue {
     waiting: BTreeMap<(Instant, u64), Waker>,
-    next_ticket: u64,
-    thread: Thread,
-}
-
-/// Whether the timer thread runs.
-#[derive(Clone, Copy, PartialEq, Eq)]
-enum Thread {
-    NotStarted,
-    Running,
-    /// The operating system would not start it; tried again by each new
-    /// wait.
-    Refused,
+    /// Whether the timer thread runs: not before the first wait, nor when
+    /// the operating system would not start it (tried again by each new
+    /// wait).
+    running: bool,
 }
 
 static QUEUE: Mutex<Queue> = Mutex::new(Queue {
     waiting: BTreeMap::new(),
-    next_ticket: 0,
-    thread: Thread::NotStarted,
+    running: false,
 });
 
 /// Signalled when a wait ends sooner than every other, so that the thread
@@ -75,48 +67,30 @@ impl Wait {
             return Poll::Ready(());
         }
         let mut queue = queue();
-        let ticket = match self.ticket {
-            Some(ticket) => ticket,
-            None => {
-                let ticket = queue.next_ticket;
-                queue.next_ticket = ticket.wrapping_add(1);
-                self.ticket = Some(ticket);
-                if queue.thread != Thread::Running {
-                    let started = std::thread::Builder::new()
-                        .name("retry-runtime-timer".to_owned())
-                        .spawn(run);
-                    queue.thread = match started {
-                        Ok(_) => Thread::Running,
-                        Err(_) => Thread::Refused,
-                    };
-                }
-                ticket
-            }
-        };
-        let key = (self.end, ticket);
+        // A new wait starts the thread if it does not run.
+        if self.ticket.is_none() && !queue.running {
+            let started = std::thread::Builder::new()
+                .name("retry-runtime-timer".to_owned())
+                .spawn(run);
+            queue.running = started.is_ok();
+        }
+        let key = (self.end, *self.ticket.get_or_insert_with(super::ticket));
         // Inserted if new, or woken a moment before its end by the thread's
         // clock reading (it waits again). A waker this poll replaces is
         // dropped once the lock is released: a waker's drop is the
         // executor's code, and may drop a task whose future holds another
         // wait, whose own drop takes the lock.
-        let waker = queue
-            .waiting
-            .entry(key)
-            .or_insert_with(|| cx.waker().clone());
-        let replaced =
-            (!waker.will_wake(cx.waker())).then(|| core::mem::replace(waker, cx.waker().clone()));
+        let replaced = queue.waiting.insert(key, cx.waker().clone());
         let soonest = queue.waiting.first_key_value().map(|(first, _)| *first) == Some(key);
-        let thread = queue.thread;
+        let running = queue.running;
         drop(queue);
         drop(replaced);
-        if thread == Thread::Running {
-            if soonest {
-                SOONER.notify_one();
-            }
-        } else {
+        if !running {
             // No thread to wake this task: have it polled again until its
             // time has come.
             cx.waker().wake_by_ref();
+        } else if soonest {
+            SOONER.notify_one();
         }
         Poll::Pending
     }
@@ -145,10 +119,7 @@ fn run() {
     let mut queue = queue();
     loop {
         let now = real_now();
-        while let Some(entry) = queue.waiting.first_entry() {
-            if entry.key().0 > now {
-                break;
-            }
+        while let Some(entry) = (queue.waiting.first_entry()).filter(|entry| entry.key().0 <= now) {
             due.push(entry.remove());
         }
         if !due.is_empty() {
@@ -161,15 +132,14 @@ fn run() {
             queue = self::queue();
             continue;
         }
-        queue = match queue.waiting.first_key_value() {
-            Some((&(end, _), _)) => {
-                let left = end.saturating_duration_since(now);
-                SOONER
-                    .wait_timeout(queue, left)
-                    .map_or_else(|poisoned| poisoned.into_inner().0, |(queue, _)| queue)
-            }
-            None => SOONER.wait(queue).unwrap_or_else(PoisonError::into_inner),
-        };
+        // Until the soonest wait ends, or for good with none (a timeout
+        // past what the system counts waits without one).
+        let left = (queue.waiting.first_key_value()).map_or(Duration::MAX, |(&(end, _), _)| {
+            end.saturating_duration_since(now)
+        });
+        queue = SOONER
+            .wait_timeout(queue, left)
+            .map_or_else(|poisoned| poisoned.into_inner().0, |(queue, _)| queue);
     }
 }
 
