@@ -78,15 +78,6 @@ impl Instant {
     }
 }
 
-/// The wall clock: `Date.now()`, the Unix epoch if the host's answer is
-/// not a time.
-pub(crate) fn system_now() -> std::time::SystemTime {
-    Duration::try_from_secs_f64(js_sys::Date::now() / 1000.0)
-        .ok()
-        .and_then(|since| std::time::UNIX_EPOCH.checked_add(since))
-        .unwrap_or(std::time::UNIX_EPOCH)
-}
-
 /// The host's functions, looked up once per thread.
 struct Host {
     global: JsValue,
