@@ -133,7 +133,7 @@ fn http_date(value: &str, now_secs: i64) -> Option<i64> {
 fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     let (name, rest) = value.split_once(", ")?;
     let name = name.strip_suffix("day")?;
-    let weekday = LONG_DAYS.iter().position(|long| *long == name)?;
+    let weekday = (0..).zip(LONG_DAYS).find(|&(_, long)| long == name)?.0;
     let [day, month, short_year, hour, minute, second] = read(rest, "99-bbb-99 99:99:99 GMT")?;
     let time = time_of_day(hour, minute, second)?;
     // RFC 9110: a timestamp that appears to be more than 50 years in the
@@ -152,7 +152,6 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
         .into_iter()
         .rev()
         .find(|&year| (year, i64::from(month) + 1, i64::from(day), i64::from(time)) <= limit)?;
-    let weekday = u32::try_from(weekday).ok()?;
     timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
 
