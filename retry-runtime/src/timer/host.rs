@@ -181,10 +181,8 @@ impl Wait {
 
     /// Clears this wait's host timer, if it has one.
     fn cancel(&mut self) {
+        // No timer has ticket 0 (none): tickets count from 1.
         let ticket = core::mem::replace(&mut self.ticket, 0);
-        if ticket == 0 {
-            return;
-        }
         let timer = timers(|timers| timers.remove(&ticket));
         // Not fired yet.
         if let Some(timer) = timer.filter(|timer| timer.waker.is_some()) {
