@@ -49,8 +49,9 @@ impl fmt::Display for DurationError {
 impl core::error::Error for DurationError {}
 
 /// Nanoseconds per unit, largest first; the position gives the order units
-/// must appear in.
-const UNITS: [(&str, u128); 6] = [
+/// must appear in. Also how `retry-runtime` writes a duration back.
+#[doc(hidden)]
+pub const UNITS: [(&str, u128); 6] = [
     ("h", 3_600_000_000_000),
     ("m", 60_000_000_000),
     ("s", 1_000_000_000),

@@ -24,4 +24,4 @@ extern crate std;
 pub mod backoff;
 mod duration;
 
-pub use duration::{parse_duration, DurationError};
+pub use duration::{parse_duration, DurationError, UNITS};

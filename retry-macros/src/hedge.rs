@@ -114,7 +114,6 @@ fn mut_binding(pat: &Pat) -> Option<&syn::PatIdent> {
 pub struct Parts<'a> {
     pub hedge: Hedge,
     pub private: &'a TokenStream,
-    pub krate: &'a TokenStream,
     /// `&Policy`.
     pub policy: TokenStream,
     /// Set when the policy comes from `policy = ...`, known at run time.
@@ -146,7 +145,6 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
     let Parts {
         hedge,
         private,
-        krate,
         policy,
         max,
         budget,
@@ -168,21 +166,29 @@ pub fn expand(parts: Parts<'_>) -> TokenStream {
                 quote!(#private::hedge::Hedge::after(::core::time::Duration::new(#secs, #nanos))),
             )
         }
-        Hedge::Percentile(per_mille) => (
-            // One histogram per function, shared by every call of it.
-            quote! {
-                static #latencies: #private::hedge::Latencies = #private::hedge::Latencies::new();
-            },
-            quote!(#private::hedge::Hedge::per_mille(#per_mille, &#latencies)),
-        ),
+        Hedge::Percentile(per_mille) => {
+            // `99.9` for 999: written in tenths, read back exactly.
+            let tenths = format!("{}.{}", per_mille / 10, per_mille % 10);
+            let percentile = syn::LitFloat::new(&tenths, span);
+            (
+                // One histogram per function, shared by every call of it.
+                quote! {
+                    static #latencies: #private::hedge::Latencies = #private::hedge::Latencies::new();
+                },
+                quote!(#private::hedge::Hedge::percentile(#percentile, &#latencies)),
+            )
+        }
     };
     // One slot per attempt that may run at once, inside the caller's
     // future; a policy known only at run time gets them on the heap.
     let slots = match max {
         Some(max) => {
+            // `Slot::new(Slot::new(.. End))`, one `Slot` per attempt.
             let count = usize::try_from(max).unwrap_or(usize::MAX).min(16);
-            let slots = (0..count).map(|_| quote!(_));
-            quote!(#krate::__hedge_slots!(#(#slots)*))
+            (0..count).fold(
+                quote!(#private::hedge::End),
+                |rest, _| quote!(#private::hedge::Slot::new(#rest)),
+            )
         }
         None => quote!(#private::hedge::Boxed::new((#policy).max_attempts())),
     };

@@ -48,15 +48,11 @@ impl CircuitState {
 /// [`on_transition`](crate::CircuitBreaker::on_transition) callback sees it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Transition {
-    from: CircuitState,
-    to: CircuitState,
+    pub(crate) from: CircuitState,
+    pub(crate) to: CircuitState,
 }
 
 impl Transition {
-    pub(crate) const fn new(from: CircuitState, to: CircuitState) -> Self {
-        Transition { from, to }
-    }
-
     /// The state before.
     #[must_use]
     pub const fn from(self) -> CircuitState {
@@ -162,27 +158,25 @@ pub(crate) fn report(breaker: &Name, transition: Transition, probes: u64, open_m
             "to" => transition.to.as_str(),
         )
         .increment(1);
-        ::metrics::gauge!(CIRCUIT_STATE, "breaker" => breaker.label()).set(transition.to.gauge());
+        publish(breaker, transition.to);
     }
-    #[cfg(feature = "tracing")]
-    let breaker = breaker.as_str();
     #[cfg(feature = "tracing")]
     match transition.to {
         CircuitState::Open => tracing::warn!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             open_ms = open_ms.unwrap_or(0),
             "circuit opened; refusing calls"
         ),
         CircuitState::HalfOpen => tracing::info!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             probes,
             "circuit half-open; probing"
         ),
         CircuitState::Closed => tracing::info!(
             target: "retry_runtime",
-            breaker,
+            breaker = breaker.as_str(),
             "circuit closed"
         ),
     }

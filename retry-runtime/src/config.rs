@@ -201,12 +201,12 @@ impl<'de> Deserialize<'de> for Policy<TimedOut> {
 impl<'de> Deserialize<'de> for Policy {
     fn deserialize<D: Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
         let policy = Policy::<TimedOut>::deserialize(deserializer)?;
-        match policy.timeout() {
-            Some(timeout) => Err(D::Error::custom(PolicyError::TimeoutNotExpressible {
+        if let Some(timeout) = policy.timeout() {
+            return Err(D::Error::custom(PolicyError::TimeoutNotExpressible {
                 timeout,
-            })),
-            None => Ok(policy.without_timeout()),
+            }));
         }
+        Ok(policy.without_timeout())
     }
 }
 
@@ -271,19 +271,11 @@ impl<Timeout> Serialize for Policy<Timeout> {
 /// `duration` as one number in the largest unit that holds it exactly, which
 /// [`parse_duration`] reads back as the same duration.
 fn write_duration(duration: Duration) -> String {
-    const UNITS: [(&str, u128); 6] = [
-        ("h", 3_600_000_000_000),
-        ("m", 60_000_000_000),
-        ("s", 1_000_000_000),
-        ("ms", 1_000_000),
-        ("us", 1_000),
-        ("ns", 1),
-    ];
     let nanos = duration.as_nanos();
     if nanos == 0 {
         return "0s".to_owned();
     }
-    let (unit, per) = UNITS
+    let (unit, per) = retry_core::UNITS
         .into_iter()
         .find(|&(_, per)| nanos.is_multiple_of(per))
         .unwrap_or(("ns", 1));

@@ -164,8 +164,7 @@ impl Registry {
             // Named after its key unless `make` named it, and its state
             // gauge set (closed), so that each key has its series from its
             // first call.
-            breaker.name_by_default(&key);
-            breaker.publish_state();
+            breaker.made_for(&key);
         }
         let value = Arc::new(upstream);
         if entries.by_key.len() >= self.capacity {

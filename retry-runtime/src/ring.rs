@@ -57,15 +57,32 @@ const SLOT_BITS: u32 = 4;
 const SLOT_MASK: u64 = (1 << SLOT_BITS) - 1;
 const NUMBER_MAX: u64 = u64::MAX >> SLOT_BITS;
 
-/// The tick of bucket number `index`; ordered as the numbers are.
-fn tick_of(index: u64) -> u64 {
-    let index = index.min(NUMBER_MAX);
-    (index << SLOT_BITS) | (index % BUCKETS as u64)
-}
-
 /// The first and the second count of a bucket word.
 fn counts_of(bucket: u64) -> (u64, u64) {
     (bucket & COUNT_MASK, (bucket >> SECOND_SHIFT) & COUNT_MASK)
+}
+
+/// A count of milliseconds, saturating: a window's, a breaker's open
+/// periods.
+pub(crate) const fn millis(ms: u128) -> u64 {
+    if ms > u64::MAX as u128 {
+        u64::MAX
+    } else {
+        ms as u64
+    }
+}
+
+/// `value` within `[low, high]`, since `Ord::clamp` is not `const`: what
+/// the breaker's setters keep to (a ratio to `[0, 1]` in thousandths, a
+/// count to `[1, COUNT_MAX]`), and a bucket's width to at least 1.
+pub(crate) const fn clamp(value: u64, low: u64, high: u64) -> u64 {
+    if value < low {
+        low
+    } else if value > high {
+        high
+    } else {
+        value
+    }
 }
 
 /// Two counts over the last [`BUCKETS`] buckets of `bucket_ms`.
@@ -105,14 +122,7 @@ impl Ring {
     /// The width of a bucket of a `window`, a tenth of it, in milliseconds
     /// (at least 1, saturating).
     pub(crate) const fn bucket_ms(window: Duration) -> u64 {
-        let ms = window.as_millis() / BUCKETS as u128;
-        if ms == 0 {
-            1
-        } else if ms > u64::MAX as u128 {
-            u64::MAX
-        } else {
-            ms as u64
-        }
+        clamp(millis(window.as_millis() / BUCKETS as u128), 1, u64::MAX)
     }
 
     /// Adds one to the first count of the bucket of the latest clock
@@ -163,9 +173,11 @@ impl Ring {
     /// the bucket for older.
     pub(crate) fn add(&self, now: u64, first: u64, second: u64) -> u64 {
         let mut index = self.index(now);
-        // The latest reading. Read first: a write on every reading would
-        // bounce the cache line for nothing.
-        let tick = tick_of(index);
+        // The latest reading, as the tick of its bucket (ordered as the
+        // numbers are). Read first: a write on every reading would bounce
+        // the cache line for nothing.
+        let number = index.min(NUMBER_MAX);
+        let tick = (number << SLOT_BITS) | (number % BUCKETS as u64);
         if self.tick.load(Ordering::Relaxed) < tick {
             self.tick.fetch_max(tick, Ordering::Relaxed);
         }

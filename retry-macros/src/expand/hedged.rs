@@ -15,7 +15,6 @@ impl Expansion<'_> {
         let Expansion {
             config,
             private,
-            krate,
             output,
             ..
         } = self;
@@ -81,7 +80,6 @@ impl Expansion<'_> {
         let call = crate::hedge::expand(crate::hedge::Parts {
             hedge,
             private,
-            krate,
             policy,
             max,
             budget,

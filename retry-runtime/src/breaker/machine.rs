@@ -39,12 +39,8 @@ impl CircuitBreaker {
                 if word.is_forced() || now < word.open_until() {
                     return Err(Err(CircuitOpen));
                 }
-                Ok(Word::half_open(
-                    word.trips(),
-                    word.round().wrapping_add(1),
-                    1,
-                    0,
-                ))
+                let round = word.round().wrapping_add(1);
+                Ok(Word::half_open(word.trips(), round, 1, 0))
             }
             _ => {
                 if word.probes_out() >= self.probes {
@@ -95,8 +91,10 @@ impl CircuitBreaker {
         if !current.is_closed() || current.is_forced() {
             return;
         }
-        if success && self.count_success() {
-            return;
+        // A success counts in the bucket of the latest clock reading, without
+        // reading the clock, unless it must be read (`Ring::count_latest`).
+        if success && self.ring.count_latest() {
+            return self.end_streak();
         }
         self.settle_closed_now(current, success, clock);
     }
@@ -150,13 +148,9 @@ impl CircuitBreaker {
                 }
             })
         });
-        let Ok((before, after)) = step else {
-            return;
-        };
-        if after.state() == CircuitState::Closed {
-            self.clear_window();
+        if let Ok((before, after)) = step {
+            self.announce(before, after, now);
         }
-        self.announce(before, after, now);
     }
 
     /// An adaptive breaker's answer to a call (DESIGN §4.18): refused with

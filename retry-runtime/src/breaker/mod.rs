@@ -180,14 +180,6 @@ impl CircuitBreaker {
         self.name.as_str()
     }
 
-    /// Sets the metrics' state gauge to the state now, without a
-    /// transition: for a breaker just made at run time, whose series should
-    /// be there (at closed) before anything goes wrong.
-    pub(crate) fn publish_state(&self) {
-        #[cfg(feature = "metrics")]
-        circuit::publish(&self.name, self.state());
-    }
-
     /// Where the breaker stands now. An open breaker whose period has ended
     /// is still `Open` until a call asks to go through.
     #[must_use]
@@ -267,9 +259,6 @@ impl CircuitBreaker {
         let current = self.state.load();
         let next = next(current, current.round().wrapping_add(1));
         let before = self.state.swap(next);
-        if next.state() == CircuitState::Closed {
-            self.clear_window();
-        }
         self.announce(before, next, None);
     }
 
@@ -324,16 +313,21 @@ impl CircuitBreaker {
         (word.round(), if half_open { word.probes_out() } else { 0 })
     }
 
-    /// Tells the outside world of a change from `before` to `after`, if the
-    /// state changed: the process-wide counts, the metrics facade, `tracing`
-    /// and the callback. `now` is the time the change was made, when read.
+    /// The word went from `before` to `after`: a circuit that is closed
+    /// now starts with an empty window, and the outside world hears of the
+    /// change, if the state changed: the process-wide counts, the metrics
+    /// facade, `tracing` and the callback. `now` is the time the change was
+    /// made, when read.
     #[cold]
     fn announce(&self, before: Word, after: Word, now: Option<u64>) {
         let (from, to) = (before.state(), after.state());
+        if to == CircuitState::Closed {
+            self.clear_window();
+        }
         if from == to {
             return;
         }
-        let transition = Transition::new(from, to);
+        let transition = Transition { from, to };
         let open_ms = (to == CircuitState::Open && !after.is_forced())
             .then(|| after.open_until().saturating_sub(now.unwrap_or(0)));
         circuit::report(&self.name, transition, self.probes, open_ms);

@@ -111,7 +111,13 @@ impl<'p> CircuitPermit<'p> {
         let Some(kind) = self.kind.take() else {
             return false;
         };
-        let outcome = attempt_outcome(success, self.refused_inside, self.nested_failed);
+        let outcome = if self.nested_failed {
+            Some(false)
+        } else if success || !self.refused_inside {
+            Some(success)
+        } else {
+            None
+        };
         self.breaker.settle(kind, outcome, self.clock);
         true
     }
@@ -129,23 +135,6 @@ impl<'p> CircuitPermit<'p> {
     /// permit; see [`Mark::hold`].
     pub(crate) fn mark(&mut self) -> Option<Mark<'_, 'p>> {
         self.kind.is_some().then_some(Mark { permit: self })
-    }
-}
-
-/// What an attempt that held a permit records, for the retry loop's
-/// permit and a hedged attempt's alike: a failure when the last call made
-/// under the permit failed (the dependency failed, whatever the body made
-/// of it); nothing (`None`: the permit is freed) for a failure after
-/// another breaker refused a call inside it, which is not this
-/// dependency's; `success` otherwise.
-#[inline]
-const fn attempt_outcome(success: bool, refused_inside: bool, nested_failed: bool) -> Option<bool> {
-    if nested_failed {
-        Some(false)
-    } else if success || !refused_inside {
-        Some(success)
-    } else {
-        None
     }
 }
 
@@ -214,12 +203,7 @@ fn address(breaker: &CircuitBreaker) -> usize {
 // usual case, it is one load (benches/instructions.sh).
 #[inline]
 pub(super) fn held_here(breaker: &CircuitBreaker) -> bool {
-    HELD.with(|held| held.len.get() != 0) && held_among(breaker)
-}
-
-/// [`held_here`], once some attempt on this thread holds a permit.
-fn held_among(breaker: &CircuitBreaker) -> bool {
-    HELD.with(|held| innermost_slot(held, breaker).is_some())
+    HELD.with(|held| held.len.get() != 0 && innermost_slot(held, breaker).is_some())
 }
 
 /// The slot of the innermost attempt being polled that holds a permit of

@@ -9,29 +9,22 @@ use super::word::{StateCell, Word, COUNT_MAX};
 use super::CircuitBreaker;
 use crate::budget::milli;
 use crate::circuit::{Name, Transition};
-use crate::ring::{AtomicU64, Ring};
+use crate::ring::{clamp, millis, AtomicU64, Ring};
 
-/// A millisecond count from a duration, saturating.
-const fn millis(d: Duration) -> u64 {
-    let ms = d.as_millis();
-    if ms > u64::MAX as u128 {
-        u64::MAX
-    } else {
-        ms as u64
-    }
-}
-
-/// `value` within `[low, high]`: what every setter below keeps to (a
-/// ratio to `[0, 1]` in thousandths, a count to `[1, COUNT_MAX]`), since
-/// `Ord::clamp` is not `const`.
-const fn clamp(value: u64, low: u64, high: u64) -> u64 {
-    if value < low {
-        low
-    } else if value > high {
-        high
-    } else {
-        value
-    }
+/// `with_*` setters that each store what they are given, kept in range as
+/// said, in one field: `name(argument: Type) => field = value;`.
+macro_rules! setters {
+    ($(
+        $(#[$doc:meta])*
+        $name:ident($arg:ident: $ty:ty) => $($field:ident).+ = $value:expr;
+    )*) => {$(
+        $(#[$doc])*
+        #[must_use]
+        pub const fn $name(mut self, $arg: $ty) -> Self {
+            self.$($field).+ = $value;
+            self
+        }
+    )*};
 }
 
 impl Default for CircuitBreaker {
@@ -134,78 +127,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// How far back outcomes count, in tenths (at least a millisecond each).
-    #[must_use]
-    pub const fn with_window(mut self, window: Duration) -> Self {
-        self.ring.bucket_ms = Ring::bucket_ms(window);
-        self
-    }
-
-    /// The fewest finished calls in the window before the ratio is judged, so
-    /// that two failures out of three do not open the circuit.
-    #[must_use]
-    pub const fn with_min_calls(mut self, min_calls: u32) -> Self {
-        self.min_calls = clamp(min_calls as u64, 1, u64::MAX);
-        self
-    }
-
-    /// The share of failed calls in the window at which the circuit opens,
-    /// from 0 to 1 (kept to three decimals).
-    #[must_use]
-    pub const fn with_failure_ratio(mut self, failure_ratio: f32) -> Self {
-        self.failure_ratio = clamp(milli(failure_ratio), 0, 1000);
-        self
-    }
-
-    /// The failures in a row, while closed, that open the circuit whatever
-    /// the window holds; 0 for none.
-    #[must_use]
-    pub const fn with_consecutive_failures(mut self, failures: u32) -> Self {
-        self.consecutive_failures = if failures == 0 {
-            u64::MAX
-        } else {
-            failures as u64
-        };
-        self
-    }
-
-    /// The first open period (before jitter).
-    #[must_use]
-    pub const fn with_open_for(mut self, open_for: Duration) -> Self {
-        self.open_ms = millis(open_for);
-        self
-    }
-
-    /// The longest open period: each failed probe doubles the period, up to
-    /// this.
-    #[must_use]
-    pub const fn with_max_open_for(mut self, max_open_for: Duration) -> Self {
-        self.max_open_ms = millis(max_open_for);
-        self
-    }
-
-    /// The most probe calls at a time when half-open (1 to 65535).
-    #[must_use]
-    pub const fn with_probes(mut self, probes: u32) -> Self {
-        self.probes = clamp(probes as u64, 1, COUNT_MAX);
-        self
-    }
-
-    /// The probe successes that close the circuit (1 to 65535).
-    #[must_use]
-    pub const fn with_close_after(mut self, successes: u32) -> Self {
-        self.close_after = clamp(successes as u64, 1, COUNT_MAX);
-        self
-    }
-
-    /// How much of each open period is drawn at random, from 0 (exactly the
-    /// period) to 1 (uniform between zero and the period).
-    #[must_use]
-    pub const fn with_jitter(mut self, jitter: f32) -> Self {
-        self.jitter = clamp(milli(jitter), 0, 1000);
-        self
-    }
-
     /// The name `tracing` events and the metrics' `breaker` label give the
     /// breaker (`circuit` unless named), in a `const` or a `static`.
     ///
@@ -246,34 +167,67 @@ impl CircuitBreaker {
         self
     }
 
-    /// Names the breaker `name` unless [`with_name`](Self::with_name) or
-    /// [`with_owned_name`](Self::with_owned_name) named it.
-    pub(crate) fn name_by_default(&mut self, name: &Arc<str>) {
+    /// A breaker a registry just made for `key`: named after it unless
+    /// [`with_name`](Self::with_name) or
+    /// [`with_owned_name`](Self::with_owned_name) named it, and the metrics'
+    /// state gauge set to the state now, without a transition, so that its
+    /// series is there (at closed) before anything goes wrong.
+    pub(crate) fn made_for(&mut self, key: &Arc<str>) {
         if !self.name.is_set() {
-            self.name.set_owned(Arc::clone(name));
+            self.name.set_owned(Arc::clone(key));
         }
+        #[cfg(feature = "metrics")]
+        crate::circuit::publish(&self.name, self.state());
     }
 
-    /// Calls `callback` at every change of state, on the thread that made
-    /// it, just after it is made: to log it, page someone, or export it.
-    /// Keep it short; it runs inside the call that caused the change.
-    ///
-    /// ```
-    /// use retry_runtime::{CircuitBreaker, CircuitState, Transition};
-    ///
-    /// fn page_when_open(breaker: &CircuitBreaker, change: Transition) {
-    ///     if change.to() == CircuitState::Open {
-    ///         eprintln!("{} is refusing calls", breaker.name());
-    ///     }
-    /// }
-    ///
-    /// static PAYMENTS: CircuitBreaker = CircuitBreaker::new()
-    ///     .with_name("payments")
-    ///     .on_transition(page_when_open);
-    /// ```
-    #[must_use]
-    pub const fn on_transition(mut self, callback: fn(&CircuitBreaker, Transition)) -> Self {
-        self.on_transition = Some(callback);
-        self
+    setters! {
+        /// How far back outcomes count, in tenths (at least a millisecond each).
+        with_window(window: Duration) => ring.bucket_ms = Ring::bucket_ms(window);
+        /// The fewest finished calls in the window before the ratio is judged, so
+        /// that two failures out of three do not open the circuit.
+        with_min_calls(min_calls: u32) => min_calls = clamp(min_calls as u64, 1, u64::MAX);
+        /// The share of failed calls in the window at which the circuit opens,
+        /// from 0 to 1 (kept to three decimals).
+        with_failure_ratio(failure_ratio: f32) =>
+            failure_ratio = clamp(milli(failure_ratio), 0, 1000);
+        /// The failures in a row, while closed, that open the circuit whatever
+        /// the window holds; 0 for none.
+        with_consecutive_failures(failures: u32) => consecutive_failures = match failures {
+            0 => u64::MAX,
+            failures => failures as u64,
+        };
+        /// The first open period (before jitter).
+        with_open_for(open_for: Duration) => open_ms = millis(open_for.as_millis());
+        /// The longest open period: each failed probe doubles the period, up to
+        /// this.
+        with_max_open_for(max_open_for: Duration) =>
+            max_open_ms = millis(max_open_for.as_millis());
+        /// The most probe calls at a time when half-open (1 to 65535).
+        with_probes(probes: u32) => probes = clamp(probes as u64, 1, COUNT_MAX);
+        /// The probe successes that close the circuit (1 to 65535).
+        with_close_after(successes: u32) =>
+            close_after = clamp(successes as u64, 1, COUNT_MAX);
+        /// How much of each open period is drawn at random, from 0 (exactly the
+        /// period) to 1 (uniform between zero and the period).
+        with_jitter(jitter: f32) => jitter = clamp(milli(jitter), 0, 1000);
+        /// Calls `callback` at every change of state, on the thread that made
+        /// it, just after it is made: to log it, page someone, or export it.
+        /// Keep it short; it runs inside the call that caused the change.
+        ///
+        /// ```
+        /// use retry_runtime::{CircuitBreaker, CircuitState, Transition};
+        ///
+        /// fn page_when_open(breaker: &CircuitBreaker, change: Transition) {
+        ///     if change.to() == CircuitState::Open {
+        ///         eprintln!("{} is refusing calls", breaker.name());
+        ///     }
+        /// }
+        ///
+        /// static PAYMENTS: CircuitBreaker = CircuitBreaker::new()
+        ///     .with_name("payments")
+        ///     .on_transition(page_when_open);
+        /// ```
+        on_transition(callback: fn(&CircuitBreaker, Transition)) =>
+            on_transition = Some(callback);
     }
 }

@@ -51,19 +51,6 @@ use super::CircuitBreaker;
 use crate::ring::Ordering;
 
 impl CircuitBreaker {
-    /// Counts a success in the bucket of the latest clock reading, without
-    /// reading the clock. `false` when the clock must be read, and
-    /// [`record`](Self::record) called, instead
-    /// ([`Ring::count_latest`](crate::ring::Ring::count_latest)).
-    #[inline]
-    pub(super) fn count_success(&self) -> bool {
-        if !self.ring.count_latest() {
-            return false;
-        }
-        self.end_streak();
-        true
-    }
-
     /// Counts an outcome that finished at `now` (milliseconds), the time
     /// just read, and says whether the circuit should open: after
     /// `consecutive_failures` failures in a row, or once at least
@@ -85,7 +72,7 @@ impl CircuitBreaker {
 
     /// A success ends the failures in a row.
     #[inline]
-    fn end_streak(&self) {
+    pub(super) fn end_streak(&self) {
         // Read first: a store on every success would bounce the cache line
         // between cores for nothing.
         if self.streak.load(Ordering::Relaxed) != 0 {

@@ -84,45 +84,38 @@ pub(crate) trait Kind: Sized {
     fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>>;
 }
 
-/// A string: a duration, a jitter or a `nested` name, a service's name.
-impl Kind for String {
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
-        d.deserialize_string(field)
-    }
+/// The kinds asked for by name (`Type: deserialize_type, |scalar| take`):
+/// `take` is [`Kind::take`].
+macro_rules! kinds {
+    ($($(#[$doc:meta])* $kind:ty: $ask:ident, |$scalar:ident| $take:expr;)*) => {$(
+        $(#[$doc])*
+        impl Kind for $kind {
+            fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
+                d.$ask(field)
+            }
 
-    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
-        match scalar {
-            Number::Text(text) => Ok(text),
-            _ => Err(E::invalid_type),
+            fn take<E: Error>($scalar: Number) -> Result<Self, Unfit<E>> {
+                $take
+            }
         }
-    }
+    )*};
 }
 
-/// A whole number, such as a policy's `max`: zero reads, for the policy's
-/// own rule to reject with its explanation.
-impl Kind for u32 {
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
-        d.deserialize_u32(field)
-    }
-
-    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
-        match scalar {
-            Number::Integer(integer) => u32::try_from(integer).or(Err(E::invalid_value)),
-            _ => Err(E::invalid_type),
-        }
-    }
-}
-
-/// A number, whole or not, such as a policy's `multiplier`: whether it is
-/// at least 1 and finite is the policy's own rule.
-impl Kind for f64 {
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
-        d.deserialize_f64(field)
-    }
-
-    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
-        scalar.as_f64().ok_or(E::invalid_type)
-    }
+kinds! {
+    /// A string: a duration, a jitter or a `nested` name, a service's name.
+    String: deserialize_string, |scalar| match scalar {
+        Number::Text(text) => Ok(text),
+        _ => Err(E::invalid_type),
+    };
+    /// A whole number, such as a policy's `max`: zero reads, for the policy's
+    /// own rule to reject with its explanation.
+    u32: deserialize_u32, |scalar| match scalar {
+        Number::Integer(integer) => u32::try_from(integer).or(Err(E::invalid_value)),
+        _ => Err(E::invalid_type),
+    };
+    /// A number, whole or not, such as a policy's `multiplier`: whether it is
+    /// at least 1 and finite is the policy's own rule.
+    f64: deserialize_f64, |scalar| scalar.as_f64().ok_or(E::invalid_type);
 }
 
 /// Any scalar, as a gRPC service config's numbers and status codes are

@@ -16,8 +16,9 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::hedged::{Hedged, This};
-use super::parts::{Bound, Ended, MakeAttempt, Running};
+use super::parts::{Bound, Known, MakeAttempt, Running};
 use super::slots::Slots;
+use super::Kind;
 use crate::breaker::{CircuitPermit, HedgedMark, MarkThread};
 use crate::clock::{Clock, Instant};
 use crate::context::{scoped_call, Scoped};
@@ -60,19 +61,22 @@ where
     /// when it is due, and answers with the first outcome the rules accept.
     fn poll_attempts(&mut self, cx: &mut Context<'_>) -> Poll<R> {
         if *self.started == 0 {
-            // The first poll: reads the delay, starts attempt 1. The clock
-            // is read at the first poll only for a percentile hedge.
-            *self.delay = self.setup.hedge.delay(self.setup.policy.base);
-            let now = self.setup.hedge.is_adaptive().then(|| Clock::Async.now());
-            *self.unscheduled = self.place(now, false);
-            if *self.started == 0 {
+            // The first poll: reads the delay (a percentile hedge's is
+            // `base` until its latencies are warm), starts attempt 1. The
+            // clock is read at the first poll only for a percentile hedge.
+            *self.delay = match self.setup.hedge.kind {
+                Kind::After(delay) => delay,
+                Kind::Percentile {
+                    per_mille,
+                    latencies,
+                } => latencies.delay(per_mille).unwrap_or(self.setup.policy.base),
+            };
+            *self.unscheduled = self.place(|| Clock::Async.now(), false);
+            if let (0, Some((_, refused))) = (*self.started, self.setup.breaker) {
                 // The breaker refused the call, as the retry loop's.
-                *self.started = 1;
-                if let Some((_, refused)) = self.setup.breaker {
-                    self.call
-                        .stopped(Stop::Open, false, self.setup.record(None));
-                    return Poll::Ready(R::from_error(refused(CircuitOpen)));
-                }
+                self.call
+                    .stopped(Stop::Open, false, self.setup.record(None));
+                return Poll::Ready(R::from_error(refused(CircuitOpen)));
             }
         }
         loop {
@@ -86,16 +90,17 @@ where
                     continue;
                 };
                 let attempt = attempt.project();
-                self.call.set_attempt(*attempt.number);
+                let known = attempt.known;
+                self.call.set_attempt(known.number);
                 // Each attempt is judged by its own retried calls: the ones it
                 // has in flight and whether one gave up, kept in its slot and
                 // put in the call's context while it is polled.
-                self.call.swap_nesting(*attempt.nesting);
+                self.call.swap_nesting(known.nesting);
                 #[allow(clippy::clone_on_copy)] // `Copy` without `attempt-spans`.
                 let span = attempt.span.clone();
                 // Marked with its own permit, so that a retried function it
                 // calls with the same breaker runs under it (`docs/breaker.md`).
-                let mark = HedgedMark::of(attempt.permit.as_mut(), attempt.refused_inside);
+                let mark = HedgedMark::of(known.permit.as_mut(), &mut known.refused_inside);
                 let polled = Pin::new(&mut Scoped::new(
                     self.call.scope(),
                     mark,
@@ -103,23 +108,14 @@ where
                     span,
                 ))
                 .poll(cx);
-                *attempt.nesting = self.call.swap_nesting((0, false));
+                known.nesting = self.call.swap_nesting((0, false));
                 let Poll::Ready(outcome) = polled else {
                     running += 1;
                     continue;
                 };
-                let permit = attempt.permit.take();
-                let ended = Ended {
-                    number: *attempt.number,
-                    started: *attempt.started,
-                    refused_inside: permit
-                        .as_ref()
-                        .map_or(*attempt.refused_inside, CircuitPermit::refused_inside),
-                    permit,
-                    inner_gave_up: attempt.nesting.1,
-                };
+                let known = core::mem::take(known);
                 slot.set(None);
-                if let Some(answer) = self.settle(outcome, ended) {
+                if let Some(answer) = self.settle(outcome, known) {
                     // The call has its answer: the attempts still running
                     // are dropped.
                     for index in 0..self.slots.capacity() {
@@ -154,14 +150,13 @@ where
                     .set(Some(crate::sleep::sleep(at.saturating_duration_since(now))));
                 *self.armed = Some(at);
             }
-            match self.timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx)) {
-                Some(Poll::Ready(())) => {
-                    // Tokio's timer ends on its next tick, so the clock may
-                    // read slightly before `at` here: the start is due.
-                    *self.next = Some(now.min(at));
-                }
-                _ => return Poll::Pending,
+            let polled = self.timer.as_mut().as_pin_mut().map(|timer| timer.poll(cx));
+            if polled != Some(Poll::Ready(())) {
+                return Poll::Pending;
             }
+            // Tokio's timer ends on its next tick, so the clock may read
+            // slightly before `at` here: the start is due.
+            *self.next = Some(now.min(at));
         }
     }
 
@@ -169,7 +164,7 @@ where
     /// breaker let it, and schedules the hedge after it.
     fn start(&mut self, now: Instant) {
         let after_failure = core::mem::take(self.retrying);
-        if *self.started > 0 && !self.make.can_make() {
+        if !self.make.can_make() {
             // The request cannot be sent again (a body over the layer's bound,
             // or one still being sent): no attempt starts any more.
             return self.halt(Stop::NotRetryable);
@@ -179,17 +174,14 @@ where
         // gRFC A6 (a gRPC service config's policy) it is sent only while the
         // count is above half, and takes none.
         let mut token = None;
-        if *self.started > 0 && !after_failure {
-            if let Some(budget) = self.setup.budget {
-                let a6 = self.setup.policy.follows_a6();
-                if !((a6 && budget.above_half()) || (!a6 && budget.try_take())) {
-                    return self.no_more(Stop::Budget);
-                }
-                token = (!a6).then_some(budget);
+        if let Some(budget) = self.setup.budget.filter(|_| !after_failure) {
+            let a6 = self.setup.policy.follows_a6();
+            if !((a6 && budget.above_half()) || (!a6 && budget.try_take())) {
+                return self.no_more(Stop::Budget);
             }
+            token = (!a6).then_some(budget);
         }
-        let start = self.setup.hedge.is_adaptive().then_some(now);
-        if self.place(start, after_failure) {
+        if self.place(|| now, after_failure) {
             self.schedule_hedge(now);
         } else if let Some(budget) = token {
             budget.refund();
@@ -197,21 +189,20 @@ where
     }
 
     /// Puts the next attempt in a free slot, if the breaker lets it: whether
-    /// it started. `now` is its start, if it was read; `after_failure`, whether
-    /// it retries a failure (rather than hedging).
-    fn place(&mut self, now: Option<Instant>, after_failure: bool) -> bool {
+    /// it started. `now` reads its start; `after_failure`, whether it retries
+    /// a failure (rather than hedging).
+    fn place(&mut self, now: impl FnOnce() -> Instant, after_failure: bool) -> bool {
         // The retry loop's permit, one per attempt running.
-        let mut permit = self.setup.circuit().map(CircuitPermit::new);
-        if !permit.acquire(false) {
+        let mut known = Known {
+            permit: self.setup.circuit().map(CircuitPermit::new),
+            ..Known::default()
+        };
+        if !known.permit.acquire(false) {
             self.halt(Stop::Open);
             return false;
         }
-        let free = (0..self.slots.capacity()).find(|&index| {
-            self.slots
-                .as_mut()
-                .slot(index)
-                .is_some_and(|slot| slot.is_none())
-        });
+        let free = (0..self.slots.capacity())
+            .find(|&index| matches!(self.slots.as_mut().slot(index), Some(slot) if slot.is_none()));
         let Some(mut slot) = free.and_then(|free| self.slots.as_mut().slot(free)) else {
             return false;
         };
@@ -219,14 +210,13 @@ where
         self.call.set_attempt(number);
         let timeout = self.call.attempt_timeout();
         let make = &mut *self.make; // Made in the attempt's context: it sees its key.
-        let mut refused_inside = false;
         self.call.swap_nesting((0, false));
         let made = {
-            let mut mark = HedgedMark::of(permit.as_mut(), &mut refused_inside);
+            let mut mark = HedgedMark::of(known.permit.as_mut(), &mut known.refused_inside);
             let _hold = mark.hold();
             scoped_call(self.call.scope(), || make.make())
         };
-        let nesting = self.call.swap_nesting((0, false));
+        known.nesting = self.call.swap_nesting((0, false));
         let Some(made) = made else {
             // No copy of the request could be made: the permit goes unused,
             // and no attempt starts any more.
@@ -242,13 +232,15 @@ where
         // A hedge is told as it starts, as a hedge; a retry after a failure
         // was told when the attempt failed (`settle`), and is counted now. Both
         // count as retries, as gRPC counts hedges.
-        if number > 1 {
-            if after_failure {
-                observe::retry_started(self.setup.name, *self.wait);
-            } else {
-                let record = self.setup.record(None);
-                observe::hedging(self.setup.name, number - 1, *self.wait, record);
-            }
+        if after_failure {
+            observe::retry_started(self.setup.name, *self.wait);
+        } else if number > 1 {
+            observe::hedging(
+                self.setup.name,
+                number - 1,
+                *self.wait,
+                self.setup.record(None),
+            );
         }
         let attempt = self.setup.limit.bound(timeout, made);
         let span = if self.make.sends_http() {
@@ -256,13 +248,12 @@ where
         } else {
             observe::attempt_span(self.setup.name, number)
         };
+        // Its start is read only for a percentile hedge's latencies.
+        let adaptive = matches!(self.setup.hedge.kind, Kind::Percentile { .. });
+        (known.number, known.started) = (number, adaptive.then(now));
         slot.set(Some(Running {
             attempt,
-            number,
-            started: now,
-            permit,
-            refused_inside,
-            nesting,
+            known,
             span,
         }));
         true

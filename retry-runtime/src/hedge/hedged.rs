@@ -1,6 +1,6 @@
 //! The state of one hedged call (see `call` for how it runs, `settle` for
-//! how an attempt's answer is judged), and the steps both take when no
-//! attempt may start for now, or any more.
+//! how an attempt's answer is judged, and the steps both take when no
+//! attempt may start for now, or any more).
 
 use core::time::Duration;
 
@@ -69,10 +69,9 @@ impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
     /// A call that starts its first attempt when first polled.
     pub fn new(setup: Setup<'p, R, L>, slots: S, judge: J, make: Mk) -> Self {
         crate::RetryBudget::first_attempt(setup.budget);
-        let call = CallState::new(setup.policy, setup.name, Clock::Async);
         Hedged {
+            call: CallState::new(setup.policy, setup.name, Clock::Async),
             setup,
-            call,
             make,
             judge,
             started: 0,
@@ -89,22 +88,5 @@ impl<'p, R: Outcome, Mk, J, S, L> Hedged<'p, R, Mk, J, S, L> {
             unscheduled: false,
             slots,
         }
-    }
-}
-
-impl<R: Outcome, Mk, J, S, L> This<'_, '_, R, Mk, J, S, L> {
-    /// No attempt is due, for `stop` (no hedge fits before the deadline, or
-    /// the budget refused one); those running go on, and a failure may still
-    /// start one.
-    pub(super) fn no_more(&mut self, stop: Stop) {
-        *self.next = None;
-        *self.stop = stop;
-    }
-
-    /// What stops the retry loop stops the call, for `stop`: no attempt starts
-    /// any more, and a later failure does not undo it (§4.15).
-    pub(super) fn halt(&mut self, stop: Stop) {
-        self.no_more(stop);
-        *self.halted = true;
     }
 }

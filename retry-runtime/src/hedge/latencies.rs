@@ -173,43 +173,22 @@ pub(crate) fn per_mille(percentile: f64) -> u64 {
     // Saturating: NaN and anything negative are 0.
     #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
     let tenths = (percentile * 10.0).round() as u64;
-    clamp(tenths)
+    tenths.clamp(500, 999)
 }
 
-/// A per-mille clamped to 500 ..= 999.
-pub(crate) const fn clamp(per_mille: u64) -> u64 {
-    if per_mille < 500 {
-        500
-    } else if per_mille > 999 {
-        999
-    } else {
-        per_mille
-    }
-}
-
-/// The bucket of a latency in microseconds.
+/// The bucket of a latency in microseconds: the latency itself below
+/// `2 * SUB` µs, above which each power of two is cut into `SUB` buckets.
 fn index(micros: u64) -> usize {
-    let index = if micros < u64::from(SUB) {
-        micros
-    } else {
-        let octave = u64::from(63 - micros.leading_zeros());
-        let sub = (micros >> (octave - u64::from(SUB_BITS))) & u64::from(SUB - 1);
-        (octave - u64::from(SUB_BITS) + 1) * u64::from(SUB) + sub
-    };
+    let shift = micros.checked_ilog2().unwrap_or(0).saturating_sub(SUB_BITS);
+    let index = (u64::from(shift) << SUB_BITS) + (micros >> shift);
     usize::try_from(index).map_or(BUCKETS - 1, |index| index.min(BUCKETS - 1))
 }
 
 /// The first latency in microseconds past bucket `index`.
 fn upper_bound_micros(index: usize) -> u64 {
-    let index = index as u64;
-    let sub = u64::from(SUB);
-    if index < sub {
-        return index + 1;
-    }
-    let octave = index / sub - 1 + u64::from(SUB_BITS);
-    let step = 1u64 << (octave - u64::from(SUB_BITS));
-    let low = (sub + index % sub) << (octave - u64::from(SUB_BITS));
-    low.saturating_add(step)
+    let index = index.min(BUCKETS - 1) as u64;
+    let shift = (index >> SUB_BITS).saturating_sub(1);
+    (index - (shift << SUB_BITS) + 1) << shift
 }
 
 #[cfg(test)]

@@ -120,10 +120,6 @@ pub struct Hedge {
 
 #[derive(Clone, Copy, Debug)]
 enum Kind {
-    /// No hedge: attempts start only after failures (a request that is
-    /// not safe to repeat through the tower layer).
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    Never,
     After(Duration),
     Percentile {
         per_mille: u64,
@@ -132,12 +128,6 @@ enum Kind {
 }
 
 impl Hedge {
-    /// No attempt starts while one runs.
-    #[cfg_attr(not(feature = "tower"), allow(dead_code))]
-    pub(crate) const fn never() -> Self {
-        Hedge { kind: Kind::Never }
-    }
-
     /// Another attempt each time the newest has run for `delay`.
     #[must_use]
     pub const fn after(delay: Duration) -> Self {
@@ -159,47 +149,11 @@ impl Hedge {
     /// ```
     #[must_use]
     pub fn percentile(percentile: f64, latencies: &'static Latencies) -> Self {
-        Self::per_mille(latencies::per_mille(percentile), latencies)
-    }
-
-    /// `percentile` in thousandths: `950` is p95. What the attribute's
-    /// `"p95"` becomes.
-    #[doc(hidden)]
-    #[must_use]
-    pub const fn per_mille(per_mille: u64, latencies: &'static Latencies) -> Self {
         Hedge {
             kind: Kind::Percentile {
-                per_mille: latencies::clamp(per_mille),
+                per_mille: latencies::per_mille(percentile),
                 latencies,
             },
-        }
-    }
-
-    /// The delay for a call starting now.
-    #[inline]
-    pub(crate) fn delay(&self, base: Duration) -> Duration {
-        match self.kind {
-            Kind::Never => Duration::MAX,
-            Kind::After(delay) => delay,
-            Kind::Percentile {
-                per_mille,
-                latencies,
-            } => latencies.delay(per_mille).unwrap_or(base),
-        }
-    }
-
-    /// Whether the delay follows the latencies, which then need each
-    /// attempt's start.
-    #[inline]
-    pub(crate) fn is_adaptive(&self) -> bool {
-        matches!(self.kind, Kind::Percentile { .. })
-    }
-
-    /// A successful attempt took `latency`.
-    #[inline]
-    pub(crate) fn record(&self, latency: Duration) {
-        if let Kind::Percentile { latencies, .. } = self.kind {
-            latencies.record(latency);
         }
     }
 }
@@ -260,18 +214,14 @@ pub mod private {
         L: Bound<Fut>,
         S: Slots<Running<'p, L::Attempt>>,
     {
-        Hedged::new(
-            Setup {
-                policy: &policy.params,
-                hedge,
-                budget,
-                breaker,
-                limit,
-                name,
-            },
-            slots,
-            judge,
-            make,
-        )
+        let setup = Setup {
+            policy: &policy.params,
+            hedge,
+            budget,
+            breaker,
+            limit,
+            name,
+        };
+        Hedged::new(setup, slots, judge, make)
     }
 }

@@ -89,23 +89,12 @@ impl<F: Future> Bound<F> for Unbounded {
 
 pin_project_lite::pin_project! {
     /// An attempt in its slot: its future, cut off by `timeout` if there is
-    /// one, its number and start, and the breaker's permit it runs under.
+    /// one, what is known of it, and its span (feature `attempt-spans`),
+    /// entered each time it is polled.
     pub struct Running<'p, A> {
         #[pin]
         pub(super) attempt: A,
-        pub(super) number: u32,
-        // When it started, read only for a percentile hedge's latencies.
-        pub(super) started: Option<Instant>,
-        // The breaker's permit it runs under, as a retry loop's attempt does.
-        pub(super) permit: Option<CircuitPermit<'p>>,
-        // Without a permit: another breaker refused a call made inside this
-        // attempt, whose failure then says nothing of the dependency.
-        pub(super) refused_inside: bool,
-        // The retried functions this attempt called that are in flight, and
-        // whether one gave up after retrying (the call's context holds them
-        // while the attempt is polled).
-        pub(super) nesting: (u32, bool),
-        // Its span (feature `attempt-spans`), entered each time it is polled.
+        pub(super) known: Known<'p>,
         pub(super) span: crate::observe::AttemptSpan,
     }
 }
@@ -145,11 +134,19 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     }
 }
 
-/// What is known of an attempt that ended.
-pub(super) struct Ended<'p> {
+/// What is known of an attempt, running or ended.
+#[derive(Default)]
+pub(super) struct Known<'p> {
     pub(super) number: u32,
+    // When it started, read only for a percentile hedge's latencies.
     pub(super) started: Option<Instant>,
+    // The breaker's permit it runs under, as a retry loop's attempt does.
     pub(super) permit: Option<CircuitPermit<'p>>,
+    // Without a permit: another breaker refused a call made inside this
+    // attempt, whose failure then says nothing of the dependency.
     pub(super) refused_inside: bool,
-    pub(super) inner_gave_up: bool,
+    // The retried functions this attempt called that are in flight, and
+    // whether one gave up after retrying (the call's context holds them
+    // while the attempt is polled).
+    pub(super) nesting: (u32, bool),
 }

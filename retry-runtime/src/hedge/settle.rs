@@ -1,29 +1,36 @@
 //! How a hedged call takes an attempt's answer: the call ends with it, or
-//! it is kept as the last failure and the next start is scheduled; and what
-//! the call returns when no attempt is left.
+//! it is kept as the last failure and the next start is scheduled; what
+//! the call returns when no attempt is left; and the steps `call` and this
+//! take when no attempt may start for now, or any more.
 
 use super::hedged::This;
-use super::parts::Ended;
+use super::parts::Known;
+use super::Kind;
 use crate::clock::Clock;
 use crate::decision::{Classification, Stop};
-use crate::observe;
 use crate::rules::{Outcome, RulesFor};
+use crate::{observe, RetryBudget};
 
 impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// An attempt ended with `outcome`: `Some` when that ends the call.
-    pub(super) fn settle(&mut self, outcome: R, mut ended: Ended<'p>) -> Option<R> {
+    pub(super) fn settle(&mut self, outcome: R, mut ended: Known<'p>) -> Option<R> {
         // Attempt 1 ended at its first poll: what follows is decided here.
         *self.unscheduled = false;
         // A failure the server below gave up on is an inner give-up.
         let (verdict, below) = self.call.below(self.judge.verdict(&outcome));
-        ended.inner_gave_up |= below;
+        ended.nesting.1 |= below;
+        let inner_gave_up = ended.nesting.1;
+        // An attempt with a permit hears of a refusal inside it there.
+        if let Some(permit) = &ended.permit {
+            ended.refused_inside = permit.refused_inside();
+        }
         // The attempt's breaker is told how it ended, as the retry loop's
         // permit records (`CircuitPermit::record`): an error the rules
         // do not retry is not the dependency's failure, and counts as a
         // success, unless a breaker refused a call inside the attempt.
         let success = verdict == Classification::Done
             || (verdict == Classification::Permanent && !ended.refused_inside);
-        if let Some(permit) = ended.permit {
+        if let Some(permit) = ended.permit.take() {
             permit.record(success);
         }
         if ended.refused_inside && verdict != Classification::Done {
@@ -37,18 +44,17 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
             // not retryable when the rules do not retry it, as the retry
             // loop returns it.
             self.halt(Stop::Open);
-            if self.last.is_none() {
-                *self.last = Some((outcome, ended.inner_gave_up, !verdict.retries()));
-            }
+            self.last
+                .get_or_insert((outcome, inner_gave_up, !verdict.retries()));
             return None;
         }
         match verdict {
             Classification::Done => {
-                if let Some(started) = ended.started {
-                    let now = Clock::Async.now();
-                    self.setup
-                        .hedge
-                        .record(now.saturating_duration_since(started));
+                // A percentile hedge's latencies hear how long it took.
+                if let (Some(started), Kind::Percentile { latencies, .. }) =
+                    (ended.started, self.setup.hedge.kind)
+                {
+                    latencies.record(Clock::Async.now().saturating_duration_since(started));
                 }
                 // The call made every attempt it started, whichever answered;
                 // the budget gets its share back.
@@ -75,14 +81,14 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 let (name, made, stop) = (self.setup.name, *self.started, Stop::NotRetryable);
                 observe::stopped_after(name, ended.number, made, stop, elapsed, record);
                 let max = self.setup.policy.max_attempts;
-                crate::context::report_stop(max, stop, ended.inner_gave_up);
+                crate::context::report_stop(max, stop, inner_gave_up);
                 Some(outcome)
             }
             // A copy the server never processed counts as any failure: the
             // next copy starts at once anyway.
             Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
-                self.retry_after_failure(&outcome, ended.number, verdict, ended.inner_gave_up);
-                *self.last = Some((outcome, ended.inner_gave_up, false));
+                self.retry_after_failure(&outcome, verdict, &ended);
+                *self.last = Some((outcome, inner_gave_up, false));
                 None
             }
         }
@@ -93,22 +99,14 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
     /// (at once, or after the server's hint, in place of the hedge) or none
     /// starts any more. Once the call is halted, a failure only takes its
     /// budget token, as every retryable failure does.
-    fn retry_after_failure(
-        &mut self,
-        outcome: &R,
-        number: u32,
-        verdict: Classification,
-        inner_gave_up: bool,
-    ) {
+    fn retry_after_failure(&mut self, outcome: &R, verdict: Classification, ended: &Known) {
+        let (number, inner_gave_up) = (ended.number, ended.nesting.1);
         let hint = verdict.hint();
         if *self.halted {
-            if let Some(budget) = self.setup.budget {
-                let _ = budget.record_failure();
-            }
+            let _ = self.setup.budget.map(RetryBudget::record_failure);
             return;
         }
-        let breaker = self.setup.circuit();
-        let (started, budget) = (*self.started, self.setup.budget);
+        let (budget, breaker) = (self.setup.budget, self.setup.circuit());
         // An instant a server named on an earlier failure still holds: no
         // attempt starts before it, whichever attempt failed now (never early).
         let now = Clock::Async.now();
@@ -120,7 +118,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let asked = hint.max(named_left);
         let decided = self
             .call
-            .decide(started, asked, inner_gave_up, true, budget, breaker);
+            .decide(*self.started, asked, inner_gave_up, true, budget, breaker);
         let wait = match decided {
             Ok((wait, _)) => wait,
             Err(stop) => return self.halt(stop),
@@ -157,5 +155,20 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
         let record = self.setup.record(Some(outcome));
         self.call.stopped(stop, inner_gave_up, record);
         Some(last)
+    }
+
+    /// No attempt is due, for `stop` (no hedge fits before the deadline, or
+    /// the budget refused one); those running go on, and a failure may still
+    /// start one.
+    pub(super) fn no_more(&mut self, stop: Stop) {
+        *self.next = None;
+        *self.stop = stop;
+    }
+
+    /// What stops the retry loop stops the call, for `stop`: no attempt starts
+    /// any more, and a later failure does not undo it (§4.15).
+    pub(super) fn halt(&mut self, stop: Stop) {
+        self.no_more(stop);
+        *self.halted = true;
     }
 }

@@ -102,25 +102,13 @@ impl<T> Slots<T> for Boxed<T> {
         if index >= this.capacity {
             return None;
         }
-        if this.slots.is_empty() {
-            this.slots.reserve_exact(this.capacity);
-        }
-        while this.slots.len() <= index {
-            this.slots.push(Box::pin(None));
+        if this.slots.len() <= index {
+            // All of them at once, exactly.
+            this.slots.reserve_exact(this.capacity - this.slots.len());
+            this.slots.resize_with(index + 1, || Box::pin(None));
         }
         this.slots.get_mut(index).map(Pin::as_mut)
     }
-}
-
-/// `n` nested [`Slot`]s, for the attribute: `slots!(3)` is
-/// `Slot::new(Slot::new(Slot::new(End)))`.
-#[doc(hidden)]
-#[macro_export]
-macro_rules! __hedge_slots {
-    () => { $crate::__private::hedge::End };
-    ($first:tt $($rest:tt)*) => {
-        $crate::__private::hedge::Slot::new($crate::__hedge_slots!($($rest)*))
-    };
 }
 
 #[cfg(test)]

@@ -13,6 +13,7 @@ use http::Request;
 use super::parts::{MakeAttempt, Unbounded};
 use super::slots::Boxed;
 use super::{Hedge, Hedged, Setup};
+use crate::idempotency::is_repeatable;
 use crate::rules::RulesFor;
 use crate::tower::deadline::Recorded;
 use crate::tower::{
@@ -20,6 +21,10 @@ use crate::tower::{
     Settings,
 };
 use crate::{Classification, Policy, Shared};
+
+/// The hedge of a request that is not safe to repeat: none, as its delay
+/// never ends (its failure is still retried if the classifier says so).
+const NEVER: Hedge = Hedge::after(core::time::Duration::MAX);
 
 /// A [`Layer`](https://docs.rs/tower/0.5/tower/trait.Layer.html) that hedges requests: while no attempt has answered, another
 /// copy of the request is sent each time the newest has been outstanding
@@ -194,15 +199,9 @@ where
     }
 
     fn call(&mut self, request: Request<B>) -> Self::Future {
-        // No hedge for a request that is not safe to repeat (its failure is
-        // still retried if the classifier says so).
         let layer = Arc::clone(&self.layer);
-        let repeatable = crate::idempotency::is_repeatable(request.method(), request.headers());
-        let hedge = if layer.all_repeatable || repeatable {
-            layer.hedge
-        } else {
-            Hedge::never()
-        };
+        let repeatable = layer.all_repeatable || is_repeatable(request.method(), request.headers());
+        let hedge = if repeatable { layer.hedge } else { NEVER };
         // The service polled ready sends the first copy; a clone of it stays
         // behind for the next request (as tower's `Retry` does).
         let clone = self.inner.clone();

@@ -218,8 +218,7 @@ fn method_config(raw: raw::MethodConfig) -> Result<MethodConfig, ConfigError> {
         return Err(invalid(
             "methodConfig.name",
             format_args!(
-                "the method {:?} needs its `service`; only an empty name (`{{}}`) applies to every service",
-                method
+                "the method {method:?} needs its `service`; only an empty name (`{{}}`) applies to every service"
             ),
         ));
     }
@@ -278,8 +277,7 @@ impl TryFrom<raw::ServiceConfig> for ServiceConfig {
             return Err(invalid(
                 "methodConfig.name",
                 format_args!(
-                    "{{\"service\": {:?}, \"method\": {:?}}} is named by more than one method config",
-                    service, method
+                    "{{\"service\": {service:?}, \"method\": {method:?}}} is named by more than one method config"
                 ),
             ));
         }

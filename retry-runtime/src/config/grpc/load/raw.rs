@@ -157,11 +157,7 @@ impl<'de, S: DeserializeSeed<'de> + Clone> Visitor<'de> for List<S> {
     }
 
     fn visit_seq<A: SeqAccess<'de>>(self, mut seq: A) -> Result<Self::Value, A::Error> {
-        let mut entries = Vec::new();
-        while let Some(entry) = seq.next_element_seed(self.entry.clone())? {
-            entries.push(entry);
-        }
-        Ok(entries)
+        core::iter::from_fn(|| seq.next_element_seed(self.entry.clone()).transpose()).collect()
     }
 }
 
