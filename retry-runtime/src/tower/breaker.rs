@@ -3,7 +3,7 @@
 
 use core::future::Future;
 use core::pin::Pin;
-use core::task::{Context, Poll};
+use core::task::{ready, Context, Poll};
 use std::error::Error;
 
 use ::tower::{Layer, Service};
@@ -131,9 +131,7 @@ where
         let Some(future) = this.future.as_pin_mut() else {
             return Poll::Ready(Err(BreakerError::Open(CircuitOpen)));
         };
-        let Poll::Ready(result) = future.poll(cx) else {
-            return Poll::Pending;
-        };
+        let result = ready!(future.poll(cx));
         if let Some((permit, request)) = this.held.take() {
             // A failure the caller would retry, or one it may not repeat
             // (a POST that got a 503): either is the dependency failing.
