@@ -363,13 +363,12 @@ impl<E> Body for Playback<E> {
         mut self: Pin<&mut Self>,
         _: &mut Context<'_>,
     ) -> Poll<Option<Result<Frame<Bytes>, E>>> {
-        if let Some(chunk) = self.chunks.pop_front() {
-            return Poll::Ready(Some(Ok(Frame::data(chunk))));
-        }
+        let this = &mut *self;
+        let frame = this.chunks.pop_front().map(Frame::data);
         Poll::Ready(
-            self.trailers
-                .take()
-                .map(|trailers| Ok(Frame::trailers(trailers))),
+            frame
+                .or_else(|| this.trailers.take().map(Frame::trailers))
+                .map(Ok),
         )
     }
 
