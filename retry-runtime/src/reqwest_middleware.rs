@@ -315,10 +315,14 @@ where
     ) -> Outcome {
         let selected = self.select(&request);
         // A body that cannot be cloned (a stream) is sent once; the
-        // classifier reads the request's head.
+        // classifier reads the request's head (method, URL and headers).
         let (judged, first, copies) = match request.try_clone() {
             Some(copy) => (request, copy, true),
-            None => (head_of(&request), request, false),
+            None => {
+                let mut head = Request::new(request.method().clone(), request.url().clone());
+                head.headers_mut().clone_from(request.headers());
+                (head, request, false)
+            }
         };
         let reqwest = Reqwest {
             classifier: &self.classifier,
@@ -382,12 +386,4 @@ where
     fn refused() -> Option<Outcome> {
         Some(Err(::reqwest_middleware::Error::middleware(CircuitOpen)))
     }
-}
-
-/// A request's method, URL and headers, without its body: what a classifier
-/// reads of a request whose body was sent.
-fn head_of(request: &Request) -> Request {
-    let mut head = Request::new(request.method().clone(), request.url().clone());
-    head.headers_mut().clone_from(request.headers());
-    head
 }
