@@ -237,14 +237,13 @@ impl<B: Body> Body for ServerBody<B> {
             return Poll::Ready(None);
         };
         let mut frame = core::task::ready!(inner.poll_frame(cx));
-        if *this.mark {
-            if let Some(trailers) = frame
-                .as_mut()
-                .and_then(|frame| frame.as_mut().ok())
-                .and_then(Frame::trailers_mut)
-            {
-                mark_grpc(trailers);
-            }
+        if let Some(trailers) = frame
+            .as_mut()
+            .filter(|_| *this.mark)
+            .and_then(|frame| frame.as_mut().ok())
+            .and_then(Frame::trailers_mut)
+        {
+            mark_grpc(trailers);
         }
         Poll::Ready(frame)
     }
