@@ -251,8 +251,7 @@ impl fmt::Debug for Decision {
 /// decisions with a list of lines.
 impl PartialEq<&str> for Decision {
     fn eq(&self, line: &&str) -> bool {
-        let text = self.to_string();
-        text == *line
+        self.to_string() == *line
     }
 }
 
