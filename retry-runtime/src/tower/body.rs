@@ -56,8 +56,7 @@ pub trait ReplayBody: Sized + Send + 'static {
     /// that is cloned keeps nothing of its own: its source is the caller's
     /// body.
     #[doc(hidden)]
-    fn record_in(self, limit: usize, buffer: &Arc<Buffer>) -> (Self, Self::Source) {
-        let _ = buffer;
+    fn record_in(self, limit: usize, _buffer: &Arc<Buffer>) -> (Self, Self::Source) {
         self.record(limit)
     }
 
