@@ -251,7 +251,8 @@ impl fmt::Debug for Decision {
 /// decisions with a list of lines.
 impl PartialEq<&str> for Decision {
     fn eq(&self, line: &&str) -> bool {
-        self.to_string() == *line
+        let text = self.to_string();
+        text == *line
     }
 }
 
