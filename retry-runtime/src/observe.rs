@@ -242,35 +242,34 @@ pub(crate) fn stopped_after(
     crate::stopped::record(made, reason);
     crate::metrics::record_stop(reason, function, elapsed);
     record.decided(function, attempt, None, Some(reason));
-    // Taken whether or not the event is enabled, so that it never reaches a
-    // later event.
     #[cfg(feature = "tracing")]
-    let error_type = error_type::take();
-    #[cfg(feature = "tracing")]
-    let elapsed_ms = elapsed.map(|elapsed| elapsed.as_secs_f64() * 1000.0);
-    // The same event at either level (a `tracing` event's level is part of
-    // its callsite, so it cannot be chosen at run time).
-    #[cfg(feature = "tracing")]
-    macro_rules! gave_up {
-        ($level:ident, $message:literal) => {
-            tracing::$level!(
-                target: "retry_runtime",
-                function,
-                "code.function.name" = function,
-                attempt,
-                attempts = made,
-                elapsed_ms,
-                reason = reason.as_str(),
-                "error.type" = error_type,
-                $message
-            )
-        };
-    }
-    #[cfg(feature = "tracing")]
-    if reason == Stop::NotRetryable {
-        gave_up!(debug, "attempt failed; not retrying");
-    } else {
-        gave_up!(warn, "attempt failed; giving up");
+    {
+        // Taken whether or not the event is enabled, so that it never
+        // reaches a later event.
+        let error_type = error_type::take();
+        let elapsed_ms = elapsed.map(|elapsed| elapsed.as_secs_f64() * 1000.0);
+        // The same event at either level (a `tracing` event's level is part
+        // of its callsite, so it cannot be chosen at run time).
+        macro_rules! gave_up {
+            ($level:ident, $message:literal) => {
+                tracing::$level!(
+                    target: "retry_runtime",
+                    function,
+                    "code.function.name" = function,
+                    attempt,
+                    attempts = made,
+                    elapsed_ms,
+                    reason = reason.as_str(),
+                    "error.type" = error_type,
+                    $message
+                )
+            };
+        }
+        if reason == Stop::NotRetryable {
+            gave_up!(debug, "attempt failed; not retrying");
+        } else {
+            gave_up!(warn, "attempt failed; giving up");
+        }
     }
 }
 
