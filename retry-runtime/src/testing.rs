@@ -145,9 +145,8 @@ impl VirtualClock {
 
 impl Drop for VirtualClock {
     fn drop(&mut self) {
-        let (clock, decisions) = (self.before.0.take(), self.before.1.take());
-        simulated::install(clock);
-        let _ = DECISIONS.try_with(|record| record.replace(decisions));
+        simulated::install(self.before.0.take());
+        let _ = DECISIONS.try_with(|record| record.replace(self.before.1.take()));
     }
 }
 
