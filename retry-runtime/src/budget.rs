@@ -287,11 +287,9 @@ pub(crate) const fn milli(value: f32) -> u64 {
     (value as f64 * MILLI as f64 + 0.5) as u64
 }
 
+#[allow(clippy::cast_precision_loss)] // Exact for any count below 2^53 thousandths.
 fn milli_to_tokens(milli: u64) -> f64 {
-    // Exact for any count below 2^53 thousandths.
-    #[allow(clippy::cast_precision_loss)]
-    let tokens = milli as f64 / MILLI as f64;
-    tokens
+    milli as f64 / MILLI as f64
 }
 
 impl fmt::Debug for RetryBudget {
