@@ -137,12 +137,10 @@ impl RetryBudget {
     /// attempts, less the retries made).
     #[must_use]
     pub fn tokens(&self) -> f64 {
-        match self.window_counts() {
-            Some((first, retries)) => {
-                milli_to_tokens((first * self.ratio).saturating_sub(retries * MILLI))
-            }
-            None => milli_to_tokens(self.tokens.load(Ordering::Relaxed)),
-        }
+        milli_to_tokens(self.window_counts().map_or_else(
+            || self.tokens.load(Ordering::Relaxed),
+            |(first, retries)| (first * self.ratio).saturating_sub(retries * MILLI),
+        ))
     }
 
     /// The size of the budget; for a [`ratio`](Self::ratio) budget, its
