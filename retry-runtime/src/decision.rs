@@ -217,20 +217,10 @@ pub(crate) struct Failure {
     pub at_once: bool,
 }
 
-/// Retry after this wait, or stop for this reason. `random` gives the
-/// samples for the backoff's jitter and the hint's spread, drawn only when a
-/// wait is computed.
-#[cfg(test)]
-pub(crate) fn decide<Timeout>(
-    policy: &crate::Policy<Timeout>,
-    failure: &Failure,
-    random: impl FnMut() -> u64,
-) -> Result<Duration, Stop> {
-    decide_carrying(&policy.params, failure, random).map(|(wait, _)| wait)
-}
-
-/// [`decide`], with what the call keeps for its next retry's
-/// [`Failure::carry`].
+/// Retry after this wait, or stop for this reason, with what the call keeps
+/// for its next retry's [`Failure::carry`]. `random` gives the samples for
+/// the backoff's jitter and the hint's spread, drawn only when a wait is
+/// computed.
 // Inlined into `CallState::retry`, its one caller on the retry path: left
 // to the compiler, it was kept out of line once the breaker's code grew,
 // which cost 170 instructions on the three-failure path

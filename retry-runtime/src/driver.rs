@@ -11,6 +11,7 @@ mod policies;
 
 use crate::attempts::Attempts;
 use crate::clock::{sleep_blocking, Clock};
+use crate::give_up::{OnGiveUp, WithGiveUp};
 use crate::guard::{Guard, Guarded, Keep, Unguarded};
 use crate::observe::Name;
 use crate::policy::Params;
@@ -79,81 +80,58 @@ pub type DefaultRetry<'p, T, E, On = fn(&E) -> bool> = Retry<
     fn(&T, u32, Duration),
 >;
 
-/// `self` with the rule `field` set to `value`, the rules listed after the
-/// `;` kept. The struct expression names every rule once, so the compiler
-/// checks that none is lost or doubled.
-macro_rules! with_rule {
-    ($self:ident, $field:ident: $value:expr; $($keep:ident),*) => {
-        Retry {
-            policy: $self.policy,
-            budget: $self.budget,
-            breaker: $self.breaker,
-            rules: RuleSet { $field: $value, $($keep: $self.rules.$keep,)* types: PhantomData },
-            limit: $self.limit,
-            name: $self.name,
+/// The setters of the rules: each gives `self` with the rule of its name
+/// set to its argument, of a type `F` with the bound in brackets after the
+/// name, as the `Retry` of the rule types after `=>`, the rules listed
+/// after `keep` kept. The struct expression names every rule once, so the
+/// compiler checks that none is lost or doubled. The bound's tokens are
+/// kept as written, so that a rule of the wrong type is reported on the
+/// bound in the table, not inside the macro.
+macro_rules! rule_setters {
+    ($(
+        $(#[doc = $doc:literal])*
+        $rule:ident: [$($bound:tt)+] => $($types:ident),+; keep $($keep:ident),+;
+    )+) => {$(
+        $(#[doc = $doc])*
+        pub fn $rule<F: $($bound)+>(self, $rule: F) -> Retry<'p, T, E, $($types),+, Br> {
+            Retry {
+                policy: self.policy,
+                budget: self.budget,
+                breaker: self.breaker,
+                rules: RuleSet { $rule, $($keep: self.rules.$keep,)+ types: PhantomData },
+                limit: self.limit,
+                name: self.name,
+            }
         }
-    };
+    )+};
 }
 
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
 {
-    /// Retries only the errors `on` accepts.
-    pub fn on<F: Fn(&E) -> bool>(
-        self,
-        on: F,
-    ) -> Retry<'p, T, E, F, OnOk, Ra, RaOk, Hook, HookOk, Br> {
-        with_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
-    /// response with status 503. When no retry is left, the caller gets the
-    /// last such value as it came.
-    pub fn on_ok<F: Fn(&T) -> bool>(
-        self,
-        on_ok: F,
-    ) -> Retry<'p, T, E, On, F, Ra, RaOk, Hook, HookOk, Br> {
-        with_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Reads the wait a server asked for from a retried error.
-    pub fn retry_after<F>(
-        self,
-        retry_after: F,
-    ) -> Retry<'p, T, E, On, OnOk, F, RaOk, Hook, HookOk, Br>
-    where
-        F: Fn(&E) -> Option<Duration>,
-    {
-        with_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// Reads the wait a server asked for from a retried `Ok` value.
-    pub fn retry_after_ok<F>(
-        self,
-        retry_after_ok: F,
-    ) -> Retry<'p, T, E, On, OnOk, Ra, F, Hook, HookOk, Br>
-    where
-        F: Fn(&T) -> Option<Duration>,
-    {
-        with_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
-    }
-
-    /// Calls `on_retry` before each wait after an error, with the error, the
-    /// number of the attempt that failed, and the wait.
-    pub fn on_retry<F>(self, on_retry: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, F, HookOk, Br>
-    where
-        F: Fn(&E, u32, Duration),
-    {
-        with_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
-    }
-
-    /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
-    /// retries, with the value, the attempt number, and the wait.
-    pub fn on_retry_ok<F>(self, on_retry_ok: F) -> Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, F, Br>
-    where
-        F: Fn(&T, u32, Duration),
-    {
-        with_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
+    rule_setters! {
+        /// Retries only the errors `on` accepts.
+        on: [Fn(&E) -> bool] => F, OnOk, Ra, RaOk, Hook, HookOk;
+            keep on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// Also retries the `Ok` values `on_ok` accepts, such as an HTTP
+        /// response with status 503. When no retry is left, the caller gets the
+        /// last such value as it came.
+        on_ok: [Fn(&T) -> bool] => On, F, Ra, RaOk, Hook, HookOk;
+            keep on, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// Reads the wait a server asked for from a retried error.
+        retry_after: [Fn(&E) -> Option<Duration>] => On, OnOk, F, RaOk, Hook, HookOk;
+            keep on, on_ok, retry_after_ok, on_retry, on_retry_ok;
+        /// Reads the wait a server asked for from a retried `Ok` value.
+        retry_after_ok: [Fn(&T) -> Option<Duration>] => On, OnOk, Ra, F, Hook, HookOk;
+            keep on, on_ok, retry_after, on_retry, on_retry_ok;
+        /// Calls `on_retry` before each wait after an error, with the error, the
+        /// number of the attempt that failed, and the wait.
+        on_retry: [Fn(&E, u32, Duration)] => On, OnOk, Ra, RaOk, F, HookOk;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry_ok;
+        /// Calls `on_retry_ok` before each wait after an `Ok` value `on_ok`
+        /// retries, with the value, the attempt number, and the wait.
+        on_retry_ok: [Fn(&T, u32, Duration)] => On, OnOk, Ra, RaOk, Hook, F;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry;
     }
 
     /// Names the loop in `tracing` events and metrics (the `function`
@@ -243,6 +221,42 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
         }
     }
 
+    /// Calls `on_give_up` once when the call returns an error, or an `Ok`
+    /// value `on_ok` retried, with what the caller gets and how the call
+    /// stopped: the reason, the attempts made and the time taken. Not
+    /// called for a success. Set it last, after the other rules: what it
+    /// returns has only [`run`](Retry::run) and
+    /// [`run_blocking`](Retry::run_blocking) (a hedged call's, only `run`).
+    ///
+    /// ```
+    /// use std::time::Duration;
+    /// use retry_runtime::{Policy, Stop};
+    ///
+    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
+    /// # async fn main() {
+    /// let policy = Policy::new().with_max_attempts(3).with_base(Duration::from_millis(100));
+    /// let result: std::io::Result<()> = policy
+    ///     .retrying()
+    ///     .on_give_up(|result: &std::io::Result<()>, stopped| {
+    ///         // "stopped: exhausted after 3 attempts in ...ms: connection reset"
+    ///         eprintln!("stopped: {stopped}: {}", result.as_ref().unwrap_err());
+    ///         assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
+    ///     })
+    ///     .run(|| async { Err(std::io::ErrorKind::ConnectionReset.into()) })
+    ///     .await;
+    /// assert!(result.is_err());
+    /// # }
+    /// ```
+    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
+    where
+        G: OnGiveUp<Result<T, E>>,
+    {
+        WithGiveUp {
+            retry: self,
+            hook: on_give_up,
+        }
+    }
+
     /// Runs hedged attempts instead of one at a time: see [`crate::hedge`].
     /// What it returns is run with `.run(..)` (async only: the attempts run
     /// at the same time), after an optional `.on_give_up(..)`, as a
@@ -255,16 +269,15 @@ impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
     where
         Br: Guard<'p, E>,
     {
-        let setup = crate::hedge::private::Setup {
-            policy: self.policy,
-            hedge,
-            budget: self.budget,
-            breaker: self.breaker.parts(),
-            limit: self.limit,
-            name: self.name.get(),
-        };
         crate::hedge::HedgedRetry {
-            setup,
+            setup: crate::hedge::private::Setup {
+                policy: self.policy,
+                hedge,
+                budget: self.budget,
+                breaker: self.breaker.parts(),
+                limit: self.limit,
+                name: self.name.get(),
+            },
             rules: self.rules,
         }
     }
@@ -288,9 +301,9 @@ where
     ///
     /// The last attempt's error, unchanged.
     // Not an `async fn`: its arguments would stay in the future beside the
-    // state made from them (the rules twice); the block below keeps only
-    // what the loop uses (`benches --bench footprint`). The call's state is
-    // still made on the first poll, where the deadline starts.
+    // state made from them (the rules twice); the block below holds `self`
+    // and uses its parts in place (`benches --bench footprint`). The call's
+    // state is still made on the first poll, where the deadline starts.
     #[allow(clippy::manual_async_fn)]
     pub fn run<F, Fut>(
         self,
@@ -300,17 +313,11 @@ where
         F: FnMut() -> Fut,
         Fut: Future<Output = Result<T, E>>,
     {
-        let Retry {
-            policy,
-            budget,
-            breaker,
-            rules,
-            limit,
-            name,
-        } = self;
         async move {
-            let mut attempts = Attempts::new(policy, budget, name.get(), Clock::Async)
-                .with_breaker_if(breaker.parts().map(|(breaker, _)| breaker));
+            let breaker = self.breaker.parts().map(|(breaker, _)| breaker);
+            let mut attempts =
+                Attempts::new(self.policy, self.budget, self.name.get(), Clock::Async)
+                    .with_breaker_if(breaker);
             // With a breaker, a retried outcome is kept through the wait:
             // should the breaker refuse the retry, the caller gets that error
             // back. Without one, `kept` is `()` and the outcome is dropped
@@ -330,17 +337,17 @@ where
                         {
                             let future = attempts.make(&mut attempt);
                             let timeout = attempts.attempt_timeout();
-                            attempts.scoped(limit.attempt_result(timeout, future))
+                            attempts.scoped(self.limit.attempt_result(timeout, future))
                         }
                         .await
-                    } else if let Some(outcome) = breaker.refused(&mut kept) {
+                    } else if let Some(outcome) = self.breaker.refused(&mut kept) {
                         outcome
                     } else {
                         // Without a breaker every attempt is made: not
                         // reached.
                         continue;
                     };
-                    match attempts.step(&rules, &outcome) {
+                    match attempts.step(&self.rules, &outcome) {
                         ControlFlow::Break(()) => return outcome,
                         ControlFlow::Continue(wait) => {
                             Br::keep(&mut kept, outcome);

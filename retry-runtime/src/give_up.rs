@@ -142,13 +142,11 @@ pub fn give_up_hook<R, G: OnGiveUp<R>>(hook: G) -> impl OnGiveUp<R> {
 /// even on an impl marked `#[diagnostic::do_not_recommend]`; asked through
 /// method resolution ([`HookFits`], or else [`HookMisfits`]), the answer is
 /// a type, which [`give_up_path`] takes, with one error of its own for a
-/// misfit. (A closure needs the `Fn` bound of [`give_up_hook`] for its
-/// arguments to be inferred; the attribute checks its arity itself.)
+/// misfit; for a fit, that answer is the probe itself. (A closure needs
+/// the `Fn` bound of [`give_up_hook`] for its arguments to be inferred; the
+/// attribute checks its arity itself.)
 #[doc(hidden)]
-pub struct GiveUpProbe<R, G>(Marker<R, G>);
-
-/// The types a probe and its answer are of, and nothing else.
-type Marker<R, G> = PhantomData<(fn(&R), fn(&G))>;
+pub struct GiveUpProbe<R, G>(PhantomData<fn(&R, &G)>);
 
 /// The probe of `hook`, for the outcome `R`.
 #[doc(hidden)]
@@ -157,10 +155,6 @@ pub fn give_up_probe<R, G>(_hook: &G) -> GiveUpProbe<R, G> {
     GiveUpProbe(PhantomData)
 }
 
-/// The probe's answer: a hook of the outcome `R`.
-#[doc(hidden)]
-pub struct Fits<R, G>(Marker<R, G>);
-
 /// The probe's answer: not a hook of the outcome.
 #[doc(hidden)]
 pub struct Misfits;
@@ -168,13 +162,13 @@ pub struct Misfits;
 /// A hook of the right type: chosen first, where its bound holds.
 #[doc(hidden)]
 pub trait HookFits<R, G> {
-    /// The answer.
-    fn fits(&self) -> Fits<R, G>;
+    /// The answer: the probe, for a hook of the outcome `R`.
+    fn fits(&self) -> GiveUpProbe<R, G>;
 }
 
 impl<R, G: Fn(&R, &Stopped)> HookFits<R, G> for GiveUpProbe<R, G> {
-    fn fits(&self) -> Fits<R, G> {
-        Fits(PhantomData)
+    fn fits(&self) -> GiveUpProbe<R, G> {
+        GiveUpProbe(PhantomData)
     }
 }
 
@@ -191,8 +185,9 @@ impl<R, G> HookMisfits<R, G> for &GiveUpProbe<R, G> {
     }
 }
 
-/// The probe's answer for a hook: implemented for [`Fits`] alone, so that a
-/// misfit is this one error, on the key's value.
+/// The probe's answer for a hook: implemented for the probe alone (what
+/// [`HookFits`] answers), so that a misfit is this one error, on the key's
+/// value.
 #[doc(hidden)]
 #[diagnostic::on_unimplemented(
     message = "`on_give_up` takes a function `Fn(&{R}, &Stopped)`: the outcome returned, and how the call stopped",
@@ -207,7 +202,7 @@ pub trait GiveUpAnswer<R, G> {
 }
 
 #[diagnostic::do_not_recommend]
-impl<R, G: OnGiveUp<R>> GiveUpAnswer<R, G> for Fits<R, G> {
+impl<R, G: OnGiveUp<R>> GiveUpAnswer<R, G> for GiveUpProbe<R, G> {
     type Hook = G;
     fn hook(self, hook: G) -> G {
         hook
@@ -245,48 +240,8 @@ fn report<R, H: OnGiveUp<R>>(hook: &H, started: &Started, outcome: &R, ended: St
 /// run with [`run`](Self::run) or [`run_blocking`](Self::run_blocking).
 #[must_use = "a retry loop does nothing until `.run(...)` is awaited"]
 pub struct WithGiveUp<L, G> {
-    retry: L,
-    hook: G,
-}
-
-impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
-    Retry<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br>
-{
-    /// Calls `on_give_up` once when the call returns an error, or an `Ok`
-    /// value `on_ok` retried, with what the caller gets and how the call
-    /// stopped: the reason, the attempts made and the time taken. Not
-    /// called for a success. Set it last, after the other rules: what it
-    /// returns has only [`run`](Retry::run) and
-    /// [`run_blocking`](Retry::run_blocking) (a hedged call's, only `run`).
-    ///
-    /// ```
-    /// use std::time::Duration;
-    /// use retry_runtime::{Policy, Stop};
-    ///
-    /// # #[tokio::main(flavor = "current_thread", start_paused = true)]
-    /// # async fn main() {
-    /// let policy = Policy::new().with_max_attempts(3).with_base(Duration::from_millis(100));
-    /// let result: std::io::Result<()> = policy
-    ///     .retrying()
-    ///     .on_give_up(|result: &std::io::Result<()>, stopped| {
-    ///         // "stopped: exhausted after 3 attempts in ...ms: connection reset"
-    ///         eprintln!("stopped: {stopped}: {}", result.as_ref().unwrap_err());
-    ///         assert_eq!((stopped.reason(), stopped.attempts()), (Stop::Exhausted, 3));
-    ///     })
-    ///     .run(|| async { Err(std::io::ErrorKind::ConnectionReset.into()) })
-    ///     .await;
-    /// assert!(result.is_err());
-    /// # }
-    /// ```
-    pub fn on_give_up<G>(self, on_give_up: G) -> WithGiveUp<Self, G>
-    where
-        G: OnGiveUp<Result<T, E>>,
-    {
-        WithGiveUp {
-            retry: self,
-            hook: on_give_up,
-        }
-    }
+    pub(crate) retry: L,
+    pub(crate) hook: G,
 }
 
 impl<'p, T, E, On, OnOk, Ra, RaOk, Hook, HookOk, Br, G>

@@ -144,17 +144,6 @@ pub(crate) async fn exchange<X: Exchange>(
     }
 }
 
-/// A function of the caller's (what derives a registry key from a request,
-/// the middleware's `on_give_up` hook), shown as `..` by `Debug`.
-#[derive(Clone)]
-pub(crate) struct Func<F>(pub(crate) F);
-
-impl<F> core::fmt::Debug for Func<F> {
-    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
-        f.write_str("..")
-    }
-}
-
 /// A request's breaker and budget, as a layer picked them: [`exchange`]
 /// takes the upstream's budget, or else the layer's own.
 #[derive(Debug)]

@@ -332,25 +332,19 @@ pub(crate) type AttemptSpan = tracing::Span;
 #[derive(Clone, Copy, Debug, Default)]
 pub(crate) struct AttemptSpan;
 
-/// An entered [`AttemptSpan`]: nothing, without the feature.
-#[cfg(not(feature = "attempt-spans"))]
-pub(crate) struct Entered;
-
+/// What `tracing::Span` does, as nothing, without the feature.
 #[cfg(not(feature = "attempt-spans"))]
 impl AttemptSpan {
-    pub(crate) fn enter(&self) -> Entered {
-        Entered
+    /// No span: for an attempt that is no retried call's, a request a
+    /// server runs as one (`tower::ServerLayer`).
+    #[cfg(feature = "tower")]
+    pub(crate) fn none() -> Self {
+        AttemptSpan
     }
-}
 
-/// No span: for an attempt that is no retried call's, a request a server
-/// runs as one (`tower::ServerLayer`).
-#[cfg(feature = "tower")]
-pub(crate) fn no_span() -> AttemptSpan {
-    #[cfg(feature = "attempt-spans")]
-    return tracing::Span::none();
-    #[cfg(not(feature = "attempt-spans"))]
-    AttemptSpan
+    pub(crate) fn enter(&self) -> Self {
+        *self
+    }
 }
 
 /// The span of attempt `attempt` of `function`.

@@ -144,22 +144,6 @@ impl Params {
     }
 }
 
-impl<Timeout> fmt::Debug for Policy<Timeout> {
-    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        let params = &self.params;
-        f.debug_struct("Policy")
-            .field("max_attempts", &params.max_attempts)
-            .field("base", &params.base)
-            .field("cap", &params.cap)
-            .field("multiplier", &params.multiplier)
-            .field("jitter", &params.jitter)
-            .field("deadline", &params.deadline)
-            .field("timeout", &params.timeout)
-            .field("nested", &params.nested)
-            .finish()
-    }
-}
-
 /// The same policy, of the form that may cut attempts off, with no timeout
 /// yet: for a policy whose timeout is known only at run time
 /// (`if let Some(t) = timeout { policy = policy.with_timeout(t) }`).
@@ -200,6 +184,50 @@ impl Policy {
         .with_cap(Duration::from_secs(10))
         .with_multiplier(2.0)
     }
+}
+
+/// The policy's settings, as its methods of their names read them back
+/// (each with its doc comment) and its `Debug` shows them, in this order.
+macro_rules! settings {
+    ($($(#[doc = $doc:literal])* $name:ident: $type:ty;)*) => {
+        impl<Timeout> Policy<Timeout> {
+            $(
+                $(#[doc = $doc])*
+                #[must_use]
+                pub const fn $name(&self) -> $type {
+                    self.params.$name
+                }
+            )*
+        }
+
+        impl<Timeout> fmt::Debug for Policy<Timeout> {
+            fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+                f.debug_struct("Policy")
+                    $(.field(stringify!($name), &self.params.$name))*
+                    .finish()
+            }
+        }
+    };
+}
+
+settings! {
+    /// Attempts in total, the first included.
+    max_attempts: u32;
+    /// The ceiling of the first backoff.
+    base: Duration;
+    /// The largest wait.
+    cap: Duration;
+    /// Growth of the ceiling per retry.
+    multiplier: f64;
+    /// How each wait is randomized.
+    jitter: Jitter;
+    /// The time allowed for the whole call, if any.
+    deadline: Option<Duration>;
+    /// The time allowed for each attempt, if any: always `None` for a
+    /// `Policy` (without `<TimedOut>`).
+    timeout: Option<Duration>;
+    /// What to do when nested in another retried function.
+    nested: Nested;
 }
 
 impl<Timeout> Policy<Timeout> {
@@ -294,55 +322,6 @@ impl<Timeout> Policy<Timeout> {
     pub const fn with_nested(mut self, nested: Nested) -> Self {
         self.params.nested = nested;
         self
-    }
-
-    /// Attempts in total, the first included.
-    #[must_use]
-    pub const fn max_attempts(&self) -> u32 {
-        self.params.max_attempts
-    }
-
-    /// The ceiling of the first backoff.
-    #[must_use]
-    pub const fn base(&self) -> Duration {
-        self.params.base
-    }
-
-    /// The largest wait.
-    #[must_use]
-    pub const fn cap(&self) -> Duration {
-        self.params.cap
-    }
-
-    /// Growth of the ceiling per retry.
-    #[must_use]
-    pub const fn multiplier(&self) -> f64 {
-        self.params.multiplier
-    }
-
-    /// How each wait is randomized.
-    #[must_use]
-    pub const fn jitter(&self) -> Jitter {
-        self.params.jitter
-    }
-
-    /// The time allowed for the whole call, if any.
-    #[must_use]
-    pub const fn deadline(&self) -> Option<Duration> {
-        self.params.deadline
-    }
-
-    /// What to do when nested in another retried function.
-    #[must_use]
-    pub const fn nested(&self) -> Nested {
-        self.params.nested
-    }
-
-    /// The time allowed for each attempt, if any: always `None` for a
-    /// `Policy` (without `<TimedOut>`).
-    #[must_use]
-    pub const fn timeout(&self) -> Option<Duration> {
-        self.params.timeout
     }
 
     /// Checks the rules the attribute enforces while compiling: at least one

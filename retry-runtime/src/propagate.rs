@@ -75,23 +75,13 @@ pub(crate) fn time_left(headers: &HeaderMap) -> Option<Duration> {
     let grpc = one(headers, crate::tower::deadline::GRPC_TIMEOUT)
         .and_then(|value| crate::tower::deadline::parse(value.as_bytes()));
     let envoy = one(headers, EXPECTED_TIMEOUT)
-        .and_then(|value| digits(value.as_bytes()))
+        .and_then(|value| crate::classify::grpc::digits(value.as_bytes()))
         .map(Duration::from_millis);
     [grpc, envoy]
         .into_iter()
         .flatten()
         .filter(|left| !left.is_zero())
         .min()
-}
-
-/// A number written as `1*DIGIT`, as the headers of gRPC and Envoy write
-/// them: `None` for a sign, a blank or anything else, or one out of `T`'s
-/// range. (`str::parse` alone takes `"+14"` for 14.)
-pub(crate) fn digits<T: core::str::FromStr>(value: &[u8]) -> Option<T> {
-    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
-        return None;
-    }
-    core::str::from_utf8(value).ok()?.parse().ok()
 }
 
 #[cfg(test)]

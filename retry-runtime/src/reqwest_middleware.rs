@@ -82,7 +82,7 @@ use reqwest::{Request, Response};
 
 pub use crate::classify::http::{Classify, HttpClassifier};
 use crate::give_up::{gave_up, Started};
-use crate::integration::{exchange, Exchange, Func, Selected};
+use crate::integration::{exchange, Exchange, Selected};
 use crate::propagate::Stamp;
 use crate::registry::Registry;
 use crate::{CircuitBreaker, CircuitOpen, Classification, Policy, RetryBudget, Shared, Stopped};
@@ -136,6 +136,17 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     name: &'static str,
     classifier: C,
     give_up: Option<Func<Arc<Hook>>>,
+}
+
+/// A function of the caller's (what derives a registry key from a request,
+/// the middleware's `on_give_up` hook), shown as `..` by `Debug`.
+#[derive(Clone)]
+struct Func<F>(F);
+
+impl<F> core::fmt::Debug for Func<F> {
+    fn fmt(&self, f: &mut core::fmt::Formatter<'_>) -> core::fmt::Result {
+        f.write_str("..")
+    }
 }
 
 /// What `on_give_up` is given.

@@ -79,43 +79,28 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
         // wait, not a malformed one.
         return Some(value.parse().map_or(Duration::MAX, Duration::from_secs));
     }
-    // `now` in whole seconds since the epoch, rounded down, and the part of
+    // `now` in nanoseconds since the epoch, signed, so that dates before
+    // 1970 work both ways: its whole seconds, rounded down, and the part of
     // the current second already gone.
-    let (now_secs, gone) = match now.duration_since(UNIX_EPOCH) {
-        Ok(after) => (
-            i64::try_from(after.as_secs()).unwrap_or(i64::MAX),
-            after.subsec_nanos(),
-        ),
-        Err(before) => {
-            let before = before.duration();
-            let whole = i64::try_from(before.as_secs()).unwrap_or(i64::MAX - 1);
-            let fraction = before.subsec_nanos();
-            // Before the epoch, rounding down leaves the complement.
-            let gone = (1_000_000_000 - fraction) % 1_000_000_000;
-            (-whole - i64::from(fraction > 0), gone)
-        }
+    let nanos = match now.duration_since(UNIX_EPOCH) {
+        Ok(after) => i128::try_from(after.as_nanos()).ok()?,
+        Err(before) => -i128::try_from(before.duration().as_nanos()).ok()?,
     };
+    let now_secs = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
+    let gone = u64::try_from(nanos.rem_euclid(1_000_000_000)).ok()?;
     let date = http_date(value, now_secs)?;
     // Whole seconds from `now` to the date, less the part of the current
-    // second already gone; signed, so dates before 1970 work both ways.
+    // second already gone.
     let seconds = date.checked_sub(now_secs)?;
     if seconds <= 0 {
         return Some(Duration::ZERO);
     }
-    let gone = Duration::from_nanos(u64::from(gone));
-    Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(gone))
+    Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(Duration::from_nanos(gone)))
 }
 
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
-const LONG_DAYS: [&str; 7] = [
-    "Monday",
-    "Tuesday",
-    "Wednesday",
-    "Thursday",
-    "Friday",
-    "Saturday",
-    "Sunday",
-];
+/// The long day names of RFC 850 dates, without the `day` they all end in.
+const LONG_DAYS: [&str; 7] = ["Mon", "Tues", "Wednes", "Thurs", "Fri", "Satur", "Sun"];
 const MONTHS: [&str; 12] = [
     "Jan", "Feb", "Mar", "Apr", "May", "Jun", "Jul", "Aug", "Sep", "Oct", "Nov", "Dec",
 ];
@@ -147,7 +132,8 @@ fn http_date(value: &str, now_secs: i64) -> Option<i64> {
 /// `Sunday, 06-Nov-94 08:49:37 GMT`
 fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
     let (name, rest) = value.split_once(", ")?;
-    let weekday = LONG_DAYS.iter().position(|long| *long == name)?;
+    let name = name.strip_suffix("day")?;
+    let weekday = (0..).zip(LONG_DAYS).find(|&(_, long)| long == name)?.0;
     let [day, month, short_year, hour, minute, second] = read(rest, "99-bbb-99 99:99:99 GMT")?;
     let time = time_of_day(hour, minute, second)?;
     // RFC 9110: a timestamp that appears to be more than 50 years in the
@@ -166,7 +152,6 @@ fn rfc850(value: &str, now_secs: i64) -> Option<i64> {
         .into_iter()
         .rev()
         .find(|&year| (year, i64::from(month) + 1, i64::from(day), i64::from(time)) <= limit)?;
-    let weekday = u32::try_from(weekday).ok()?;
     timestamp(u32::try_from(chosen).ok()?, month, day, time, weekday)
 }
 

@@ -82,13 +82,12 @@ pub trait RulesFor<R> {
 /// retried `Ok` value. Set just before the event, so that no other call's
 /// event, interleaved on the thread while this call waits, can take it.
 #[inline]
+#[cfg_attr(not(feature = "tracing"), allow(unused_variables))]
 pub(crate) fn failed_with<R: Outcome>(failure: &R) {
     #[cfg(feature = "tracing")]
     if failure.as_result().is_err() {
         crate::observe::error_type::set(core::any::type_name::<R::Error>());
     }
-    #[cfg(not(feature = "tracing"))]
-    let _ = failure;
 }
 
 /// The rules of one retried function, built key by key from its return type
@@ -211,11 +210,26 @@ pub struct RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
     pub(crate) types: PhantomData<fn(&T, &E)>,
 }
 
-/// Sets one rule of a [`RuleSet`], keeping the others.
-macro_rules! set_rule {
-    ($self:ident, $field:ident: $rule:expr; $($keep:ident),*) => {
-        RuleSet { $field: $rule, $($keep: $self.$keep,)* types: PhantomData }
-    };
+/// The setters of a [`RuleSet`]'s rules (see below): each gives `self` with
+/// the rule of its name set to its argument, of a type `F` with the bound
+/// in brackets after the name, called through the function pointer after
+/// `=`, as the `RuleSet` of the rule types after `=>`, the rules listed
+/// after `keep` kept. The struct expression names every rule once, so the
+/// compiler checks that none is lost or doubled. The bound's tokens are
+/// kept as written, so that a rule of the wrong type is reported on the
+/// bound in the table, as it was on a setter written out, and not inside
+/// the macro.
+macro_rules! rule_setters {
+    ($(
+        $(#[doc = $doc:literal])*
+        $rule:ident: [$($bound:tt)+] = $call:expr => $($types:ty),+; keep $($keep:ident),+;
+    )+) => {$(
+        $(#[doc = $doc])*
+        #[inline(always)]
+        pub fn $rule<F: $($bound)+>(self, $rule: F) -> RuleSet<T, E, $($types),+> {
+            RuleSet { $rule: Rule::new($rule, $call), $($keep: self.$keep,)+ types: PhantomData }
+        }
+    )+};
 }
 
 /// Each method bounds its rule by the error or value type, so that a closure
@@ -234,73 +248,32 @@ macro_rules! set_rule {
 /// inlined, as with the closures the rules held before).
 #[allow(clippy::type_complexity)]
 impl<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, HookOk> {
-    /// `on`: which errors may succeed on a repeat.
-    #[inline(always)]
-    pub fn on<F: RuleFn<E, bool>>(
-        self,
-        on: F,
-    ) -> RuleSet<T, E, Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk> {
-        let on: Rule<F, fn(&F, &E) -> bool> = Rule::new(on, |on, error| on(error));
-        set_rule!(self, on: on; on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `on_ok`: which `Ok` values are retried (an HTTP 503).
-    #[inline(always)]
-    pub fn on_ok<F: RuleFn<T, bool>>(
-        self,
-        on_ok: F,
-    ) -> RuleSet<T, E, On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk> {
-        let on_ok: Rule<F, fn(&F, &T) -> bool> = Rule::new(on_ok, |on_ok, value| on_ok(value));
-        set_rule!(self, on_ok: on_ok; on, retry_after, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after`: the wait a server asked for, read from an error.
-    #[inline(always)]
-    pub fn retry_after<F: RuleFn<E, Option<Duration>>>(
-        self,
-        retry_after: F,
-    ) -> RuleSet<T, E, On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk> {
-        let retry_after: Rule<F, fn(&F, &E) -> Option<Duration>> =
-            Rule::new(retry_after, |hint, error| hint(error));
-        set_rule!(self, retry_after: retry_after; on, on_ok, retry_after_ok, on_retry, on_retry_ok)
-    }
-
-    /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
-    #[inline(always)]
-    pub fn retry_after_ok<F: RuleFn<T, Option<Duration>>>(
-        self,
-        retry_after_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk> {
-        let retry_after_ok: Rule<F, fn(&F, &T) -> Option<Duration>> =
-            Rule::new(retry_after_ok, |hint, value| hint(value));
-        set_rule!(self, retry_after_ok: retry_after_ok; on, on_ok, retry_after, on_retry, on_retry_ok)
-    }
-
-    /// `on_retry`: called before each wait that follows an error.
-    #[inline(always)]
-    pub fn on_retry<F: OnRetry<E>>(
-        self,
-        on_retry: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk> {
-        let on_retry: Rule<F, fn(&F, &E, u32, Duration)> =
-            Rule::new(on_retry, |hook, error, attempt, wait| {
-                hook(error, attempt, wait);
-            });
-        set_rule!(self, on_retry: on_retry; on, on_ok, retry_after, retry_after_ok, on_retry_ok)
-    }
-
-    /// `on_retry_ok`: called before each wait that follows a retried `Ok`
-    /// value.
-    #[inline(always)]
-    pub fn on_retry_ok<F: OnRetry<T>>(
-        self,
-        on_retry_ok: F,
-    ) -> RuleSet<T, E, On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>> {
-        let on_retry_ok: Rule<F, fn(&F, &T, u32, Duration)> =
-            Rule::new(on_retry_ok, |hook, value, attempt, wait| {
-                hook(value, attempt, wait);
-            });
-        set_rule!(self, on_retry_ok: on_retry_ok; on, on_ok, retry_after, retry_after_ok, on_retry)
+    rule_setters! {
+        /// `on`: which errors may succeed on a repeat.
+        on: [RuleFn<E, bool>] = |on, error| on(error)
+            => Rule<F, fn(&F, &E) -> bool>, OnOk, Ra, RaOk, HookE, HookOk;
+            keep on_ok, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// `on_ok`: which `Ok` values are retried (an HTTP 503).
+        on_ok: [RuleFn<T, bool>] = |on_ok, value| on_ok(value)
+            => On, Rule<F, fn(&F, &T) -> bool>, Ra, RaOk, HookE, HookOk;
+            keep on, retry_after, retry_after_ok, on_retry, on_retry_ok;
+        /// `retry_after`: the wait a server asked for, read from an error.
+        retry_after: [RuleFn<E, Option<Duration>>] = |hint, error| hint(error)
+            => On, OnOk, Rule<F, fn(&F, &E) -> Option<Duration>>, RaOk, HookE, HookOk;
+            keep on, on_ok, retry_after_ok, on_retry, on_retry_ok;
+        /// `retry_after_ok`: the wait a server asked for, read from an `Ok` value.
+        retry_after_ok: [RuleFn<T, Option<Duration>>] = |hint, value| hint(value)
+            => On, OnOk, Ra, Rule<F, fn(&F, &T) -> Option<Duration>>, HookE, HookOk;
+            keep on, on_ok, retry_after, on_retry, on_retry_ok;
+        /// `on_retry`: called before each wait that follows an error.
+        on_retry: [OnRetry<E>] = |hook, error, attempt, wait| hook(error, attempt, wait)
+            => On, OnOk, Ra, RaOk, Rule<F, fn(&F, &E, u32, Duration)>, HookOk;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry_ok;
+        /// `on_retry_ok`: called before each wait that follows a retried `Ok`
+        /// value.
+        on_retry_ok: [OnRetry<T>] = |hook, value, attempt, wait| hook(value, attempt, wait)
+            => On, OnOk, Ra, RaOk, HookE, Rule<F, fn(&F, &T, u32, Duration)>;
+            keep on, on_ok, retry_after, retry_after_ok, on_retry;
     }
 }
 
@@ -379,21 +352,3 @@ where
         self.before_wait_of(outcome, attempt, wait);
     }
 }
-
-/// The classifier of `on` when none is given: every error is retried.
-pub(crate) fn every_error<E>(_: &E) -> bool {
-    true
-}
-
-/// The classifier of `on_ok` when none is given: no `Ok` value is retried.
-pub(crate) fn no_value<T>(_: &T) -> bool {
-    false
-}
-
-/// `retry_after` when none is given.
-pub(crate) fn no_hint<T>(_: &T) -> Option<Duration> {
-    None
-}
-
-/// `on_retry` and `on_retry_ok` when none is given.
-pub(crate) fn no_hook<X>(_: &X, _: u32, _: Duration) {}

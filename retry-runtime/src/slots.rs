@@ -126,8 +126,10 @@ impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
 /// [`NoBudget`].
 #[doc(hidden)]
 pub trait BudgetSlot: Copy {
-    /// The budget, if there is one.
-    fn budget(&self) -> Option<&RetryBudget>;
+    /// The budget, if there is one: none unless the call names one.
+    fn budget(&self) -> Option<&RetryBudget> {
+        None
+    }
 }
 
 /// The budget of a call that names none.
@@ -135,11 +137,7 @@ pub trait BudgetSlot: Copy {
 #[derive(Clone, Copy, Debug, Default)]
 pub struct NoBudget;
 
-impl BudgetSlot for NoBudget {
-    fn budget(&self) -> Option<&RetryBudget> {
-        None
-    }
-}
+impl BudgetSlot for NoBudget {}
 
 impl BudgetSlot for Option<&RetryBudget> {
     fn budget(&self) -> Option<&RetryBudget> {

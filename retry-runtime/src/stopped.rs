@@ -73,10 +73,8 @@ impl fmt::Display for Stopped {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let plural = if self.attempts == 1 { "" } else { "s" };
         write!(f, "{} after {} attempt{plural}", self.reason, self.attempts)?;
-        if let Some(elapsed) = self.elapsed {
-            write!(f, " in {elapsed:?}")?;
-        }
-        Ok(())
+        self.elapsed
+            .map_or(Ok(()), |elapsed| write!(f, " in {elapsed:?}"))
     }
 }
 

@@ -59,6 +59,16 @@ pub(crate) enum Pushback {
     DoNotRetry,
 }
 
+/// A number written as `1*DIGIT`, as the headers of gRPC and Envoy write
+/// them: `None` for a sign, a blank or anything else, or one out of `T`'s
+/// range. (`str::parse` alone takes `"+14"` for 14.)
+pub(crate) fn digits<T: core::str::FromStr>(value: &[u8]) -> Option<T> {
+    if value.is_empty() || !value.iter().all(u8::is_ascii_digit) {
+        return None;
+    }
+    core::str::from_utf8(value).ok()?.parse().ok()
+}
+
 impl Pushback {
     /// Reads a `grpc-retry-pushback-ms` value: A6's "ASCII encoded signed
     /// 32-bit integer", digits only (leading zeros allowed, as gRPC
@@ -66,16 +76,12 @@ impl Pushback {
     /// is unparseable, which A6 reads as "do not retry".
     #[must_use]
     pub fn parse(value: Option<&[u8]>) -> Self {
-        let Some(value) = value else {
-            return Pushback::Absent;
-        };
-        let digits = core::str::from_utf8(value).unwrap_or("-");
-        if !digits.bytes().all(|byte| byte.is_ascii_digit()) {
-            return Pushback::DoNotRetry;
-        }
-        match digits.parse::<i32>().map(u64::try_from) {
-            Ok(Ok(millis)) => Pushback::After(Duration::from_millis(millis)),
-            _ => Pushback::DoNotRetry,
+        match value.map(digits::<i32>) {
+            None => Pushback::Absent,
+            Some(Some(millis)) => {
+                Pushback::After(Duration::from_millis(millis.unsigned_abs().into()))
+            }
+            Some(None) => Pushback::DoNotRetry,
         }
     }
 

@@ -6,6 +6,15 @@ const POLICY: Policy = Policy::new()
     .with_base(Duration::from_millis(100))
     .with_jitter(Jitter::None);
 
+/// [`decide_carrying`] without the carry.
+fn decide<Timeout>(
+    policy: &Policy<Timeout>,
+    failure: &Failure,
+    random: impl FnMut() -> u64,
+) -> Result<Duration, Stop> {
+    decide_carrying(&policy.params, failure, random).map(|(wait, _)| wait)
+}
+
 fn failure(attempt: u32) -> Failure {
     Failure {
         attempt,

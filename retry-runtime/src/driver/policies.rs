@@ -11,7 +11,7 @@ use super::{DefaultRetry, Retry};
 use crate::__private::CutOff;
 use crate::guard::Unguarded;
 use crate::policy::Params;
-use crate::rules::{every_error, no_hint, no_hook, no_value, RuleSet};
+use crate::rules::RuleSet;
 use crate::timeout::{Limit, TimedOut};
 use crate::Policy;
 
@@ -107,12 +107,13 @@ fn retrying<T, E>(policy: &Params, limit: Limit<E>) -> DefaultRetry<'_, T, E> {
         budget: None,
         breaker: Unguarded,
         rules: RuleSet {
-            on: every_error::<E>,
-            on_ok: no_value::<T>,
-            retry_after: no_hint::<E>,
-            retry_after_ok: no_hint::<T>,
-            on_retry: no_hook::<E>,
-            on_retry_ok: no_hook::<T>,
+            // Every error retried, no `Ok` value, no hint, no hook.
+            on: |_| true,
+            on_ok: |_| false,
+            retry_after: |_| None,
+            retry_after_ok: |_| None,
+            on_retry: |_, _, _| {},
+            on_retry_ok: |_, _, _| {},
             types: PhantomData,
         },
         limit,

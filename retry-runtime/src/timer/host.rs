@@ -78,15 +78,6 @@ impl Instant {
     }
 }
 
-/// The wall clock: `Date.now()`, the Unix epoch if the host's answer is
-/// not a time.
-pub(crate) fn system_now() -> std::time::SystemTime {
-    Duration::try_from_secs_f64(js_sys::Date::now() / 1000.0)
-        .ok()
-        .and_then(|since| std::time::UNIX_EPOCH.checked_add(since))
-        .unwrap_or(std::time::UNIX_EPOCH)
-}
-
 /// The host's functions, looked up once per thread.
 struct Host {
     global: JsValue,
@@ -190,10 +181,8 @@ impl Wait {
 
     /// Clears this wait's host timer, if it has one.
     fn cancel(&mut self) {
+        // No timer has ticket 0 (none): tickets count from 1.
         let ticket = core::mem::replace(&mut self.ticket, 0);
-        if ticket == 0 {
-            return;
-        }
         let timer = timers(|timers| timers.remove(&ticket));
         // Not fired yet.
         if let Some(timer) = timer.filter(|timer| timer.waker.is_some()) {

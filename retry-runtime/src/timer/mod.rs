@@ -66,12 +66,16 @@ pub(crate) fn real_now() -> Instant {
 }
 
 /// The wall clock, for HTTP dates: `SystemTime::now()`, or on a JS host
-/// (where that panics) `Date.now()`.
+/// (where that panics) `Date.now()`, the Unix epoch if the host's answer is
+/// not a time.
 pub(crate) fn system_now() -> std::time::SystemTime {
     #[cfg(not(all(target_family = "wasm", target_os = "unknown")))]
     return std::time::SystemTime::now();
     #[cfg(all(target_family = "wasm", target_os = "unknown"))]
-    return host::system_now();
+    return Duration::try_from_secs_f64(js_sys::Date::now() / 1000.0)
+        .ok()
+        .and_then(|since| std::time::UNIX_EPOCH.checked_add(since))
+        .unwrap_or(std::time::UNIX_EPOCH);
 }
 
 /// `start + wait`, or the farthest instant the clock can count short of

@@ -32,7 +32,7 @@ pub(crate) fn parse(value: &[u8]) -> Option<Duration> {
     if digits.len() > MOST_DIGITS {
         return None;
     }
-    let number: u64 = crate::propagate::digits(digits)?;
+    let number: u64 = crate::classify::grpc::digits(digits)?;
     Some(match unit {
         b'H' => Duration::from_secs(number * 3600),
         b'M' => Duration::from_secs(number * 60),

@@ -129,7 +129,8 @@ where
                 return Ok(expired(grpc));
             }
             let mut scope = Scope::first(1, Deadline::new(deadline), clock);
-            let span = crate::observe::no_span();
+            // No span: a request a server runs is no retried call's attempt.
+            let span = crate::observe::AttemptSpan::none();
             let response = Scoped::new(&mut scope, (), service.call(request), span).await;
             // Read in the poll the handler returned in: the inner call that
             // gave up is the last to have ended on this thread.

@@ -241,7 +241,7 @@ impl HttpClassifier {
                     // sign or a blank is malformed, not a code (`"+14"` is not
                     // UNAVAILABLE, nor `"-0"` OK), and read as UNKNOWN, as gRPC
                     // reads a malformed status.
-                    let code = crate::propagate::digits(code.as_bytes()).unwrap_or(2);
+                    let code = crate::classify::grpc::digits(code.as_bytes()).unwrap_or(2);
                     if code == 0 {
                         return Classification::Done;
                     }
