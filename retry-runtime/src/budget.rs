@@ -137,12 +137,10 @@ impl RetryBudget {
     /// attempts, less the retries made).
     #[must_use]
     pub fn tokens(&self) -> f64 {
-        match self.window_counts() {
-            Some((first, retries)) => {
-                milli_to_tokens((first * self.ratio).saturating_sub(retries * MILLI))
-            }
-            None => milli_to_tokens(self.tokens.load(Ordering::Relaxed)),
-        }
+        milli_to_tokens(self.window_counts().map_or_else(
+            || self.tokens.load(Ordering::Relaxed),
+            |(first, retries)| (first * self.ratio).saturating_sub(retries * MILLI),
+        ))
     }
 
     /// The size of the budget; for a [`ratio`](Self::ratio) budget, its
@@ -287,11 +285,9 @@ pub(crate) const fn milli(value: f32) -> u64 {
     (value as f64 * MILLI as f64 + 0.5) as u64
 }
 
+#[allow(clippy::cast_precision_loss)] // Exact for any count below 2^53 thousandths.
 fn milli_to_tokens(milli: u64) -> f64 {
-    // Exact for any count below 2^53 thousandths.
-    #[allow(clippy::cast_precision_loss)]
-    let tokens = milli as f64 / MILLI as f64;
-    tokens
+    milli as f64 / MILLI as f64
 }
 
 impl fmt::Debug for RetryBudget {

@@ -85,8 +85,11 @@ pub(crate) const CIRCUIT_STATE: &str = "retry_runtime_circuit_state";
 /// when `fixed` is unset. Read only when a transition is reported.
 #[derive(Clone, Debug, Default)]
 pub(crate) struct Name {
-    fixed: Option<&'static str>,
-    owned: Option<Arc<str>>,
+    /// Set by `with_name`, in a `const`: a name made at run time before is
+    /// kept until the breaker drops, but no longer read.
+    pub(crate) fixed: Option<&'static str>,
+    /// Set by `with_owned_name` (which unsets `fixed`) or by a registry.
+    pub(crate) owned: Option<Arc<str>>,
 }
 
 impl Name {
@@ -99,23 +102,6 @@ impl Name {
             fixed: None,
             owned: None,
         }
-    }
-
-    /// Names with a `&'static str`, in a `const`. A name made at run time
-    /// before is kept until the breaker drops, but no longer read.
-    pub(crate) const fn set_static(&mut self, name: &'static str) {
-        self.fixed = Some(name);
-    }
-
-    /// Names with a name made at run time.
-    pub(crate) fn set_owned(&mut self, name: Arc<str>) {
-        self.fixed = None;
-        self.owned = Some(name);
-    }
-
-    /// Whether a name was given at all.
-    pub(crate) const fn is_set(&self) -> bool {
-        self.fixed.is_some() || self.owned.is_some()
     }
 
     pub(crate) fn as_str(&self) -> &str {

@@ -96,9 +96,7 @@ impl<T, E> Keep<T, E> for Guarded<'_, E> {
 
     #[inline]
     fn refused(&self, kept: &mut Self::Kept) -> Option<Result<T, E>> {
-        Some(
-            kept.take()
-                .unwrap_or_else(|| Err((self.refused)(CircuitOpen))),
-        )
+        kept.take()
+            .or_else(|| Some(Err((self.refused)(CircuitOpen))))
     }
 }

@@ -57,10 +57,7 @@ impl CircuitBreaker {
             // The word stays: the answer is known without a change.
             Err(answer) => answer,
         };
-        if answer.is_err() {
-            permit::refused_here();
-        }
-        answer
+        answer.inspect_err(|CircuitOpen| permit::refused_here())
     }
 
     /// Settles a call let through as `kind`: its outcome (`Some(success)`),
@@ -196,10 +193,8 @@ impl CircuitBreaker {
         if spread == 0 {
             return period;
         }
-        let cut = match spread.checked_add(1) {
-            Some(range) => crate::rng::next_u64() % range,
-            None => crate::rng::next_u64(),
-        };
+        let random = crate::rng::next_u64();
+        let cut = spread.checked_add(1).map_or(random, |range| random % range);
         period - cut.min(period)
     }
 }

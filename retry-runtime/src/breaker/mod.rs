@@ -24,7 +24,7 @@ use core::fmt;
 
 use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
-use crate::ring::{AtomicU64, Ring};
+use crate::ring::{AtomicU64, Ordering, Ring};
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
@@ -193,6 +193,7 @@ impl CircuitBreaker {
     /// open (forced, or in its open period); 0 otherwise (a half-open
     /// circuit lets its probes through). For a dashboard, or a test.
     #[must_use]
+    #[allow(clippy::cast_precision_loss)] // Both counts below 2^53: exact.
     pub fn refusal_probability(&self) -> f64 {
         if self.is_open(false) {
             return 1.0;
@@ -201,10 +202,7 @@ impl CircuitBreaker {
             return 0.0;
         }
         let (over, out_of) = self.refusal(self.now_ms(Clock::Async));
-        // Both below 2^53: exact.
-        #[allow(clippy::cast_precision_loss)]
-        let chance = over as f64 / out_of as f64;
-        chance
+        over as f64 / out_of as f64
     }
 
     /// Asks to make a call: a [`CircuitPermit`] to record its outcome with, or
@@ -287,14 +285,14 @@ impl CircuitBreaker {
     /// The model's clock.
     #[cfg(loom)]
     fn now_ms(&self, _: Clock) -> u64 {
-        self.now.load(crate::ring::Ordering::SeqCst)
+        self.now.load(Ordering::SeqCst)
     }
 
     /// Moves the model's clock on by `ms`.
     #[cfg(loom)]
     #[doc(hidden)]
     pub fn advance(&self, ms: u64) {
-        self.now.fetch_add(ms, crate::ring::Ordering::SeqCst);
+        self.now.fetch_add(ms, Ordering::SeqCst);
     }
 
     /// The calls and failures the window holds now, for the model's checks.
@@ -322,7 +320,9 @@ impl CircuitBreaker {
     fn announce(&self, before: Word, after: Word, now: Option<u64>) {
         let (from, to) = (before.state(), after.state());
         if to == CircuitState::Closed {
-            self.clear_window();
+            // A closed circuit forgets every outcome.
+            self.ring.clear();
+            self.streak.store(0, Ordering::Relaxed);
         }
         if from == to {
             return;

@@ -209,10 +209,9 @@ pub(super) fn held_here(breaker: &CircuitBreaker) -> bool {
 /// The slot of the innermost attempt being polled that holds a permit of
 /// `breaker`, if one does (among the [`DEPTH`] kept).
 fn innermost_slot<'h>(held: &'h Held, breaker: &CircuitBreaker) -> Option<&'h Cell<usize>> {
-    let len = held.len.get().min(DEPTH);
     held.breakers
         .iter()
-        .take(len)
+        .take(held.len.get())
         .rev()
         .find(|slot| slot.get() & !LAST_CALL == address(breaker))
 }

@@ -136,7 +136,7 @@ impl CircuitBreaker {
     /// [`with_owned_name`](Self::with_owned_name).
     #[must_use]
     pub const fn with_name(mut self, name: &'static str) -> Self {
-        self.name.set_static(name);
+        self.name.fixed = Some(name);
         self
     }
 
@@ -163,7 +163,8 @@ impl CircuitBreaker {
     /// the middleware's `per_authority`) without being asked.
     #[must_use]
     pub fn with_owned_name(mut self, name: impl Into<Arc<str>>) -> Self {
-        self.name.set_owned(name.into());
+        self.name.fixed = None;
+        self.name.owned = Some(name.into());
         self
     }
 
@@ -173,8 +174,8 @@ impl CircuitBreaker {
     /// state gauge set to the state now, without a transition, so that its
     /// series is there (at closed) before anything goes wrong.
     pub(crate) fn made_for(&mut self, key: &Arc<str>) {
-        if !self.name.is_set() {
-            self.name.set_owned(Arc::clone(key));
+        if self.name.fixed.is_none() {
+            self.name.owned.get_or_insert_with(|| Arc::clone(key));
         }
         #[cfg(feature = "metrics")]
         crate::circuit::publish(&self.name, self.state());

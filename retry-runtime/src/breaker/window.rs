@@ -79,10 +79,4 @@ impl CircuitBreaker {
             self.streak.store(0, Ordering::Relaxed);
         }
     }
-
-    /// Forgets every outcome: the circuit closed.
-    pub(super) fn clear_window(&self) {
-        self.ring.clear();
-        self.streak.store(0, Ordering::Relaxed);
-    }
 }

@@ -104,11 +104,9 @@ impl Word {
         (self.0 >> TRIPS_SHIFT) & TRIPS_MAX
     }
 
+    #[allow(clippy::cast_possible_truncation)] // Masked to 8 bits: exact.
     pub(super) fn round(self) -> u8 {
-        // Masked to 8 bits, so the cast is exact.
-        #[allow(clippy::cast_possible_truncation)]
-        let round = ((self.0 >> ROUND_SHIFT) & ROUND_MASK) as u8;
-        round
+        ((self.0 >> ROUND_SHIFT) & ROUND_MASK) as u8
     }
 
     /// When open: the end of the open period.

@@ -158,9 +158,7 @@ impl Chain {
         // that `TimedOut` converts into, so that an `anyhow` or boxed error
         // retries it as an `io::Result` would.
         if is_cut_off(error) {
-            return Some((self.io)(&std::io::Error::from(
-                std::io::ErrorKind::TimedOut,
-            )));
+            return Some((self.io)(&std::io::ErrorKind::TimedOut.into()));
         }
         error
             .downcast_ref::<std::io::Error>()

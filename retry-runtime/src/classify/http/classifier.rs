@@ -233,9 +233,7 @@ impl HttpClassifier {
         request_headers: &::http::HeaderMap,
         outcome: Result<(::http::StatusCode, &::http::HeaderMap), &(dyn Error + 'static)>,
     ) -> Classification {
-        let grpc_codes = self.grpc_codes;
         let repeatable = crate::idempotency::is_repeatable(method, request_headers);
-        let grpc = is_grpc(request_headers);
         match outcome {
             Ok((status, headers)) => {
                 if let Some(code) = headers.get("grpc-status") {
@@ -255,19 +253,19 @@ impl HttpClassifier {
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
                     report_pushback(code, pushback);
                     super::report_mark(code != 0, headers);
-                    return if grpc_codes.contains_number(code) {
+                    return if self.grpc_codes.contains_number(code) {
                         Classification::Transient(pushback.hint())
                     } else {
                         Classification::Permanent
                     };
                 }
                 let transient = super::report_mark(super::is_transient_status(status), headers);
-                if grpc && status != ::http::StatusCode::OK {
+                if is_grpc(request_headers) && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
                     // balancer) answered. Judged by the code gRPC maps it to.
                     let code = grpc_code_of(status);
-                    return if grpc_codes.allows(code, Pushback::Absent) {
+                    return if self.grpc_codes.allows(code, Pushback::Absent) {
                         Classification::Transient(None)
                     } else {
                         Classification::Permanent
