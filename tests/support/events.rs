@@ -45,7 +45,13 @@ where
         // Another global subscriber, if a test binary set one, is kept.
         let _ = tracing::subscriber::set_global_default(Anchor);
     });
-    tracing::subscriber::set_default(subscriber)
+    let guard = tracing::subscriber::set_default(subscriber);
+    // Registering the anchor raises the process's maximum level before the
+    // anchor becomes the global default: a callsite another thread first
+    // reached in between was judged with no subscriber at all, and cached
+    // as `never` (seen once in a CI run). Judged again now, with both.
+    tracing::callsite::rebuild_interest_cache();
+    guard
 }
 
 /// Interested in every callsite; records nothing.
