@@ -67,30 +67,7 @@ impl BreakerSlot for Watching<'_> {
     fn mark(&mut self) {}
 }
 
-impl<'p> BreakerSlot for CircuitPermit<'p> {
-    #[inline]
-    fn acquire(&mut self, blocking: bool) -> bool {
-        CircuitPermit::acquire_next(self, blocking)
-    }
-
-    #[inline]
-    fn record(&mut self, success: bool) -> bool {
-        CircuitPermit::record_attempt(self, success)
-    }
-
-    fn breaker(&self) -> Option<&CircuitBreaker> {
-        Some(CircuitPermit::breaker(self))
-    }
-
-    type Mark<'a>
-        = Option<Mark<'a, 'p>>
-    where
-        Self: 'a;
-
-    fn mark(&mut self) -> Option<Mark<'_, 'p>> {
-        CircuitPermit::mark(self)
-    }
-}
+// `CircuitPermit`'s own impl is beside its fields, in `breaker/permit.rs`.
 
 /// A breaker chosen at run time, as the closure API's is.
 impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
@@ -118,7 +95,7 @@ impl<'p> BreakerSlot for Option<CircuitPermit<'p>> {
 
     #[inline]
     fn mark(&mut self) -> Option<Mark<'_, 'p>> {
-        self.as_mut().and_then(CircuitPermit::mark)
+        self.as_mut().and_then(|permit| permit.mark())
     }
 }
 

@@ -25,6 +25,7 @@ use core::fmt;
 use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
 use crate::ring::{AtomicU64, Ordering, Ring};
+use crate::slots::BreakerSlot;
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
@@ -220,8 +221,7 @@ impl CircuitBreaker {
     /// probe place taken.
     pub fn acquire(&self) -> Result<CircuitPermit<'_>, CircuitOpen> {
         let mut permit = CircuitPermit::new(self);
-        permit
-            .acquire_next(false)
+        BreakerSlot::acquire(&mut permit, false)
             .then_some(permit)
             .ok_or(CircuitOpen)
     }

@@ -9,6 +9,7 @@ use core::cell::Cell;
 
 use super::CircuitBreaker;
 use crate::clock::Clock;
+use crate::slots::BreakerSlot;
 
 /// How a call was let through.
 #[derive(Clone, Copy, Debug)]
@@ -69,11 +70,11 @@ impl<'p> CircuitPermit<'p> {
     /// Records the call's outcome: `false` for a failure the caller would
     /// retry.
     pub fn record(mut self, success: bool) {
-        self.record_attempt(success);
+        BreakerSlot::record(&mut self, success);
     }
 
     /// The retry loop's permit of `breaker`, holding none until
-    /// [`acquire_next`](Self::acquire_next).
+    /// [`acquire`](BreakerSlot::acquire).
     pub(crate) fn new(breaker: &'p CircuitBreaker) -> Self {
         CircuitPermit {
             breaker,
@@ -84,11 +85,19 @@ impl<'p> CircuitPermit<'p> {
         }
     }
 
+    /// Whether another breaker refused a call made inside the attempt.
+    pub(crate) fn refused_inside(&self) -> bool {
+        self.refused_inside
+    }
+}
+
+/// The retry loop's permit, renewed for each attempt.
+impl<'p> BreakerSlot for CircuitPermit<'p> {
     /// Asks for a permit for the next attempt: whether it may be made.
     // Inlined: before every attempt of a call with a breaker, where a closed
     // circuit is a load and a test (benches/instructions.sh).
     #[inline]
-    pub(crate) fn acquire_next(&mut self, blocking: bool) -> bool {
+    fn acquire(&mut self, blocking: bool) -> bool {
         if let Some(unrecorded) = self.kind.take() {
             self.breaker.settle(unrecorded, None, self.clock);
         }
@@ -107,7 +116,7 @@ impl<'p> CircuitPermit<'p> {
     // Inlined: after every attempt of a call with a breaker
     // (benches/instructions.sh).
     #[inline]
-    pub(crate) fn record_attempt(&mut self, success: bool) -> bool {
+    fn record(&mut self, success: bool) -> bool {
         let Some(kind) = self.kind.take() else {
             return false;
         };
@@ -122,18 +131,18 @@ impl<'p> CircuitPermit<'p> {
         true
     }
 
-    pub(crate) fn breaker(&self) -> &'p CircuitBreaker {
-        self.breaker
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        Some(self.breaker)
     }
 
-    /// Whether another breaker refused a call made inside the attempt.
-    pub(crate) fn refused_inside(&self) -> bool {
-        self.refused_inside
-    }
+    type Mark<'a>
+        = Option<Mark<'a, 'p>>
+    where
+        Self: 'a;
 
     /// The attempt's mark for the thread while it runs, if it holds a
     /// permit; see [`Mark::hold`].
-    pub(crate) fn mark(&mut self) -> Option<Mark<'_, 'p>> {
+    fn mark(&mut self) -> Option<Mark<'_, 'p>> {
         self.kind.is_some().then_some(Mark { permit: self })
     }
 }
@@ -302,7 +311,7 @@ impl<'a, 'p> HedgedMark<'a, 'p> {
     /// one that hands a refusal inside it to `refused`.
     pub(crate) fn of(permit: Option<&'a mut CircuitPermit<'p>>, refused: &'a mut bool) -> Self {
         permit
-            .and_then(CircuitPermit::mark)
+            .and_then(|permit| permit.mark())
             .map_or(HedgedMark::Watch(refused), HedgedMark::Permit)
     }
 }

@@ -1,6 +1,7 @@
 //! Marks of attempts holding permits, nested deeper than the thread keeps.
 
 use super::{held_here, refused_here, CircuitPermit, MarkThread};
+use crate::slots::BreakerSlot;
 use crate::CircuitBreaker;
 
 /// Attempts holding permits, one inside another, deeper than the marks
@@ -13,14 +14,11 @@ fn nested_marks_are_kept_and_set_back_beyond_their_depth() {
     static INNER: CircuitBreaker = CircuitBreaker::new();
     static OTHER: CircuitBreaker = CircuitBreaker::new();
     let mut outer = CircuitPermit::new(&OUTER);
-    assert!(outer.acquire_next(true));
+    assert!(outer.acquire(true));
     let mut inner: Vec<CircuitPermit<'static>> =
         (0..6).map(|_| CircuitPermit::new(&INNER)).collect();
     for permit in &mut inner {
-        assert!(
-            permit.acquire_next(true),
-            "nested calls run under the permit"
-        );
+        assert!(permit.acquire(true), "nested calls run under the permit");
     }
     {
         let mut outer_mark = outer.mark();
