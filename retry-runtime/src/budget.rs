@@ -147,10 +147,8 @@ impl RetryBudget {
     /// share of the window's first attempts.
     #[must_use]
     pub fn max_tokens(&self) -> f64 {
-        match self.window_counts() {
-            Some((first, _)) => milli_to_tokens(first * self.ratio),
-            None => milli_to_tokens(self.max),
-        }
+        let first = self.window_counts().map(|(first, _)| first);
+        milli_to_tokens(first.map_or(self.max, |first| first * self.ratio))
     }
 
     /// The tokens each success gives back, as kept: to three decimals; for
