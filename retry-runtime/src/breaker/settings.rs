@@ -127,19 +127,6 @@ impl CircuitBreaker {
         self
     }
 
-    /// The name `tracing` events and the metrics' `breaker` label give the
-    /// breaker (`circuit` unless named), in a `const` or a `static`.
-    ///
-    /// Give each breaker its own name: the `retry_runtime_circuit_state`
-    /// gauge has one series per name, so breakers sharing one overwrite
-    /// each other's state. For a name made at run time (a host's), use
-    /// [`with_owned_name`](Self::with_owned_name).
-    #[must_use]
-    pub const fn with_name(mut self, name: &'static str) -> Self {
-        self.name.fixed = Some(name);
-        self
-    }
-
     /// The same as [`with_name`](Self::with_name), with a name made at run
     /// time: a `String`, a `&str` (copied once, here), a `Box<str>` or an
     /// `Arc<str>` (shared, not copied). For one breaker per host, tenant or
@@ -182,6 +169,14 @@ impl CircuitBreaker {
     }
 
     setters! {
+        /// The name `tracing` events and the metrics' `breaker` label give the
+        /// breaker (`circuit` unless named), in a `const` or a `static`.
+        ///
+        /// Give each breaker its own name: the `retry_runtime_circuit_state`
+        /// gauge has one series per name, so breakers sharing one overwrite
+        /// each other's state. For a name made at run time (a host's), use
+        /// [`with_owned_name`](Self::with_owned_name).
+        with_name(name: &'static str) => name.fixed = Some(name);
         /// How far back outcomes count, in tenths (at least a millisecond each).
         with_window(window: Duration) => ring.bucket_ms = Ring::bucket_ms(window);
         /// The fewest finished calls in the window before the ratio is judged, so
