@@ -96,14 +96,6 @@ impl Name {
     /// The name of a breaker nobody named.
     pub(crate) const DEFAULT: &'static str = "circuit";
 
-    /// No name yet: reads as [`DEFAULT`](Self::DEFAULT).
-    pub(crate) const fn unset() -> Self {
-        Name {
-            fixed: None,
-            owned: None,
-        }
-    }
-
     pub(crate) fn as_str(&self) -> &str {
         self.fixed
             .or(self.owned.as_deref())

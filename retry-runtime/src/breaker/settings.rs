@@ -56,7 +56,11 @@ macro_rules! breaker {
             close_after: 3,
             requests_per_accept: if $adaptive { ADAPTIVE_K } else { 0 },
             jitter: 500,
-            name: Name::unset(),
+            // No name yet: reads as `Name::DEFAULT`.
+            name: Name {
+                fixed: None,
+                owned: None,
+            },
             on_transition: None,
         }
     };
