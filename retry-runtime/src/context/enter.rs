@@ -8,8 +8,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::{
-    Frame, Marks, Scope, Thread, BLOCKING, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, SET_ASIDE,
-    SHOWS_BLOCKING, SHOWS_KEYED, THREAD,
+    Frame, Marks, Scope, BLOCKING, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, SET_ASIDE, SHOWS_BLOCKING,
+    SHOWS_KEYED, THREAD,
 };
 use crate::breaker::MarkThread;
 use crate::clock::Deadline;
@@ -111,10 +111,31 @@ fn enter_slow_way(scope: &Scope, slow: &mut Option<SetAside>) {
             let enclosing = thread.deadline.get();
             thread.deadline.set(scope.deadline().min(enclosing));
             thread.marks.set(Marks(SET_ASIDE));
-            SetAside::Deadline(enclosing)
-        } else {
-            SetAside::All(enter_slow(thread, scope))
+            return SetAside::Deadline(enclosing);
         }
+        let saved = Saved {
+            marks: thread.marks.get(),
+            deadline: thread.deadline.get(),
+            key: thread.key.get(),
+            drawn: thread.drawn.get(),
+        };
+        // What the body may ask of the attempt, beside the frame.
+        let mut shows = SET_ASIDE;
+        if scope.has(BLOCKING) {
+            shows |= SHOWS_BLOCKING;
+        }
+        if scope.has(KEYED) {
+            shows |= SHOWS_KEYED;
+        }
+        thread.marks.set(Marks(shows));
+        if scope.has(DEADLINE) {
+            // Nobody inside this attempt may run past the nearest deadline.
+            thread.deadline.set(scope.deadline().min(saved.deadline));
+        }
+        if scope.has(KEYED) {
+            thread.key.set(scope.key());
+        }
+        SetAside::All(saved)
     }));
 }
 
@@ -135,32 +156,6 @@ struct Saved {
     deadline: Deadline,
     key: IdempotencyKey,
     drawn: IdempotencyKey,
-}
-
-fn enter_slow(thread: &Thread, scope: &Scope) -> Saved {
-    let saved = Saved {
-        marks: thread.marks.get(),
-        deadline: thread.deadline.get(),
-        key: thread.key.get(),
-        drawn: thread.drawn.get(),
-    };
-    // What the body may ask of the attempt, beside the frame.
-    let mut shows = SET_ASIDE;
-    if scope.has(BLOCKING) {
-        shows |= SHOWS_BLOCKING;
-    }
-    if scope.has(KEYED) {
-        shows |= SHOWS_KEYED;
-    }
-    thread.marks.set(Marks(shows));
-    if scope.has(DEADLINE) {
-        // Nobody inside this attempt may run past the nearest deadline.
-        thread.deadline.set(scope.deadline().min(saved.deadline));
-    }
-    if scope.has(KEYED) {
-        thread.key.set(scope.key());
-    }
-    saved
 }
 
 /// The way out when the thread's marks are not empty (the attempt's poll
