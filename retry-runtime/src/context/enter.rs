@@ -8,8 +8,8 @@ use core::pin::Pin;
 use core::task::{Context, Poll};
 
 use super::{
-    Frame, Marks, Scope, BLOCKING, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, SET_ASIDE, SHOWS_BLOCKING,
-    SHOWS_KEYED, THREAD,
+    Extra, Frame, Marks, Scope, BLOCKING, DEADLINE, GAVE_UP, KEYED, KEY_DRAWN, SET_ASIDE,
+    SHOWS_BLOCKING, SHOWS_KEYED, THREAD,
 };
 use crate::breaker::MarkThread;
 use crate::clock::Deadline;
@@ -171,8 +171,10 @@ fn leave_slow(scope: Option<&mut Scope>, slow: &Option<SetAside>, marks: Marks) 
         if let Some(scope) = scope.filter(|_| marks != Marks(SET_ASIDE)) {
             scope.inner_gave_up |= marks.has(GAVE_UP);
             scope.in_flight = scope.in_flight.saturating_add_signed(marks.in_flight());
+            // The body drew the call's key: its later attempts show it.
             if marks.has(KEY_DRAWN) {
-                scope.set_key(thread.drawn.get());
+                scope.extra.get_or_insert(Extra::NONE).key = thread.drawn.get();
+                scope.flags |= KEYED;
             }
         }
         match *slow {

@@ -295,12 +295,6 @@ impl Scope {
         self.extra.map_or(IdempotencyKey::NIL, |extra| extra.key)
     }
 
-    /// The body drew the call's key: its later attempts show it.
-    fn set_key(&mut self, key: IdempotencyKey) {
-        self.extra.get_or_insert(Extra::NONE).key = key;
-        self.flags |= KEYED;
-    }
-
     /// What the last retry left the next; 0 before the first.
     pub(crate) fn carry(&self) -> u64 {
         self.extra.map_or(0, |extra| extra.carry)
