@@ -82,9 +82,13 @@ pub(crate) fn system_now() -> std::time::SystemTime {
 /// it: a wait of centuries ends when the clock can count no further, never
 /// with an overflow.
 pub(crate) fn end_of(start: Instant, wait: Duration) -> Instant {
-    // Halving from `Duration::MAX` reaches a representable span within a
-    // few steps; a span of zero always is.
-    core::iter::successors(Some(wait), |span| Some(*span / 2))
-        .find_map(|span| start.checked_add(span))
-        .unwrap_or(start)
+    let mut span = wait;
+    loop {
+        if let Some(end) = start.checked_add(span) {
+            return end;
+        }
+        // Halving from `Duration::MAX` reaches a representable span within
+        // a few steps; a span of zero always is.
+        span /= 2;
+    }
 }
