@@ -30,7 +30,7 @@ pub(crate) enum Below {
 /// judges (a refusal outweighs a mark).
 #[cfg_attr(not(any(feature = "http", feature = "grpc")), allow(dead_code))]
 pub(crate) fn gave_up_below(below: Below) {
-    THREAD.with(|thread| thread.below.set(thread.below.get().max(below)));
+    THREAD.with(|thread| thread.below.update(|found| found.max(below)));
 }
 
 /// An answer is about to be judged: nothing is known of it yet (a

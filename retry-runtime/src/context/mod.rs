@@ -408,10 +408,6 @@ pub fn current_attempt() -> Option<AttemptContext> {
     })
 }
 
-fn mark(thread: &Thread, change: impl FnOnce(Marks) -> Marks) {
-    thread.marks.set(change(thread.marks.get()));
-}
-
 /// The nearest deadline of the attempts the calling code runs inside.
 pub(crate) fn enclosing_deadline() -> Deadline {
     THREAD.with(|thread| thread.deadline.get())
@@ -427,7 +423,7 @@ pub(crate) fn report_stop(max_attempts: u32, stop: Stop, inner_gave_up: bool) {
     if (max_attempts > 1 && stop.gave_up_retrying()) || inner_gave_up {
         THREAD.with(|thread| {
             if thread.frame.get().attempt() != 0 {
-                mark(thread, |marks| marks.with(GAVE_UP));
+                thread.marks.update(|marks| marks.with(GAVE_UP));
             }
         });
     }
@@ -443,7 +439,7 @@ fn count_in_flight(change: i32) -> bool {
         if thread.frame.get().attempt() == 0 {
             return false;
         }
-        mark(thread, |marks| marks.counting(change));
+        thread.marks.update(|marks| marks.counting(change));
         true
     })
 }
