@@ -196,8 +196,7 @@ impl Marks {
     }
 
     fn counting(self, change: i32) -> Marks {
-        let [a, b, c, d] = self.in_flight().saturating_add(change).to_le_bytes();
-        let high = u64::from(u32::from_le_bytes([a, b, c, d]));
+        let high = u64::from(self.in_flight().saturating_add(change).cast_unsigned());
         Marks((self.0 & u64::from(u32::MAX)) | (high << 32))
     }
 }
