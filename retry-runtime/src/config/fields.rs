@@ -71,12 +71,10 @@ pub(crate) type Unfit<E> = fn(Unexpected<'_>, &dyn Expected) -> E;
 
 /// A kind of value a field takes.
 pub(crate) trait Kind: Sized {
-    /// Asks for this kind (`deserialize_u32` for a `u32`; any value unless
-    /// said), which matters to formats that say a value's kind only when
-    /// asked, such as environment variables.
-    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error> {
-        d.deserialize_any(field)
-    }
+    /// Asks for this kind (`deserialize_u32` for a `u32`, any value for a
+    /// [`Number`]), which matters to formats that say a value's kind only
+    /// when asked, such as environment variables.
+    fn ask<'de, D: Deserializer<'de>>(d: D, field: Field<Self>) -> Result<Self, D::Error>;
 
     /// `scalar` as this kind, or the error for it: `invalid_value` if it is
     /// of this kind but out of range (a `u32` of -1), `invalid_type` if it
@@ -116,14 +114,9 @@ kinds! {
     /// A number, whole or not, such as a policy's `multiplier`: whether it is
     /// at least 1 and finite is the policy's own rule.
     f64: deserialize_f64, |scalar| scalar.as_f64().ok_or(E::invalid_type);
-}
-
-/// Any scalar, as a gRPC service config's numbers and status codes are
-/// written (`3`, `"3"`, `"UNAVAILABLE"`), which its rules read.
-impl Kind for Number {
-    fn take<E: Error>(scalar: Number) -> Result<Self, Unfit<E>> {
-        Ok(scalar)
-    }
+    /// Any scalar, as a gRPC service config's numbers and status codes are
+    /// written (`3`, `"3"`, `"UNAVAILABLE"`), which its rules read.
+    Number: deserialize_any, |scalar| Ok(scalar);
 }
 
 impl<T: Kind> Visitor<'_> for Field<T> {
