@@ -89,13 +89,10 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     let now_secs = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
     let gone = u64::try_from(nanos.rem_euclid(1_000_000_000)).ok()?;
     let date = http_date(value, now_secs)?;
-    // Whole seconds from `now` to the date, less the part of the current
-    // second already gone.
-    let seconds = date.checked_sub(now_secs)?;
-    if seconds <= 0 {
-        return Some(Duration::ZERO);
-    }
-    Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(Duration::from_nanos(gone)))
+    // Whole seconds from `now` to the date (none for a date at or before
+    // it), less the part of the current second already gone.
+    let seconds = u64::try_from(date.checked_sub(now_secs)?).unwrap_or(0);
+    Some(Duration::from_secs(seconds).saturating_sub(Duration::from_nanos(gone)))
 }
 
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
