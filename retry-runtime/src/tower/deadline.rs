@@ -95,8 +95,7 @@ impl<B: ReplayBody> Recorded<B> {
         let (first, source) = body.record_in(layer.max_body, &layer.buffer);
         let timeout = timeout(&head.headers);
         let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
-        let nearer =
-            timeout.map(|timeout| policy.deadline().map_or(timeout, |own| own.min(timeout)));
+        let nearer = timeout.map(|timeout| policy.deadline().unwrap_or(timeout).min(timeout));
         let policy = nearer.map_or(*policy, |nearer| policy.with_deadline(nearer));
         (policy, first, Recorded { head, source, at })
     }
