@@ -309,11 +309,9 @@ pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
     const GRPC: &[u8] = b"application/grpc";
     headers
         .get(::http::header::CONTENT_TYPE)
-        .is_some_and(|value| {
-            let value = value.as_bytes();
-            value.len() >= GRPC.len()
-                && value[..GRPC.len()].eq_ignore_ascii_case(GRPC)
-                && matches!(value.get(GRPC.len()), None | Some(b'+' | b';'))
+        .and_then(|value| value.as_bytes().split_at_checked(GRPC.len()))
+        .is_some_and(|(head, rest)| {
+            head.eq_ignore_ascii_case(GRPC) && matches!(rest.first(), None | Some(b'+' | b';'))
         })
 }
 
