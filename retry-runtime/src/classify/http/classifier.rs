@@ -265,7 +265,7 @@ impl HttpClassifier {
                     // something in front of the server (a proxy, a load
                     // balancer) answered. Judged by the code gRPC maps it to.
                     let code = grpc_code_of(status);
-                    return if self.grpc_codes.allows(code, Pushback::Absent) {
+                    return if self.grpc_codes.contains_number(code) {
                         Classification::Transient(None)
                     } else {
                         Classification::Permanent
