@@ -269,9 +269,8 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
-            return Err(self
-                .call
-                .stopped(Stop::Open, false, Record(None, budget, breaker)));
+            let record = Record(None, budget, breaker);
+            return Err(self.call.stopped(Stop::Open, false, record));
         }
         // A request the server never processed, when it is not sent again
         // transparently, is a transient failure like any other.
