@@ -153,7 +153,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
     /// retryable, and the breaker hears nothing.
     #[cfg_attr(not(feature = "tower"), allow(dead_code))]
     pub(crate) fn unsent(&mut self) {
-        let record = Record::new(None, self.budget.budget(), self.breaker.breaker());
+        let record = Record(None, self.budget.budget(), self.breaker.breaker());
         let _ = self.call.not_retryable(record);
     }
 
@@ -269,28 +269,22 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         let (budget, breaker) = (self.budget.budget(), self.breaker.breaker());
         if !ran {
             // A refused attempt never ran: stop, and do not count it.
-            let record = Record::new(None, budget, breaker);
+            let record = Record(None, budget, breaker);
             return Err(self.call.stopped(Stop::Open, false, record));
         }
-        let record = Record::new(Some(verdict), budget, breaker);
-        match verdict {
-            // A request the server never processed, when it is not sent
-            // again transparently, is a transient failure like any other.
-            Classification::Transient(_) | Classification::Unsent | Classification::Unprocessed => {
-                self.call.retry(verdict, budget, breaker)
-            }
-            Classification::Unrepeatable => {
-                // A retryable failure takes a token whether or not this
-                // request may be repeated (gRFC A6).
-                if let Some(budget) = budget {
-                    budget.record_failure();
-                }
-                Err(self.call.not_retryable(record))
-            }
-            Classification::Done | Classification::Permanent => {
-                Err(self.call.not_retryable(record))
-            }
+        // A request the server never processed, when it is not sent again
+        // transparently, is a transient failure like any other.
+        if verdict.retries() {
+            return self.call.retry(verdict, budget, breaker);
         }
+        // A retryable failure takes a token whether or not this request may
+        // be repeated (gRFC A6).
+        if let (Classification::Unrepeatable, Some(budget)) = (verdict, budget) {
+            budget.record_failure();
+        }
+        Err(self
+            .call
+            .not_retryable(Record(Some(verdict), budget, breaker)))
     }
 
     /// Whether a request the server never processed (`verdict`) is sent

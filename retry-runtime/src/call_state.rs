@@ -171,7 +171,7 @@ impl<'p> CallState<'p> {
     ) -> Result<Duration, Stop> {
         let (attempt, hint) = (self.scope.frame.attempt(), verdict.hint());
         let inner_gave_up = core::mem::take(&mut self.scope.inner_gave_up);
-        let record = Record::new(Some(verdict), budget, breaker);
+        let record = Record(Some(verdict), budget, breaker);
         match self.decide(attempt, hint, inner_gave_up, false, budget, breaker) {
             Ok((wait, carry)) => {
                 observe::retrying(self.name(), attempt, wait, record);
@@ -259,7 +259,7 @@ impl<'p> CallState<'p> {
         if let Some(budget) = budget {
             budget.record_success();
         }
-        let record = Record::new(Some(Classification::Done), budget, breaker);
+        let record = Record(Some(Classification::Done), budget, breaker);
         observe::succeeded(self.name(), self.attempt(), self.elapsed(), record);
         // The call returns: the attempt it runs inside no longer counts it
         // in flight.

@@ -79,25 +79,13 @@ impl Name {
 /// [`crate::testing::VirtualClock`]).
 #[derive(Clone, Copy)]
 #[cfg_attr(not(feature = "testing"), allow(dead_code))]
-pub(crate) struct Record<'a> {
-    pub(crate) outcome: Option<Classification>,
-    pub(crate) budget: Option<&'a RetryBudget>,
-    pub(crate) breaker: Option<&'a CircuitBreaker>,
-}
+pub(crate) struct Record<'a>(
+    pub(crate) Option<Classification>,
+    pub(crate) Option<&'a RetryBudget>,
+    pub(crate) Option<&'a CircuitBreaker>,
+);
 
-impl<'a> Record<'a> {
-    pub(crate) fn new(
-        outcome: Option<Classification>,
-        budget: Option<&'a RetryBudget>,
-        breaker: Option<&'a CircuitBreaker>,
-    ) -> Self {
-        Record {
-            outcome,
-            budget,
-            breaker,
-        }
-    }
-
+impl Record<'_> {
     /// Tells the record a test installed on this thread, if any.
     #[inline]
     #[cfg_attr(not(feature = "testing"), allow(unused_variables))]
@@ -113,11 +101,11 @@ impl<'a> Record<'a> {
             at,
             function,
             attempt,
-            outcome: self.outcome,
+            outcome: self.0,
             wait,
             stop,
-            budget: self.budget.map(RetryBudget::tokens),
-            breaker: self.breaker.map(CircuitBreaker::state),
+            budget: self.1.map(RetryBudget::tokens),
+            breaker: self.2.map(CircuitBreaker::state),
         });
     }
 }
@@ -199,14 +187,6 @@ pub(crate) fn hedging(function: &'static str, attempt: u32, delay: Duration, rec
         wait_ms = delay.as_secs_f64() * 1000.0,
         "attempt slow; hedging"
     );
-}
-
-/// The count alone of [`retrying`]: a hedged call's retry after a
-/// failure, as it starts (its event was emitted by [`retry_decided`]).
-#[cold]
-#[inline(never)]
-pub(crate) fn retry_started(function: &'static str, wait: Duration) {
-    crate::metrics::record_retry(function, wait);
 }
 
 /// A call succeeded after `attempt` attempts, in `elapsed` if it was

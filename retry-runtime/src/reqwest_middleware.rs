@@ -130,9 +130,9 @@ pub struct RetryMiddleware<C = HttpClassifier> {
     policy: Policy,
     budget: Option<Shared<RetryBudget>>,
     breaker: Option<Shared<CircuitBreaker>>,
-    upstreams: Option<Shared<Registry>>,
-    /// What keys the registry: the URL's `host:port` when `None`.
-    key: Option<Func<Arc<DeriveKey>>>,
+    /// The registry of upstreams, and what keys it: the URL's `host:port`
+    /// when `None`.
+    upstreams: Option<(Shared<Registry>, Option<DeriveKey>)>,
     name: &'static str,
     classifier: C,
     give_up: Option<Func<Arc<Hook>>>,
@@ -153,7 +153,7 @@ impl<F> core::fmt::Debug for Func<F> {
 type Hook = dyn Fn(&Outcome, &Stopped) + Send + Sync;
 
 /// A function deriving a registry key from a request.
-type DeriveKey = dyn Fn(&Request) -> Option<String> + Send + Sync;
+type DeriveKey = Func<Arc<dyn Fn(&Request) -> Option<String> + Send + Sync>>;
 
 impl RetryMiddleware {
     /// Retries under `policy`, with the [`HttpClassifier`].
@@ -164,7 +164,6 @@ impl RetryMiddleware {
             budget: None,
             breaker: None,
             upstreams: None,
-            key: None,
             name: "reqwest",
             classifier: HttpClassifier::new(),
             give_up: None,
@@ -202,8 +201,7 @@ impl<C> RetryMiddleware<C> {
     /// guards (see [Names](crate::registry#names)).
     #[must_use]
     pub fn per_authority(mut self, registry: impl Into<Shared<Registry>>) -> Self {
-        self.upstreams = Some(registry.into());
-        self.key = None;
+        self.upstreams = Some((registry.into(), None));
         self
     }
 
@@ -218,8 +216,7 @@ impl<C> RetryMiddleware<C> {
         registry: impl Into<Shared<Registry>>,
         key: impl Fn(&Request) -> Option<String> + Send + Sync + 'static,
     ) -> Self {
-        self.upstreams = Some(registry.into());
-        self.key = Some(Func(Arc::new(key)));
+        self.upstreams = Some((registry.into(), Some(Func(Arc::new(key)))));
         self
     }
 
@@ -243,7 +240,6 @@ impl<C> RetryMiddleware<C> {
             budget: self.budget,
             breaker: self.breaker,
             upstreams: self.upstreams,
-            key: self.key,
             name: self.name,
             classifier,
             give_up: self.give_up,
@@ -288,11 +284,11 @@ impl<C> RetryMiddleware<C> {
             .breaker
             .clone()
             .map_or(Selected::Own, Selected::Breaker);
-        let Some(registry) = &self.upstreams else {
+        let Some((registry, key)) = &self.upstreams else {
             return own;
         };
         let url = request.url();
-        let key = match &self.key {
+        let key = match key {
             Some(Func(key)) => key(request),
             None => url
                 .host_str()

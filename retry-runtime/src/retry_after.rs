@@ -89,13 +89,10 @@ pub fn parse_at(value: &str, now: SystemTime) -> Option<Duration> {
     let now_secs = i64::try_from(nanos.div_euclid(1_000_000_000)).ok()?;
     let gone = u64::try_from(nanos.rem_euclid(1_000_000_000)).ok()?;
     let date = http_date(value, now_secs)?;
-    // Whole seconds from `now` to the date, less the part of the current
-    // second already gone.
-    let seconds = date.checked_sub(now_secs)?;
-    if seconds <= 0 {
-        return Some(Duration::ZERO);
-    }
-    Some(Duration::from_secs(seconds.unsigned_abs()).saturating_sub(Duration::from_nanos(gone)))
+    // Whole seconds from `now` to the date (none for a date at or before
+    // it), less the part of the current second already gone.
+    let seconds = u64::try_from(date.checked_sub(now_secs)?).unwrap_or(0);
+    Some(Duration::from_secs(seconds).saturating_sub(Duration::from_nanos(gone)))
 }
 
 const DAYS: [&str; 7] = ["Mon", "Tue", "Wed", "Thu", "Fri", "Sat", "Sun"];
@@ -107,26 +104,20 @@ const MONTHS: [&str; 12] = [
 
 /// Seconds since the Unix epoch of an HTTP-date in any of its three forms.
 fn http_date(value: &str, now_secs: i64) -> Option<i64> {
-    let bytes = value.as_bytes();
-    let [weekday, day, month, year, hour, minute, second] =
-        if bytes.len() == 29 && bytes.get(3) == Some(&b',') {
-            // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
-            read(value, "aaa, 99 bbb 9999 99:99:99 GMT")?
-        } else if bytes.len() == 24 && bytes.get(3) == Some(&b' ') {
-            // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
-            let [weekday, month, day, hour, minute, second, year] =
-                read(value, "aaa bbb _9 99:99:99 9999")?;
-            [weekday, day, month, year, hour, minute, second]
-        } else {
-            return rfc850(value, now_secs);
-        };
-    timestamp(
-        year,
-        month,
-        day,
-        time_of_day(hour, minute, second)?,
-        weekday,
-    )
+    // IMF-fixdate: `Sun, 06 Nov 1994 08:49:37 GMT`
+    let imf = read(value, "aaa, 99 bbb 9999 99:99:99 GMT");
+    // asctime: `Sun Nov  6 08:49:37 1994`, the day one digit or two.
+    let asctime = || {
+        read(value, "aaa bbb _9 99:99:99 9999")
+            .map(|[weekday, month, day, h, m, s, year]| [weekday, day, month, year, h, m, s])
+    };
+    // The forms differ in length (an RFC 850 date, of 30 bytes or more, is
+    // the longest), so at most one of them reads a value.
+    let Some([weekday, day, month, year, hour, minute, second]) = imf.or_else(asctime) else {
+        return rfc850(value, now_secs);
+    };
+    let time = time_of_day(hour, minute, second)?;
+    timestamp(year, month, day, time, weekday)
 }
 
 /// `Sunday, 06-Nov-94 08:49:37 GMT`

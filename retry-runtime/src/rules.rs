@@ -342,12 +342,10 @@ where
     R: Outcome,
     Self: RulesOf<R::Ok, R::Error>,
 {
-    #[inline]
     fn verdict(&self, outcome: &R) -> Classification {
         self.verdict_of(outcome)
     }
 
-    #[inline]
     fn before_wait(&self, outcome: &R, attempt: u32, wait: Duration) {
         self.before_wait_of(outcome, attempt, wait);
     }

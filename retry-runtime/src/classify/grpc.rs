@@ -125,12 +125,6 @@ impl RetryableCodes {
     pub const fn contains_number(self, code: i32) -> bool {
         0 <= code && code <= 16 && self.0 & (1 << code) != 0
     }
-
-    /// Whether a status with this code and pushback may be retried.
-    #[must_use]
-    pub(crate) const fn allows(self, code: i32, pushback: Pushback) -> bool {
-        self.contains_number(code) && !matches!(pushback, Pushback::DoNotRetry)
-    }
 }
 
 /// Tells the call judging a gRPC failure (a `code` other than OK) that the
@@ -178,7 +172,7 @@ mod tonic_status {
         #[must_use]
         pub fn is_retryable(self, status: &Status) -> bool {
             let (code, pushback) = judged(status);
-            self.allows(code, pushback)
+            self.contains_number(code) && pushback != Pushback::DoNotRetry
         }
     }
 
@@ -268,7 +262,17 @@ mod tests {
         assert!(
             !codes.contains_number(2) && !codes.contains_number(-1) && !codes.contains_number(99)
         );
-        assert!(!codes.allows(14, Pushback::DoNotRetry));
-        assert!(codes.allows(14, Pushback::Absent));
+    }
+
+    #[cfg(feature = "grpc")]
+    #[test]
+    fn a_pushback_that_forbids_a_retry_wins_over_the_code() {
+        let codes = RetryableCodes::UNAVAILABLE.with_number(8);
+        let mut status = tonic::Status::unavailable("busy");
+        assert!(codes.is_retryable(&status));
+        status
+            .metadata_mut()
+            .insert(PUSHBACK, "-1".parse().unwrap());
+        assert!(!codes.is_retryable(&status));
     }
 }

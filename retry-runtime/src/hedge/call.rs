@@ -233,7 +233,9 @@ where
         // was told when the attempt failed (`settle`), and is counted now. Both
         // count as retries, as gRPC counts hedges.
         if after_failure {
-            observe::retry_started(self.setup.name, *self.wait);
+            // The count alone of `observe::retrying`: its event was emitted
+            // by `observe::retry_decided`.
+            crate::metrics::record_retry(self.setup.name, *self.wait);
         } else if number > 1 {
             observe::hedging(
                 self.setup.name,

@@ -125,7 +125,7 @@ impl<'p, R: Outcome, L> Setup<'p, R, L> {
     /// hedge or a refusal), with its budget and breaker, for a test's
     /// record.
     pub(super) fn record(&self, outcome: Option<Classification>) -> Record<'p> {
-        Record::new(outcome, self.budget, self.circuit())
+        Record(outcome, self.budget, self.circuit())
     }
 
     /// The breaker, without what a refused call returns.

@@ -55,12 +55,12 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
     const MOST: u128 = 99_999_999;
     let nanos = left.as_nanos();
     let (number, unit, _) = [
-        (1, 'n'),
-        (1_000, 'u'),
-        (1_000_000, 'm'),
-        (1_000_000_000, 'S'),
-        (60_000_000_000, 'M'),
         (3_600_000_000_000, 'H'),
+        (60_000_000_000, 'M'),
+        (1_000_000_000, 'S'),
+        (1_000_000, 'm'),
+        (1_000, 'u'),
+        (1, 'n'),
     ]
     .into_iter()
     .map(|(per, unit)| {
@@ -69,7 +69,6 @@ pub(crate) fn value(left: Duration) -> Option<HeaderValue> {
     })
     // The most time; of two units that say the same, the finer (the last
     // of the greatest, counting from the coarsest).
-    .rev()
     .max_by_key(|&(_, _, time)| time)?;
     HeaderValue::from_str(&format!("{number}{unit}")).ok()
 }
@@ -95,8 +94,7 @@ impl<B: ReplayBody> Recorded<B> {
         let (first, source) = body.record_in(layer.max_body, &layer.buffer);
         let timeout = timeout(&head.headers);
         let at = timeout.and_then(|timeout| Clock::Async.now().checked_add(timeout));
-        let nearer =
-            timeout.map(|timeout| policy.deadline().map_or(timeout, |own| own.min(timeout)));
+        let nearer = timeout.map(|timeout| policy.deadline().unwrap_or(timeout).min(timeout));
         let policy = nearer.map_or(*policy, |nearer| policy.with_deadline(nearer));
         (policy, first, Recorded { head, source, at })
     }

@@ -253,23 +253,14 @@ impl HttpClassifier {
                     let pushback = Pushback::parse(headers.get(PUSHBACK).map(|v| v.as_bytes()));
                     report_pushback(code, pushback);
                     super::report_mark(code != 0, headers);
-                    return if self.grpc_codes.contains_number(code) {
-                        Classification::Transient(pushback.hint())
-                    } else {
-                        Classification::Permanent
-                    };
+                    return self.grpc(code, pushback.hint());
                 }
                 let transient = super::report_mark(super::is_transient_status(status), headers);
                 if is_grpc(request_headers) && status != ::http::StatusCode::OK {
                     // A gRPC call answered with an HTTP error and no gRPC status:
                     // something in front of the server (a proxy, a load
                     // balancer) answered. Judged by the code gRPC maps it to.
-                    let code = grpc_code_of(status);
-                    return if self.grpc_codes.allows(code, Pushback::Absent) {
-                        Classification::Transient(None)
-                    } else {
-                        Classification::Permanent
-                    };
+                    return self.grpc(grpc_code_of(status), None);
                 }
                 if !transient {
                     Classification::Done
@@ -301,6 +292,16 @@ impl HttpClassifier {
             }
         }
     }
+
+    /// A gRPC failure with this `code`: retried, after `hint`, when the code
+    /// is one of the classifier's.
+    fn grpc(self, code: i32, hint: Option<core::time::Duration>) -> Classification {
+        if self.grpc_codes.contains_number(code) {
+            Classification::Transient(hint)
+        } else {
+            Classification::Permanent
+        }
+    }
 }
 
 /// Whether a request is a gRPC call: its `content-type` is
@@ -309,11 +310,9 @@ pub(crate) fn is_grpc(headers: &::http::HeaderMap) -> bool {
     const GRPC: &[u8] = b"application/grpc";
     headers
         .get(::http::header::CONTENT_TYPE)
-        .is_some_and(|value| {
-            let value = value.as_bytes();
-            value.len() >= GRPC.len()
-                && value[..GRPC.len()].eq_ignore_ascii_case(GRPC)
-                && matches!(value.get(GRPC.len()), None | Some(b'+' | b';'))
+        .and_then(|value| value.as_bytes().split_at_checked(GRPC.len()))
+        .is_some_and(|(head, rest)| {
+            head.eq_ignore_ascii_case(GRPC) && matches!(rest.first(), None | Some(b'+' | b';'))
         })
 }
 
