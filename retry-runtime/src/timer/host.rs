@@ -46,9 +46,8 @@ impl Instant {
             .and_then(|millis| Duration::try_from_secs_f64(millis / 1000.0).ok())
             .unwrap_or(Duration::ZERO);
         let latest = LATEST.try_with(|latest| {
-            let now = reading.max(latest.get());
-            latest.set(now);
-            now
+            latest.update(|latest| latest.max(reading));
+            latest.get()
         });
         Instant(latest.unwrap_or(reading))
     }
