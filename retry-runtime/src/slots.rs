@@ -1,39 +1,12 @@
 //! What a call may name besides its policy, as the attempt loop holds it:
-//! a circuit breaker ([`BreakerSlot`]) and a retry budget
-//! ([`BudgetSlot`]). A call that names neither holds [`NoBreaker`] and
-//! [`NoBudget`], which take no room and compile to nothing.
+//! a circuit breaker ([`BreakerSlot`], defined beside the breaker's permit,
+//! its main implementation) and a retry budget ([`BudgetSlot`]). A call
+//! that names neither holds [`NoBreaker`] and [`NoBudget`], which take no
+//! room and compile to nothing.
 
-use crate::breaker::{CircuitPermit, Mark, MarkThread};
+pub use crate::breaker::BreakerSlot;
+use crate::breaker::{CircuitPermit, Mark};
 use crate::{CircuitBreaker, RetryBudget};
-
-/// The circuit breaker a call asks before each attempt and tells each
-/// outcome.
-#[doc(hidden)]
-pub trait BreakerSlot {
-    /// Whether the next attempt may be made: a permit is acquired for it.
-    /// Always, unless the call asks a breaker.
-    fn acquire(&mut self, _blocking: bool) -> bool {
-        true
-    }
-    /// Records the attempt's outcome (`success`: not a failure the rules
-    /// retry); `false` when the breaker refused the attempt, which then
-    /// never ran.
-    fn record(&mut self, _success: bool) -> bool {
-        true
-    }
-    /// The breaker, if there is one.
-    fn breaker(&self) -> Option<&CircuitBreaker> {
-        None
-    }
-    /// What the attempt running marks its thread with while it holds a
-    /// permit, so that a retried function it calls with the same breaker
-    /// runs under that permit: nothing without a breaker.
-    type Mark<'a>: MarkThread
-    where
-        Self: 'a;
-    /// The mark of the attempt running.
-    fn mark(&mut self) -> Self::Mark<'_>;
-}
 
 /// The breaker of a call that names none: every attempt is made.
 #[doc(hidden)]

@@ -25,13 +25,12 @@ use core::fmt;
 use crate::circuit::{self, CircuitState, Name, Transition};
 use crate::clock::Clock;
 use crate::ring::{AtomicU64, Ordering, Ring};
-use crate::slots::BreakerSlot;
 
 pub use open::CircuitOpen;
 pub use permit::CircuitPermit;
 pub(crate) use permit::HedgedMark;
 #[doc(hidden)]
-pub use permit::{Mark, MarkThread};
+pub use permit::{BreakerSlot, Mark, MarkThread};
 
 use word::{StateCell, Word};
 

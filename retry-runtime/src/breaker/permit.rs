@@ -3,13 +3,13 @@
 //! loop's attempts alike, and [`Mark`], which marks the thread while an
 //! attempt holding a permit is polled, so that a retried function it calls
 //! with the same breaker runs under that permit instead of asking for
-//! another.
+//! another. [`BreakerSlot`] is how the attempt loop holds a breaker: a
+//! permit, or none (`crate::slots`).
 
 use core::cell::Cell;
 
 use super::CircuitBreaker;
 use crate::clock::Clock;
-use crate::slots::BreakerSlot;
 
 /// How a call was let through.
 #[derive(Clone, Copy, Debug)]
@@ -89,6 +89,35 @@ impl<'p> CircuitPermit<'p> {
     pub(crate) fn refused_inside(&self) -> bool {
         self.refused_inside
     }
+}
+
+/// The circuit breaker a call asks before each attempt and tells each
+/// outcome.
+#[doc(hidden)]
+pub trait BreakerSlot {
+    /// Whether the next attempt may be made: a permit is acquired for it.
+    /// Always, unless the call asks a breaker.
+    fn acquire(&mut self, _blocking: bool) -> bool {
+        true
+    }
+    /// Records the attempt's outcome (`success`: not a failure the rules
+    /// retry); `false` when the breaker refused the attempt, which then
+    /// never ran.
+    fn record(&mut self, _success: bool) -> bool {
+        true
+    }
+    /// The breaker, if there is one.
+    fn breaker(&self) -> Option<&CircuitBreaker> {
+        None
+    }
+    /// What the attempt running marks its thread with while it holds a
+    /// permit, so that a retried function it calls with the same breaker
+    /// runs under that permit: nothing without a breaker.
+    type Mark<'a>: MarkThread
+    where
+        Self: 'a;
+    /// The mark of the attempt running.
+    fn mark(&mut self) -> Self::Mark<'_>;
 }
 
 /// The retry loop's permit, renewed for each attempt.

@@ -1,7 +1,7 @@
 //! Marks of attempts holding permits, nested deeper than the thread keeps.
 
 use super::{held_here, refused_here, CircuitPermit, MarkThread};
-use crate::slots::BreakerSlot;
+use crate::breaker::BreakerSlot;
 use crate::CircuitBreaker;
 
 /// Attempts holding permits, one inside another, deeper than the marks
