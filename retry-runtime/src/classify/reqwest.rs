@@ -100,10 +100,11 @@ pub fn is_transient_for(
     headers: &::http::HeaderMap,
     error: &::reqwest::Error,
 ) -> bool {
-    // A connection closed before the response is the one failure that only
-    // a repeatable request retries.
-    is_transient(error)
-        || (crate::idempotency::is_repeatable(method, headers) && is_connection_closed(error))
+    if crate::idempotency::is_repeatable(method, headers) {
+        is_transient_repeatable(error)
+    } else {
+        is_transient(error)
+    }
 }
 
 /// Whether a response's status is transient (408, 429, 5xx except 501). A
