@@ -277,11 +277,7 @@ impl<B: BreakerSlot, U: BudgetSlot> Attempts<'_, B, U> {
         if verdict.retries() {
             return self.call.retry(verdict, budget, breaker);
         }
-        // A retryable failure takes a token whether or not this request may
-        // be repeated (gRFC A6).
-        if let (Classification::Unrepeatable, Some(budget)) = (verdict, budget) {
-            budget.record_failure();
-        }
+        RetryBudget::not_retried(budget, verdict);
         Err(self
             .call
             .not_retryable(Record(Some(verdict), budget, breaker)))

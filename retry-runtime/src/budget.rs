@@ -5,6 +5,7 @@
 use core::fmt;
 
 use crate::clock::{Clock, Epoch};
+use crate::decision::Classification;
 // The model in `tests/loom_budget.rs` runs the same code on loom's atomics.
 use crate::ring::{AtomicU64, Ordering, Ring};
 
@@ -240,6 +241,16 @@ impl RetryBudget {
     pub(crate) fn retrying(budget: Option<&Self>) {
         if let Some(b) = budget.filter(|b| b.is_ratio()) {
             let _ = b.window.add(b.now_ms(), 0, 1);
+        }
+    }
+
+    /// An attempt judged `verdict` is not retried: a transient failure of a
+    /// request that must not be repeated (`Unrepeatable`) still takes its
+    /// token from `budget`, if any, as any retryable failure does (gRFC A6).
+    /// What the retry loop and the hedged call both do.
+    pub(crate) fn not_retried(budget: Option<&Self>, verdict: Classification) {
+        if let (Classification::Unrepeatable, Some(budget)) = (verdict, budget) {
+            let _ = budget.record_failure();
         }
     }
 

@@ -66,9 +66,7 @@ impl<'p, R: Outcome, Mk, J: RulesFor<R>, S, L> This<'_, 'p, R, Mk, J, S, L> {
                 // `Unrepeatable`: a transient failure of a request that must
                 // not be repeated, returned, and counted as a transient
                 // failure is.
-                if let (Classification::Unrepeatable, Some(budget)) = (verdict, self.setup.budget) {
-                    let _ = budget.record_failure();
-                }
+                RetryBudget::not_retried(self.setup.budget, verdict);
                 // A failure the rules do not retry ends the call: told to the
                 // outside world, and, when a retried function the attempt
                 // called gave up on it, to the attempt this call runs inside,
